@@ -1,0 +1,1 @@
+//! brief stage (not built yet).

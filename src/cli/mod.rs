@@ -1,0 +1,57 @@
+//! The command line: one file per subcommand, each turning arguments into calls of the stages.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod agents;
+pub mod bench;
+pub mod consolidate;
+pub mod run;
+pub mod schema;
+
+/// Runs several AI code reviewers on one change, checks their findings against the code and
+/// writes one consolidated Deep Review report.
+#[derive(Debug, Parser)]
+#[command(name = "deep-review", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Review a change with every enabled agent at once and write the report.
+    Run(run::RunArgs),
+    /// Consolidate saved raw reviews (or an old report's appendix) into one report, offline.
+    Consolidate(consolidate::ConsolidateArgs),
+    /// List the agent CLIs found on PATH, with their versions.
+    Agents(agents::AgentsArgs),
+    /// Print the JSON Schema of a raw review or of the report.
+    Schema(schema::SchemaArgs),
+    /// Measure consolidation on a public code-review benchmark's data.
+    Bench(bench::BenchArgs),
+}
+
+/// Parses the command line and runs it. Errors are printed as one sentence with their causes,
+/// never as a panic.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::execute(args),
+        Command::Consolidate(args) => consolidate::execute(args),
+        Command::Agents(args) => agents::execute(args),
+        Command::Schema(args) => schema::execute(args),
+        Command::Bench(args) => bench::execute(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("deep-review: error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}

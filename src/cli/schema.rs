@@ -1,0 +1,28 @@
+//! `deep-review schema review|report`: the JSON Schemas of what the tool reads and writes.
+
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SchemaKind {
+    /// One agent's raw review, as `consolidate --raw NAME=FILE.json` reads it.
+    Review,
+    /// The consolidated report, as `--format json` writes it.
+    Report,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which schema to print.
+    pub kind: SchemaKind,
+}
+
+pub fn execute(args: SchemaArgs) -> anyhow::Result<ExitCode> {
+    let schema = match args.kind {
+        SchemaKind::Review => schemars::schema_for!(crate::model::Review),
+        SchemaKind::Report => schemars::schema_for!(crate::model::Report),
+    };
+    println!("{}", serde_json::to_string_pretty(&schema)?);
+    Ok(ExitCode::SUCCESS)
+}

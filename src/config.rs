@@ -1,0 +1,1 @@
+//! Configuration (not built yet).

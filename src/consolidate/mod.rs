@@ -1,0 +1,1 @@
+//! Consolidate stage: verified reviews → one [`Report`](crate::model::Report), in code.

@@ -1,0 +1,1 @@
+//! dispatch stage (not built yet).

@@ -1,0 +1,23 @@
+//! deep-review: runs several AI code reviewers on one change, checks every finding against the
+//! code, and consolidates them into one Deep Review report.
+//!
+//! The pipeline, one module per stage, each a plain function from one value to the next:
+//!
+//! ```text
+//! target → brief → dispatch → parse → verify → consolidate → report → store
+//! ```
+//!
+//! [`model`] holds the data that flows between them.
+
+pub mod bench;
+pub mod brief;
+pub mod cli;
+pub mod config;
+pub mod consolidate;
+pub mod dispatch;
+pub mod model;
+pub mod parse;
+pub mod report;
+pub mod store;
+pub mod target;
+pub mod verify;

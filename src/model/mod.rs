@@ -1,0 +1,19 @@
+//! The data that flows between the pipeline's stages. Plain serde types with no behaviour
+//! beyond parsing and naming, so every stage can be fed and inspected on its own.
+
+pub mod finding;
+pub mod raw;
+pub mod report;
+pub mod review;
+pub mod verification;
+
+pub use finding::{Category, CodeSnippet, Finding, Location, Severity};
+pub use raw::{RawReview, RunStatus, TokenUsage};
+pub use report::{
+    AgentRetro, AppendixEntry, AttributedNote, CommitInfo, MergedFinding, MergedObservation,
+    PrInfo, Report, ReportMeta, Reviewer, SeverityCounts, SourceRef, Verdict,
+};
+pub use review::{
+    CoverageEntry, Observation, ObservationKind, ParseWarning, Review, TestingAssessment,
+};
+pub use verification::{Verification, VerificationStatus};

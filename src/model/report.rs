@@ -1,0 +1,269 @@
+//! The consolidated Deep Review report: what every output format renders.
+
+use std::fmt;
+use std::str::FromStr;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::finding::{Category, CodeSnippet, Location, Severity};
+use super::raw::{RunStatus, TokenUsage};
+use super::review::ObservationKind;
+use super::verification::Verification;
+
+/// The report's recommendation, derived from what findings remain after calibration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum Verdict {
+    #[serde(rename = "Merge")]
+    Merge,
+    #[serde(rename = "Merge as-is")]
+    MergeAsIs,
+    #[serde(rename = "Merge with optional fixes")]
+    MergeWithOptionalFixes,
+    #[serde(rename = "Merge with fixes")]
+    MergeWithFixes,
+    #[serde(rename = "Rework")]
+    Rework,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Merge => "Merge",
+            Verdict::MergeAsIs => "Merge as-is",
+            Verdict::MergeWithOptionalFixes => "Merge with optional fixes",
+            Verdict::MergeWithFixes => "Merge with fixes",
+            Verdict::Rework => "Rework",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Verdict {
+    type Err = String;
+
+    /// Reads the verdict words of a report, ignoring case, bold markers and trailing rationale.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim().trim_matches('*').trim().to_ascii_lowercase();
+        let t = t.replace('-', " ");
+        if t.starts_with("merge with optional fixes") {
+            Ok(Verdict::MergeWithOptionalFixes)
+        } else if t.starts_with("merge with fixes") {
+            Ok(Verdict::MergeWithFixes)
+        } else if t.starts_with("merge as is") {
+            Ok(Verdict::MergeAsIs)
+        } else if t.starts_with("rework") {
+            Ok(Verdict::Rework)
+        } else if t.starts_with("merge") {
+            Ok(Verdict::Merge)
+        } else {
+            Err(format!("unknown verdict {s:?}"))
+        }
+    }
+}
+
+/// The pull request, when the change is one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PrInfo {
+    pub number: u64,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+/// A commit of the change: short sha and subject.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CommitInfo {
+    pub sha: String,
+    pub subject: String,
+}
+
+/// A reviewer of the report: the agent, how it is named, and its model settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Reviewer {
+    /// Short lower-case name: `claude`.
+    pub name: String,
+    /// "Claude Opus 4.6"
+    pub display: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+}
+
+/// The metadata table at the top of a report.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReportMeta {
+    /// `YYYYMMDD-HHMMSS-<target>`
+    #[serde(default)]
+    pub id: String,
+    /// `YYYY-MM-DD HH:MM`, as the report shows it.
+    #[serde(default)]
+    pub date: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr: Option<PrInfo>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub commits: Vec<CommitInfo>,
+    #[serde(default)]
+    pub reviewers: Vec<Reviewer>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wall_clock_s: Option<f64>,
+}
+
+/// Which agent's finding a merged finding holds, and the severity that agent gave it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SourceRef {
+    pub agent: String,
+    /// The finding's id in that agent's review.
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+}
+
+/// A finding of the report: one defect, with every agent's finding that named it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MergedFinding {
+    /// `C1`, `I2`, `S3`: numbered within its severity in report order.
+    pub id: String,
+    pub title: String,
+    pub body: String,
+    pub severity: Severity,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<Category>,
+    #[serde(default)]
+    pub locations: Vec<Location>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<CodeSnippet>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_diff: Option<String>,
+    /// The agents whose findings it holds, lower case, in reviewer order. Derived from `sources`.
+    pub agents: Vec<String>,
+    pub sources: Vec<SourceRef>,
+    /// Why the severity differs from what the agents wrote: "Gemini: critical → important".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<String>,
+    /// 0..1: how sure consolidation is that this is a real defect worth the author's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// Shown among the findings, or only under "Low confidence" / "Unverified findings".
+    #[serde(default = "default_true")]
+    pub confident: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verification: Option<Verification>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// A design observation, testing gap, documentation note or limitation, with who said it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AttributedNote {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub text: String,
+    pub agents: Vec<String>,
+}
+
+/// A merged design observation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MergedObservation {
+    pub kind: ObservationKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub text: String,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    pub agents: Vec<String>,
+}
+
+/// Raw counts of one agent's findings by the severity it wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SeverityCounts {
+    pub critical: usize,
+    pub important: usize,
+    pub suggestion: usize,
+}
+
+/// One agent's row of the retro, and how its run went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentRetro {
+    pub name: String,
+    pub display: String,
+    pub counts: SeverityCounts,
+    pub design_observations: usize,
+    /// Findings only this agent had (clusters of one that stand in the report).
+    pub unique_insights: usize,
+    /// Findings of this agent that verification could not ground and nobody else supported.
+    #[serde(default)]
+    pub false_positives: usize,
+    /// "N/M": files of the change the agent's coverage names, out of all changed files.
+    pub files_reviewed: String,
+    pub coverage_misses: Vec<String>,
+    /// Severity changes and drops that calibration made to this agent's findings.
+    #[serde(default)]
+    pub calibrations: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<RunStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokenUsage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One raw review, verbatim, for the report's appendix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AppendixEntry {
+    pub agent: String,
+    pub display: String,
+    pub text: String,
+}
+
+/// The consolidated report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Report {
+    pub meta: ReportMeta,
+    pub verdict: Verdict,
+    #[serde(default)]
+    pub verdict_rationale: String,
+    #[serde(default)]
+    pub summary: String,
+    pub findings: Vec<MergedFinding>,
+    #[serde(default)]
+    pub observations: Vec<MergedObservation>,
+    #[serde(default)]
+    pub testing_gaps: Vec<AttributedNote>,
+    #[serde(default)]
+    pub documentation: Vec<AttributedNote>,
+    #[serde(default)]
+    pub limitations: Vec<AttributedNote>,
+    /// The retro, one entry per agent in reviewer order.
+    pub agents: Vec<AgentRetro>,
+    #[serde(default)]
+    pub appendix: Vec<AppendixEntry>,
+    /// Problems met on the way (unparsable text, failed agents) that the reader should know.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}

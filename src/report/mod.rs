@@ -1,0 +1,1 @@
+//! Report stage: [`Report`](crate::model::Report) → Markdown (the reference layout) and JSON.

@@ -1,0 +1,1 @@
+//! target stage (not built yet).
