@@ -1,1 +1,4 @@
-//! target stage (not built yet).
+//! Target stage: what is reviewed. A branch, `BASE..HEAD` or the current branch, resolved to
+//! merge-base, commits and changed files with hunks.
+
+pub mod diff;
