@@ -235,20 +235,18 @@ impl StreamReader {
                             self.soft_errors.push(one_sentence(m));
                         }
                     }
-                    Some(tool @ ("command_execution" | "file_change" | "web_search")) => {
-                        if self.codex_items.insert(id) {
-                            self.count_tool(tool);
-                        }
+                    Some(tool @ ("command_execution" | "file_change" | "web_search"))
+                        if self.codex_items.insert(id.clone()) =>
+                    {
+                        self.count_tool(tool);
                     }
-                    Some("mcp_tool_call") => {
-                        if self.codex_items.insert(id) {
-                            let name = str_at(item, "tool").unwrap_or("mcp_tool_call");
-                            let name = match str_at(item, "server") {
-                                Some(server) => format!("{server}.{name}"),
-                                None => name.to_string(),
-                            };
-                            self.count_tool(&name);
-                        }
+                    Some("mcp_tool_call") if self.codex_items.insert(id.clone()) => {
+                        let name = str_at(item, "tool").unwrap_or("mcp_tool_call");
+                        let name = match str_at(item, "server") {
+                            Some(server) => format!("{server}.{name}"),
+                            None => name.to_string(),
+                        };
+                        self.count_tool(&name);
                     }
                     _ => {}
                 }
