@@ -53,6 +53,8 @@ pub struct Progress {
 
 struct Live {
     _multi: MultiProgress,
+    /// Width of the agent-name column.
+    width: usize,
     total: ProgressBar,
     bars: Mutex<BTreeMap<String, ProgressBar>>,
 }
@@ -83,6 +85,7 @@ impl Progress {
             total.enable_steady_tick(Duration::from_millis(200));
             Live {
                 _multi: multi,
+                width,
                 total,
                 bars: Mutex::new(bars),
             }
@@ -154,9 +157,10 @@ impl Progress {
     pub fn finished(&self, review: &RawReview) {
         let line = summary(review);
         self.plain(format!("{}: {line}", review.agent));
+        let width = self.live.as_ref().map_or(8, |l| l.width);
         self.bar(&review.agent, |b| {
             b.set_style(
-                ProgressStyle::with_template("  {prefix:<8} {wide_msg}")
+                ProgressStyle::with_template(&format!("  {{prefix:<{width}}} {{wide_msg}}"))
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
             b.finish_with_message(line.clone());
