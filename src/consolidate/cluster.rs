@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::similarity::{FindingProfile, Idf, PairEvidence, pair_evidence};
+use super::similarity::Corpus;
 
 /// Two findings with a score at or above this are taken to name the same defect.
 pub const MERGE_THRESHOLD: f64 = 0.30;
@@ -18,29 +18,23 @@ pub const MERGE_THRESHOLD: f64 = 0.30;
 /// blocking (the pairs may still meet through a rarer key).
 const MAX_POSTING: usize = 64;
 
-/// A finding to cluster: which agent wrote it and its profile.
-#[derive(Debug, Clone)]
-pub struct Item<'a> {
-    pub agent: usize,
-    pub profile: &'a FindingProfile,
-}
-
-/// Groups `items` into clusters (lists of indices into `items`), each holding at most one item
-/// per agent. Clusters come out in the order of their first item.
-pub fn cluster(items: &[Item<'_>], idf: &Idf) -> Vec<Vec<usize>> {
-    let candidates = candidate_pairs(items);
+/// Groups the findings of `corpus` into clusters (lists of indices into the corpus), each
+/// holding at most one finding per agent; `agents[i]` is the agent of finding `i`. Clusters
+/// come out in the order of their first finding.
+pub fn cluster(corpus: &Corpus, agents: &[usize]) -> Vec<Vec<usize>> {
+    let candidates = candidate_pairs(corpus, agents);
     let mut scored: Vec<(f64, usize, usize)> = candidates
         .into_iter()
         .filter_map(|(a, b)| {
-            let s = pair_evidence(items[a].profile, items[b].profile, idf).score();
+            let s = corpus.evidence(a, b).score();
             (s >= MERGE_THRESHOLD).then_some((s, a, b))
         })
         .collect();
     // Best pairs first; ties broken by position so the result never depends on hash order.
     scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
 
-    let mut cluster_of: Vec<usize> = (0..items.len()).collect();
-    let mut members: Vec<Vec<usize>> = (0..items.len()).map(|i| vec![i]).collect();
+    let mut cluster_of: Vec<usize> = (0..corpus.len()).collect();
+    let mut members: Vec<Vec<usize>> = (0..corpus.len()).map(|i| vec![i]).collect();
     let mut pair_cache: HashMap<(usize, usize), f64> =
         scored.iter().map(|&(s, a, b)| ((a, b), s)).collect();
 
@@ -49,14 +43,11 @@ pub fn cluster(items: &[Item<'_>], idf: &Idf) -> Vec<Vec<usize>> {
         if ca == cb {
             continue;
         }
-        let agents_a: HashSet<usize> = members[ca].iter().map(|&i| items[i].agent).collect();
-        if members[cb]
-            .iter()
-            .any(|&i| agents_a.contains(&items[i].agent))
-        {
+        let agents_a: HashSet<usize> = members[ca].iter().map(|&i| agents[i]).collect();
+        if members[cb].iter().any(|&i| agents_a.contains(&agents[i])) {
             continue;
         }
-        if average_link(&members[ca], &members[cb], items, idf, &mut pair_cache) < MERGE_THRESHOLD {
+        if average_link(&members[ca], &members[cb], corpus, &mut pair_cache) < MERGE_THRESHOLD {
             continue;
         }
         let moved = std::mem::take(&mut members[cb]);
@@ -78,27 +69,26 @@ pub fn cluster(items: &[Item<'_>], idf: &Idf) -> Vec<Vec<usize>> {
 fn average_link(
     a: &[usize],
     b: &[usize],
-    items: &[Item<'_>],
-    idf: &Idf,
+    corpus: &Corpus,
     cache: &mut HashMap<(usize, usize), f64>,
 ) -> f64 {
     let mut total = 0.0;
     for &x in a {
         for &y in b {
             let key = (x.min(y), x.max(y));
-            total += *cache.entry(key).or_insert_with(|| {
-                pair_evidence(items[key.0].profile, items[key.1].profile, idf).score()
-            });
+            total += *cache
+                .entry(key)
+                .or_insert_with(|| corpus.evidence(key.0, key.1).score());
         }
     }
     total / (a.len() * b.len()) as f64
 }
 
 /// Cross-agent pairs `(a, b)` with `a < b` that share at least one blocking key.
-fn candidate_pairs(items: &[Item<'_>]) -> Vec<(usize, usize)> {
+fn candidate_pairs(corpus: &Corpus, agents: &[usize]) -> Vec<(usize, usize)> {
     let mut postings: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, item) in items.iter().enumerate() {
-        for key in item.profile.blocking_keys() {
+    for (i, profile) in corpus.profiles.iter().enumerate() {
+        for key in profile.blocking_keys() {
             postings.entry(key).or_default().push(i);
         }
     }
@@ -109,7 +99,7 @@ fn candidate_pairs(items: &[Item<'_>]) -> Vec<(usize, usize)> {
         }
         for (k, &a) in list.iter().enumerate() {
             for &b in &list[k + 1..] {
-                if items[a].agent != items[b].agent {
+                if agents[a] != agents[b] {
                     seen.insert((a.min(b), a.max(b)));
                 }
             }
@@ -120,14 +110,10 @@ fn candidate_pairs(items: &[Item<'_>]) -> Vec<(usize, usize)> {
     pairs
 }
 
-/// The evidence between two items, for reports and debugging.
-pub fn evidence(a: &Item<'_>, b: &Item<'_>, idf: &Idf) -> PairEvidence {
-    pair_evidence(a.profile, b.profile, idf)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::consolidate::similarity::FindingProfile;
     use crate::model::Finding;
 
     fn profile(title: &str, loc: &str) -> FindingProfile {
@@ -138,50 +124,23 @@ mod tests {
 
     #[test]
     fn one_agent_never_appears_twice_in_a_cluster() {
-        let p = [
+        let corpus = Corpus::new(vec![
             profile("Swallowed error leaks ConfigMap", "a.go:10"),
             profile("Swallowed error leaks ConfigMap", "a.go:10"),
             profile("Swallowed error leaks ConfigMap", "a.go:10"),
-        ];
-        let items = vec![
-            Item {
-                agent: 0,
-                profile: &p[0],
-            },
-            Item {
-                agent: 0,
-                profile: &p[1],
-            },
-            Item {
-                agent: 1,
-                profile: &p[2],
-            },
-        ];
-        let idf = Idf::new(p.iter());
-        let clusters = cluster(&items, &idf);
-        assert_eq!(clusters, vec![vec![0, 2], vec![1]]);
+        ]);
+        assert_eq!(cluster(&corpus, &[0, 0, 1]), vec![vec![0, 2], vec![1]]);
     }
 
     #[test]
     fn unrelated_findings_stay_apart() {
-        let p = [
+        let corpus = Corpus::new(vec![
             profile("Swallowed error leaks ConfigMap", "a.go:10"),
             profile(
                 "Comment says bytes but code counts runes",
                 "conditions.go:12",
             ),
-        ];
-        let items = vec![
-            Item {
-                agent: 0,
-                profile: &p[0],
-            },
-            Item {
-                agent: 1,
-                profile: &p[1],
-            },
-        ];
-        let idf = Idf::new(p.iter());
-        assert_eq!(cluster(&items, &idf), vec![vec![0], vec![1]]);
+        ]);
+        assert_eq!(cluster(&corpus, &[0, 1]), vec![vec![0], vec![1]]);
     }
 }

@@ -27,10 +27,9 @@ use crate::model::{
 use crate::verify::coverage::paths_match;
 
 use calibrate::{CalibrationContext, Vote};
-use cluster::Item;
 use notes::Note;
 use retro::AgentOutcome;
-use similarity::{FindingProfile, Idf};
+use similarity::{Corpus, FindingProfile};
 
 /// What consolidation needs besides the reviews.
 #[derive(Debug, Clone, Default)]
@@ -76,16 +75,8 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .iter()
         .map(|s| FindingProfile::of(s.finding))
         .collect();
-    let idf = Idf::new(&profiles);
-    let items: Vec<Item<'_>> = sources
-        .iter()
-        .zip(&profiles)
-        .map(|(s, p)| Item {
-            agent: s.agent,
-            profile: p,
-        })
-        .collect();
-    let clusters = cluster::cluster(&items, &idf);
+    let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
+    let clusters = cluster::cluster(&Corpus::new(profiles), &agents_of);
 
     // 3. One merged finding per cluster.
     let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];

@@ -4,8 +4,8 @@
 
 use crate::model::{AttributedNote, Finding, MergedObservation, Observation};
 
-use super::cluster::{Item, cluster};
-use super::similarity::{FindingProfile, Idf};
+use super::cluster::cluster;
+use super::similarity::{Corpus, FindingProfile};
 
 /// A note of one agent, before merging.
 #[derive(Debug, Clone)]
@@ -87,16 +87,8 @@ fn group(notes: &[Note]) -> Vec<Vec<usize>> {
             FindingProfile::of(&f)
         })
         .collect();
-    let idf = Idf::new(&profiles);
-    let items: Vec<Item<'_>> = notes
-        .iter()
-        .zip(&profiles)
-        .map(|(n, p)| Item {
-            agent: n.agent,
-            profile: p,
-        })
-        .collect();
-    cluster(&items, &idf)
+    let agents: Vec<usize> = notes.iter().map(|n| n.agent).collect();
+    cluster(&Corpus::new(profiles), &agents)
 }
 
 #[cfg(test)]

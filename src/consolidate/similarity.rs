@@ -203,45 +203,102 @@ impl PairEvidence {
     }
 }
 
-pub fn pair_evidence(a: &FindingProfile, b: &FindingProfile, idf: &Idf) -> PairEvidence {
-    PairEvidence {
-        text: weighted_cosine(&a.tokens, &b.tokens, idf),
-        identifiers: weighted_jaccard(&a.identifiers, &b.identifiers, idf),
-        quote: quote_overlap(&a.quote_lines, &b.quote_lines),
-        location: location_relation(&a.locations, &b.locations),
+/// The findings of one consolidation with their weighted vectors, prepared once so that each
+/// pair costs a merge of two sorted lists rather than a rebuild of both vectors.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    pub profiles: Vec<FindingProfile>,
+    pub idf: Idf,
+    vectors: Vec<SparseVector>,
+}
+
+/// A unit-length TF-IDF vector over interned token ids, sorted by id.
+#[derive(Debug, Clone, Default)]
+struct SparseVector(Vec<(u32, f64)>);
+
+impl SparseVector {
+    fn dot(&self, other: &SparseVector) -> f64 {
+        let (a, b) = (&self.0, &other.0);
+        let (mut i, mut j, mut sum) = (0, 0, 0.0);
+        while i < a.len() && j < b.len() {
+            match a[i].0.cmp(&b[j].0) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    sum += a[i].1 * b[j].1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        sum
     }
 }
 
-/// TF-IDF cosine of two token lists.
-pub fn weighted_cosine(a: &[String], b: &[String], idf: &Idf) -> f64 {
-    let va = tf_idf(a, idf);
-    let vb = tf_idf(b, idf);
-    let (small, large) = if va.len() < vb.len() {
-        (&va, &vb)
-    } else {
-        (&vb, &va)
-    };
-    let dot: f64 = small
-        .iter()
-        .filter_map(|(t, w)| large.get(t).map(|w2| w * w2))
-        .sum();
-    let na: f64 = va.values().map(|w| w * w).sum::<f64>().sqrt();
-    let nb: f64 = vb.values().map(|w| w * w).sum::<f64>().sqrt();
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na * nb)
+impl Corpus {
+    pub fn new(profiles: Vec<FindingProfile>) -> Self {
+        let idf = Idf::new(&profiles);
+        let mut ids: HashMap<&str, u32> = HashMap::new();
+        let mut vectors = Vec::with_capacity(profiles.len());
+        for p in &profiles {
+            let mut tf: HashMap<u32, f64> = HashMap::new();
+            for t in &p.tokens {
+                let next = ids.len() as u32;
+                let id = *ids.entry(t.as_str()).or_insert(next);
+                *tf.entry(id).or_default() += 1.0;
+            }
+            let mut v: Vec<(u32, f64)> = Vec::with_capacity(tf.len());
+            for (id, n) in tf {
+                v.push((id, n));
+            }
+            vectors.push(v);
+        }
+        let mut by_id: Vec<&str> = vec![""; ids.len()];
+        for (t, id) in &ids {
+            by_id[*id as usize] = t;
+        }
+        let vectors = vectors
+            .into_iter()
+            .map(|v| {
+                let mut v: Vec<(u32, f64)> = v
+                    .into_iter()
+                    .map(|(id, n)| (id, (1.0 + f64::ln(n)) * idf.weight(by_id[id as usize])))
+                    .collect();
+                v.sort_unstable_by_key(|(id, _)| *id);
+                let norm = v.iter().map(|(_, w)| w * w).sum::<f64>().sqrt();
+                if norm > 0.0 {
+                    for (_, w) in &mut v {
+                        *w /= norm;
+                    }
+                }
+                SparseVector(v)
+            })
+            .collect();
+        Corpus {
+            profiles,
+            idf,
+            vectors,
+        }
     }
-}
 
-fn tf_idf<'a>(tokens: &'a [String], idf: &Idf) -> HashMap<&'a str, f64> {
-    let mut tf: HashMap<&str, f64> = HashMap::new();
-    for t in tokens {
-        *tf.entry(t.as_str()).or_default() += 1.0;
+    pub fn len(&self) -> usize {
+        self.profiles.len()
     }
-    tf.into_iter()
-        .map(|(t, n)| (t, (1.0 + n.ln()) * idf.weight(t)))
-        .collect()
+
+    pub fn is_empty(&self) -> bool {
+        self.profiles.is_empty()
+    }
+
+    /// The evidence that findings `a` and `b` of the corpus name the same defect.
+    pub fn evidence(&self, a: usize, b: usize) -> PairEvidence {
+        let (pa, pb) = (&self.profiles[a], &self.profiles[b]);
+        PairEvidence {
+            text: self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0),
+            identifiers: weighted_jaccard(&pa.identifiers, &pb.identifiers, &self.idf),
+            quote: quote_overlap(&pa.quote_lines, &pb.quote_lines),
+            location: location_relation(&pa.locations, &pb.locations),
+        }
+    }
 }
 
 fn weighted_jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>, idf: &Idf) -> f64 {
@@ -414,10 +471,9 @@ mod tests {
             Some("pkg/app/app_controller.go:173-176"),
             Some("log.Error(err, \"Failed to fetch input ConfigMap\")"),
         );
-        let profiles: Vec<_> = [&a, &b, &c].iter().map(|f| FindingProfile::of(f)).collect();
-        let idf = Idf::new(&profiles);
-        let ab = pair_evidence(&profiles[0], &profiles[1], &idf);
-        let bc = pair_evidence(&profiles[1], &profiles[2], &idf);
+        let corpus = Corpus::new([&a, &b, &c].iter().map(|f| FindingProfile::of(f)).collect());
+        let ab = corpus.evidence(0, 1);
+        let bc = corpus.evidence(1, 2);
         assert_eq!(ab.location, LocationRelation::Near);
         assert_eq!(ab.quote, 1.0);
         assert!(ab.score() > 0.5, "{ab:?}");
