@@ -48,6 +48,12 @@ pub struct MetaExtra {
     /// The commit the agent reviewed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub head: Option<String>,
+    /// Seconds spent making the worktree and, after the run, checking and removing it: the
+    /// time dispatch adds around the agent's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree_setup_s: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree_cleanup_s: Option<f64>,
 }
 
 pub fn agent_dir(bundle_dir: &Path, dir_name: &str) -> PathBuf {

@@ -106,7 +106,9 @@ pub async fn run_agent(ctx: Arc<RunContext>, spec: AgentSpec, dir_name: String) 
     // The worktree: made off the async threads (git can take a moment on a big repo).
     let wt_path = ctx.work_root.join(&dir_name);
     let (repo, head) = (ctx.repo.clone(), ctx.head.clone());
+    let setup_started = Instant::now();
     let worktree = tokio::task::spawn_blocking(move || Worktree::add(&repo, &head, &wt_path)).await;
+    extra.worktree_setup_s = Some(setup_started.elapsed().as_secs_f64());
     let worktree = match worktree {
         Ok(Ok(wt)) => wt,
         Ok(Err(err)) => {
@@ -195,7 +197,9 @@ pub async fn run_agent(ctx: Arc<RunContext>, spec: AgentSpec, dir_name: String) 
     review.tool_calls = tool_calls;
     review.duration_s = started.elapsed().as_secs_f64();
 
+    let cleanup_started = Instant::now();
     cleanup_worktree(worktree, &mut review).await;
+    extra.worktree_cleanup_s = Some(cleanup_started.elapsed().as_secs_f64());
     finish(&ctx, &agent_dir, &mut review, &extra);
     review
 }

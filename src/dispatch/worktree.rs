@@ -8,6 +8,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
 
 use anyhow::{Context, Result, bail};
 
@@ -24,23 +25,36 @@ pub struct Worktree {
 impl Worktree {
     /// Adds a detached worktree of `head` (any revision) at `path`, which must not exist yet.
     pub fn add(repo: &Path, head: &str, path: &Path) -> Result<Worktree> {
-        let sha = resolve_commit(repo, head)?;
-        // No hooks of the user's (a post-checkout hook could write into the worktree or take
-        // long) and no LFS downloads (a review reads code, and the network may be off).
-        let out = git(
-            repo,
-            [
-                OsStr::new("-c"),
-                OsStr::new("core.hooksPath=/dev/null"),
-                OsStr::new("worktree"),
-                OsStr::new("add"),
-                OsStr::new("--detach"),
-                OsStr::new("--quiet"),
-                path.as_os_str(),
-                OsStr::new(&sha),
-            ],
-        )
-        .with_context(|| format!("could not run git in {}", repo.display()))?;
+        let sha = if head.len() == 40 && head.bytes().all(|b| b.is_ascii_hexdigit()) {
+            head.to_ascii_lowercase()
+        } else {
+            resolve_commit(repo, head)?
+        };
+        // Two steps: `worktree add --no-checkout` only writes git's bookkeeping, quickly and
+        // under a lock; the checkout that writes the files then runs unlocked, so agents'
+        // worktrees fill in parallel. `reset --hard` runs no hook of the user's (a
+        // post-checkout hook could write into the worktree), and LFS files stay pointers (a
+        // review reads code, and the network may be off).
+        let args = [
+            OsStr::new("worktree"),
+            OsStr::new("add"),
+            OsStr::new("--detach"),
+            OsStr::new("--no-checkout"),
+            OsStr::new("--quiet"),
+            path.as_os_str(),
+            OsStr::new(&sha),
+        ];
+        // One at a time in this process (see `GIT_LOCK`); tried again after a short wait,
+        // because another git process (the user's, another run) may be at it too.
+        let add = || locked(|| git(repo, args));
+        let mut out = add().with_context(|| format!("could not run git in {}", repo.display()))?;
+        for wait_ms in [100, 400] {
+            if out.status.success() || path.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+            out = add().with_context(|| format!("could not run git in {}", repo.display()))?;
+        }
         if !out.status.success() {
             bail!(
                 "`git worktree add --detach {} {}` failed in {}: {}",
@@ -56,6 +70,17 @@ impl Worktree {
             head: sha,
             removed: false,
         };
+        // From here on, a failure drops `wt`, which removes the half-made worktree.
+        let out = git(path, ["reset", "--hard", "--quiet", "HEAD"])
+            .with_context(|| format!("could not run git in {}", path.display()))?;
+        if !out.status.success() {
+            bail!(
+                "could not check out {} in worktree {}: {}",
+                wt.head,
+                path.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
         Ok(wt)
     }
 
@@ -123,34 +148,39 @@ impl Drop for Worktree {
     }
 }
 
+/// Runs `f` while no other thread of this process adds or prunes a worktree. Git does not
+/// guard concurrent `worktree add`s of one repository against each other: one may read the
+/// other's half-written `.git/worktrees/NAME/` and fail ("failed to read
+/// .git/worktrees/NAME/commondir"), and a `worktree prune` may forget a worktree that is being
+/// added. Measured here, adds in parallel lost more time to such failures than queueing costs:
+/// each add (`--no-checkout`) is a few milliseconds; the checkout itself runs unlocked.
+fn locked<T>(f: impl FnOnce() -> T) -> T {
+    static GIT_LOCK: Mutex<()> = Mutex::new(());
+    let _guard = GIT_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    f()
+}
+
+/// Deletes the worktree's files, then has git forget it (`worktree prune`).
 fn remove_worktree(repo: &Path, path: &Path) -> Result<()> {
-    let out = git(
-        repo,
-        [
-            OsStr::new("worktree"),
-            OsStr::new("remove"),
-            OsStr::new("--force"),
-            OsStr::new("--force"),
-            path.as_os_str(),
-        ],
-    );
-    // Whatever git said, the directory goes and the repo forgets it.
-    let dir_result = if path.exists() {
+    let deleted = if path.exists() {
         std::fs::remove_dir_all(path)
             .with_context(|| format!("could not delete worktree directory {}", path.display()))
     } else {
         Ok(())
     };
-    let _ = git(repo, ["worktree", "prune"]);
-    let out = out?;
-    if !out.status.success() && path.exists() {
+    let pruned = locked(|| git(repo, ["worktree", "prune"]));
+    deleted?;
+    let out = pruned.with_context(|| format!("could not run git in {}", repo.display()))?;
+    if !out.status.success() {
         bail!(
-            "`git worktree remove {}` failed: {}",
-            path.display(),
+            "`git worktree prune` failed in {}: {}",
+            repo.display(),
             String::from_utf8_lossy(&out.stderr).trim()
         );
     }
-    dir_result
+    Ok(())
 }
 
 /// The full sha of a revision that names a commit.
