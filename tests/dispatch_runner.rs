@@ -747,3 +747,30 @@ async fn the_users_git_hooks_do_not_run_in_agent_worktrees() {
     assert!(c.worktree_changes.is_empty(), "{:?}", c.worktree_changes);
     assert!(!marker.exists(), "the hook ran");
 }
+
+/// Many agents at once each get a worktree of their own, and every one is removed. (The race
+/// between concurrent `git worktree add`s that the worktree lock prevents is too rare here
+/// to be caught reliably; this guards the many-at-once path as a whole.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn many_agents_at_once_each_get_a_worktree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, head) = repo(tmp.path());
+    let agent = script(tmp.path(), "plain", "cat > /dev/null\necho review");
+    let agents: Vec<AgentSpec> = (0..10)
+        .map(|i| spec(&format!("agent{i}"), &agent, Duration::from_secs(60)))
+        .collect();
+    for round in 0..3 {
+        let bundle = tmp.path().join(format!("b{round}"));
+        let outcome = run(&repo, &head, "b", &agents, &bundle).await;
+        for r in &outcome.reviews {
+            assert_eq!(
+                r.status,
+                RunStatus::Ok,
+                "round {round} {}: {:?}",
+                r.agent,
+                r.error
+            );
+        }
+        assert!(extra_worktrees(&repo).is_empty());
+    }
+}
