@@ -120,7 +120,9 @@ pub async fn dispatch(
     progress: ProgressMode,
 ) -> DispatchOutcome {
     let options = DispatchOptions::default();
-    let watcher = tokio::spawn(cancel_on_signal(options.cancel.clone()));
+    // Handlers are installed here, before the first worktree exists, so no Ctrl-C can slip
+    // through to the default action (exit without cleanup).
+    let watcher = tokio::spawn(cancel_on_signal(options.cancel.clone(), install_signals()));
     let outcome = dispatch_with(repo, head, brief, agents, bundle_dir, progress, &options).await;
     watcher.abort();
     outcome
@@ -296,19 +298,33 @@ fn failed(spec: &AgentSpec, error: String) -> RawReview {
     }
 }
 
-/// Cancels on the first Ctrl-C (SIGINT) or SIGTERM.
-async fn cancel_on_signal(cancel: CancelToken) {
+type Signals = (
+    Option<tokio::signal::unix::Signal>,
+    Option<tokio::signal::unix::Signal>,
+);
+
+/// SIGINT and SIGTERM streams; `None` for one that could not be installed.
+fn install_signals() -> Signals {
     use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
+    (
+        signal(SignalKind::interrupt()).ok(),
+        signal(SignalKind::terminate()).ok(),
+    )
+}
+
+/// Cancels on the first Ctrl-C (SIGINT) or SIGTERM.
+async fn cancel_on_signal(cancel: CancelToken, (int, term): Signals) {
+    async fn next(sig: Option<tokio::signal::unix::Signal>) {
+        match sig {
+            Some(mut sig) => {
+                sig.recv().await;
             }
+            None => std::future::pending::<()>().await,
         }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-        }
+    }
+    tokio::select! {
+        _ = next(int) => {}
+        _ = next(term) => {}
     }
     cancel.cancel();
 }
