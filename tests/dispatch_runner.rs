@@ -774,3 +774,29 @@ async fn many_agents_at_once_each_get_a_worktree() {
         assert!(extra_worktrees(&repo).is_empty());
     }
 }
+
+/// The live display (indicatif) runs its whole course with retries, a failure and a success;
+/// without a terminal it draws nothing, and the results are the same as in plain mode.
+#[tokio::test]
+async fn live_progress_runs_its_course() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, head) = repo(tmp.path());
+    let ok = recording_agent(tmp.path(), "claude", CLAUDE_STREAM);
+    let busy = script(tmp.path(), "busy", "echo 'HTTP 429' >&2\nexit 1");
+    let agents = [
+        spec("claude", &ok, Duration::from_secs(30)),
+        spec("codex", &busy, Duration::from_secs(30)),
+    ];
+    let outcome = dispatch_with(
+        &repo,
+        &head,
+        "b",
+        &agents,
+        &tmp.path().join("b"),
+        ProgressMode::Live,
+        &options(),
+    )
+    .await;
+    assert_eq!(by_name(&outcome, "claude").status, RunStatus::Ok);
+    assert_eq!(by_name(&outcome, "codex").retries, 2);
+}

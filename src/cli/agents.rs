@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::dispatch::agents::{KNOWN_AGENTS, VERSION_TIMEOUT, find_program, probe_version};
+use crate::dispatch::agents::{
+    AgentKind, KNOWN_AGENTS, VERSION_TIMEOUT, find_program, probe_version,
+};
 
 #[derive(Debug, Args)]
 pub struct AgentsArgs {
@@ -31,54 +33,77 @@ struct Found {
 
 /// Lists the agents. Exits 0 when at least one agent can run, 1 when none can.
 pub fn execute(args: AgentsArgs) -> anyhow::Result<ExitCode> {
-    let found: Vec<Found> = KNOWN_AGENTS
-        .iter()
-        .map(|(name, kind)| {
-            let npm_package = kind.npm_package().unwrap_or("");
-            match find_program(name) {
-                None => Found {
+    // Probed side by side: each `--version` starts a node process (a second or more).
+    let found: Vec<Found> = std::thread::scope(|scope| {
+        let probes: Vec<_> = KNOWN_AGENTS
+            .iter()
+            .map(|(name, kind)| scope.spawn(move || probe(name, *kind)))
+            .collect();
+        probes
+            .into_iter()
+            .zip(KNOWN_AGENTS)
+            .map(|(probe, (name, kind))| {
+                probe.join().unwrap_or_else(|_| Found {
                     agent: name,
-                    status: "missing",
+                    status: "broken",
                     path: None,
                     version: None,
+                    problem: Some("its check stopped unexpectedly".into()),
+                    npm_package: kind.npm_package().unwrap_or(""),
+                })
+            })
+            .collect()
+    });
+    print_and_exit_code(&found, args.json)
+}
+
+/// Finds one agent on PATH and asks it for its version.
+fn probe(name: &'static str, kind: AgentKind) -> Found {
+    let npm_package = kind.npm_package().unwrap_or("");
+    match find_program(name) {
+        None => Found {
+            agent: name,
+            status: "missing",
+            path: None,
+            version: None,
+            problem: Some(format!(
+                "not found on PATH: install it with `npm install -g {npm_package}`"
+            )),
+            npm_package,
+        },
+        Some(path) => {
+            let shown = path.display().to_string();
+            match probe_version(&path, VERSION_TIMEOUT) {
+                Ok(version) => Found {
+                    agent: name,
+                    status: "found",
+                    path: Some(shown),
+                    version: Some(version),
+                    problem: None,
+                    npm_package,
+                },
+                Err(problem) => Found {
+                    agent: name,
+                    status: "broken",
+                    path: Some(shown),
+                    version: None,
                     problem: Some(format!(
-                        "not found on PATH: install it with `npm install -g {npm_package}`"
+                        "{problem}; reinstall it with `npm install -g {npm_package}`"
                     )),
                     npm_package,
                 },
-                Some(path) => {
-                    let shown = path.display().to_string();
-                    match probe_version(&path, VERSION_TIMEOUT) {
-                        Ok(version) => Found {
-                            agent: name,
-                            status: "found",
-                            path: Some(shown),
-                            version: Some(version),
-                            problem: None,
-                            npm_package,
-                        },
-                        Err(problem) => Found {
-                            agent: name,
-                            status: "broken",
-                            path: Some(shown),
-                            version: None,
-                            problem: Some(format!(
-                                "{problem}; reinstall it with `npm install -g {npm_package}`"
-                            )),
-                            npm_package,
-                        },
-                    }
-                }
             }
-        })
-        .collect();
+        }
+    }
+}
 
-    if args.json {
-        for f in &found {
+fn print_and_exit_code(found: &[Found], json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        for f in found {
             println!("{}", serde_json::to_string(f)?);
         }
     } else {
-        for f in &found {
+        for f in found {
             match f.status {
                 "found" => println!(
                     "{:<7} {:<32} {}",
