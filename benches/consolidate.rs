@@ -60,3 +60,23 @@ fn parse_and_consolidate(bencher: divan::Bencher, n: usize) {
         consolidate(&reviews, &ConsolidateOptions::default())
     });
 }
+
+#[divan::bench(args = [1000], sample_count = 3)]
+fn parse_only(bencher: divan::Bencher, n: usize) {
+    let texts: Vec<String> = (0..AGENTS).map(|a| review_text(a, n)).collect();
+    bencher.bench(|| {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(a, t)| parse_review(&format!("agent{a}"), t))
+            .collect::<Vec<_>>()
+    });
+}
+
+#[divan::bench(args = [1000], sample_count = 3)]
+fn consolidate_only(bencher: divan::Bencher, n: usize) {
+    let reviews: Vec<_> = (0..AGENTS)
+        .map(|a| parse_review(&format!("agent{a}"), &review_text(a, n)))
+        .collect();
+    bencher.bench(|| consolidate(&reviews, &ConsolidateOptions::default()));
+}

@@ -32,13 +32,20 @@ fn consolidate_json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn find<'a>(report: &'a Value, title_part: &str) -> &'a Value {
+/// The merged finding that holds the given agent's finding.
+fn holding<'a>(report: &'a Value, agent: &str, id: &str) -> &'a Value {
     report["findings"]
         .as_array()
         .unwrap()
         .iter()
-        .find(|f| f["title"].as_str().unwrap().to_lowercase().contains(&title_part.to_lowercase()))
-        .unwrap_or_else(|| panic!("no finding titled like {title_part:?}"))
+        .find(|f| {
+            f["sources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["agent"] == agent && s["id"] == id)
+        })
+        .unwrap_or_else(|| panic!("no merged finding holds {agent} {id}"))
 }
 
 fn agents(finding: &Value) -> Vec<&str> {
@@ -52,21 +59,22 @@ fn seed_report_consolidates_to_its_six_findings_with_their_attributions() {
     let report = consolidate_json(&["--from-report", path.to_str().unwrap()]);
 
     assert_eq!(report["verdict"], "Merge with fixes");
-    // Each kept finding of the seed consolidation, found by a word of one of its source titles.
-    let expected: [(&str, &[&str]); 6] = [
-        ("Deleting Resources Owned by Another Controller", &["claude", "codex", "gemini"]),
-        ("ObservedGeneration", &["claude", "gemini"]),
-        ("Resource Leak on App Deletion", &["gemini"]),
-        ("Template ConfigMap name duplicated", &["claude"]),
-        ("Swallowed API Errors During Normal Reconcile", &["gemini"]),
-        ("counts runes", &["claude", "gemini"]),
+    // Each kept finding of the seed consolidation, found by one raw finding it must hold
+    // (the ids are those of the raw reviews in the seed's appendix).
+    let expected: [(&str, &str, &[&str]); 6] = [
+        ("gemini", "C2", &["claude", "codex", "gemini"]), // template ConfigMap ownership
+        ("claude", "I2", &["claude", "gemini"]),          // ObservedGeneration
+        ("gemini", "C1", &["gemini"]),                    // swallowed error, deletion path
+        ("claude", "S1", &["claude"]),                    // template name duplicated
+        ("gemini", "I2", &["gemini"]),                    // swallowed error, normal path
+        ("claude", "S3", &["claude", "gemini"]),          // condition-message comment
     ];
-    for (title, who) in expected {
-        let f = find(&report, title);
-        assert_eq!(agents(f), who, "attribution of {title:?}");
+    for (agent, id, who) in expected {
+        let f = holding(&report, agent, id);
+        assert_eq!(agents(f), who, "attribution of the finding holding {agent} {id}");
     }
     // The ownership finding holds exactly one finding of each agent, named by id.
-    let ownership = find(&report, "Deleting Resources Owned by Another Controller");
+    let ownership = holding(&report, "gemini", "C2");
     let mut sources: Vec<(String, String)> = ownership["sources"]
         .as_array()
         .unwrap()
@@ -79,7 +87,7 @@ fn seed_report_consolidates_to_its_six_findings_with_their_attributions() {
         [("claude".into(), "I1".into()), ("codex".into(), "I1".into()), ("gemini".into(), "C2".into())]
     );
     // Gemini's lone critical (the deletion-path leak) is calibrated down with a reason.
-    let leak = find(&report, "Resource Leak on App Deletion");
+    let leak = holding(&report, "gemini", "C1");
     assert_eq!(leak["severity"], "important");
     assert!(leak["calibration"].as_str().unwrap().contains("critical → important"));
     // The only extra findings are the two the raw reviews hold beyond the seed's six.
