@@ -192,14 +192,18 @@ pub fn load(dir: &Path, judge: Option<&str>) -> anyhow::Result<Dataset> {
         };
         let empty = BTreeMap::new();
         let evals = evaluations.get(url).unwrap_or_else(|| {
-            warnings.push(format!("no evaluations for PR {url}: every candidate counts as a false positive"));
+            warnings.push(format!(
+                "no evaluations for PR {url}: every candidate counts as a false positive"
+            ));
             &empty
         });
         prs.push(build_pr(url, title, bugs, by_tool, evals, &mut warnings));
     }
     for url in golden.keys() {
         if !candidates.contains_key(url) {
-            warnings.push(format!("PR {url} has golden comments but no candidates: not scored"));
+            warnings.push(format!(
+                "PR {url} has golden comments but no candidates: not scored"
+            ));
         }
     }
     Ok(Dataset {
@@ -261,7 +265,11 @@ fn build_pr(
             let summary = ToolEvaluation {
                 tp: e.tp.unwrap_or(e.true_positives.len()),
                 fp: e.fp.unwrap_or(e.false_positives.len()),
-                false_positive_texts: e.false_positives.iter().map(|f| f.candidate.clone()).collect(),
+                false_positive_texts: e
+                    .false_positives
+                    .iter()
+                    .map(|f| f.candidate.clone())
+                    .collect(),
                 skipped: e.skipped,
             };
             (tool.clone(), summary)
@@ -368,7 +376,12 @@ fn list_or_none(items: &[String]) -> String {
 /// Golden comments of every `<repo>.json` in `dir`: url → (title, bugs).
 fn read_golden(dir: &Path) -> anyhow::Result<BTreeMap<String, (String, Vec<GoldenBug>)>> {
     let mut files: Vec<PathBuf> = fs::read_dir(dir)
-        .with_context(|| format!("reading {}: the dataset needs golden_comments/", dir.display()))?
+        .with_context(|| {
+            format!(
+                "reading {}: the dataset needs golden_comments/",
+                dir.display()
+            )
+        })?
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
@@ -393,7 +406,11 @@ fn read_golden(dir: &Path) -> anyhow::Result<BTreeMap<String, (String, Vec<Golde
                 .insert(pr.url.clone(), (pr.pr_title.unwrap_or_default(), bugs))
                 .is_some()
             {
-                bail!("{}: PR {} appears twice in golden_comments", file.display(), pr.url);
+                bail!(
+                    "{}: PR {} appears twice in golden_comments",
+                    file.display(),
+                    pr.url
+                );
             }
         }
     }

@@ -67,10 +67,13 @@ impl BenchResult {
         self.tools
             .iter()
             .filter(|(name, _)| among.contains(name))
-            .fold(None, |best: Option<(&str, &Figures)>, (name, fig)| match best {
-                Some((_, b)) if b.f1 >= fig.f1 => best,
-                _ => Some((name.as_str(), fig)),
-            })
+            .fold(
+                None,
+                |best: Option<(&str, &Figures)>, (name, fig)| match best {
+                    Some((_, b)) if b.f1 >= fig.f1 => best,
+                    _ => Some((name.as_str(), fig)),
+                },
+            )
     }
 }
 
@@ -109,7 +112,10 @@ pub fn resolve_agents(ds: &Dataset, agents: Option<&[String]>) -> anyhow::Result
         return Ok(ds.tools.clone());
     };
     if agents.is_empty() {
-        anyhow::bail!("--agents is empty: name at least one of {}", ds.tools.join(", "));
+        anyhow::bail!(
+            "--agents is empty: name at least one of {}",
+            ds.tools.join(", ")
+        );
     }
     for a in agents {
         if !ds.tools.contains(a) {
