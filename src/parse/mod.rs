@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+pub mod report_reader;
+
 use crate::model::Review;
 
 /// Why a raw review or report could not be read at all.
