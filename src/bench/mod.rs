@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::consolidate::ConsolidateOptions;
 use crate::model::Review;
 
 pub use dataset::{Dataset, PrData};
@@ -103,7 +104,19 @@ pub fn union_consolidator(reviews: &[Review]) -> Vec<KeptFinding> {
 /// The project's consolidation: the confident merged findings of the report, each with its
 /// sources in the report's order (the first is the representative).
 pub fn project_consolidator(reviews: &[Review]) -> Vec<KeptFinding> {
-    union_consolidator(reviews)
+    let report = crate::consolidate::consolidate(reviews, &ConsolidateOptions::default());
+    report
+        .findings
+        .iter()
+        .filter(|f| f.confident)
+        .map(|f| KeptFinding {
+            members: f
+                .sources
+                .iter()
+                .map(|s| SourceId::new(&s.agent, &s.id))
+                .collect(),
+        })
+        .collect()
 }
 
 /// Checks `agents` against the dataset's tools; `None` means all tools.
