@@ -305,9 +305,11 @@ fn merge_cluster(
     agent_idx.sort_unstable();
     let agents: Vec<String> = agent_idx.iter().map(|&a| roster.names[a].clone()).collect();
 
-    let specific = !rep.locations.is_empty()
-        || rep.code.is_some()
-        || !similarity::backticked(&rep.explanation).is_empty();
+    let located = members.iter().any(|&i| {
+        let f = sources[i].finding;
+        !f.locations.is_empty() || f.code.is_some()
+    });
+    let names_identifiers = !similarity::backticked(&rep.explanation).is_empty();
     let best_verification = members
         .iter()
         .filter_map(|&i| sources[i].finding.verification.as_ref().map(|v| v.status))
@@ -317,12 +319,15 @@ fn merge_cluster(
             VerificationStatus::Unchecked => 2,
             VerificationStatus::Ungrounded => 3,
         });
+    let written = members.iter().any(|&i| sources[i].finding.severity.is_some());
     let score = confidence::confidence(&confidence::Evidence {
         agents: agents.len(),
         total_agents: roster.len(),
         verification: best_verification,
-        specific,
-        severity: Some(calibration.severity),
+        located,
+        names_identifiers,
+        severity: written.then_some(calibration.severity),
+        wording: confidence::Wording::of_findings(members.iter().map(|&i| sources[i].finding)),
     });
 
     MergedFinding {

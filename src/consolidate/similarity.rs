@@ -187,18 +187,32 @@ pub struct PairEvidence {
     pub location: LocationRelation,
 }
 
+/// The TF-IDF cosine at which two findings' texts count as saying the same thing in full.
+///
+/// Two reviewers who describe one defect share its rare words (the function, the error, the
+/// field) but little else: on independently written findings the cosine of such a pair is
+/// typically 0.2 to 0.4, and it rarely exceeds 0.5 unless one text copies the other. Scaling the
+/// cosine by this value makes a text-only pair at cosine 0.2 reach the merge threshold of
+/// [`cluster`](super::cluster) (0.3), which is what text alone can tell.
+pub const TEXT_FULL: f64 = 0.4;
+
+/// Weight of the (scaled) text in the score: with no other evidence, text decides alone.
+const TEXT_WEIGHT: f64 = 0.6;
+
 impl PairEvidence {
-    /// One number in 0..1. Text carries most weight; a shared quote or overlapping lines add to
-    /// it; findings in different files are almost never one defect.
+    /// One number in 0..1. Text carries most weight (scaled by [`TEXT_FULL`]); shared
+    /// identifiers, a shared quote or overlapping lines add to it; findings in different files
+    /// are almost never one defect, so that takes away more than text can give.
     pub fn score(&self) -> f64 {
         let loc = match self.location {
             LocationRelation::Overlap => 0.25,
             LocationRelation::Near => 0.15,
             LocationRelation::SameFile => 0.05,
             LocationRelation::Unknown => 0.0,
-            LocationRelation::Different => -0.3,
+            LocationRelation::Different => -0.5,
         };
-        let s = 0.55 * self.text + 0.2 * self.identifiers + 0.2 * self.quote + loc;
+        let text = (self.text / TEXT_FULL).min(1.0);
+        let s = TEXT_WEIGHT * text + 0.2 * self.identifiers + 0.2 * self.quote + loc;
         s.clamp(0.0, 1.0)
     }
 }
