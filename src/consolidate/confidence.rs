@@ -9,21 +9,27 @@
 //! - **agreement**: reviewers work independently. An agent finds a given real defect with
 //!   probability [`P_FIND_REAL`] and raises the same spurious point with probability
 //!   [`P_FIND_SPURIOUS`], so each agent that raised it multiplies the odds by
-//!   `P_FIND_REAL / P_FIND_SPURIOUS` and each agent that reviewed the change and did not
-//!   divides them by `(1 - P_FIND_SPURIOUS) / (1 - P_FIND_REAL)`. Two agents of three are strong
-//!   evidence; two of twelve are not, because a real defect is usually seen by several;
+//!   `P_FIND_REAL / P_FIND_SPURIOUS` and each agent that reported findings on the change but not
+//!   this one divides them by `(1 - P_FIND_SPURIOUS) / (1 - P_FIND_REAL)`. (An agent that
+//!   reported nothing at all may have failed or been silenced: it is no evidence either way.)
+//!   Two agents of three are strong evidence; two of twelve are not, because a real defect is
+//!   usually seen by several;
 //! - **verification**: grounded in the code adds, an ungrounded claim takes much away;
 //! - **specificity**: a location or quoted code makes the claim checkable; identifiers named in
 //!   backticks a little;
-//! - **severity**: what the agents wrote (critical or important adds, suggestion takes away); when
-//!   none wrote one (benchmark data), the wording stands in for it ([`Wording`]): consequences
-//!   such as a crash, a wrong result or a race read as a defect, remarks about style, upkeep,
-//!   tests or docs as a suggestion.
+//! - **severity**: what the agents wrote (critical or important adds; a suggestion is neutral:
+//!   the report has a section for it). When none wrote one (benchmark data), the wording stands
+//!   in for it ([`Wording`]): consequences such as a crash, a wrong result or a race read as a
+//!   defect (+0.5); remarks about style, upkeep, tests or docs read as a remark (−1.5). The
+//!   asymmetry is deliberate: remark words ("consider", "readability", "tests") are rarely used
+//!   of a defect, while defect words also turn up in remarks ("could fail").
 //!
 //! **Keep rule**: a finding is shown among the findings when its log-odds are at least 0
 //! (confidence ≥ [`KEEP_THRESHOLD`]). A finding one agent alone raised stands when it is grounded
-//! or located and not merely a suggestion: e.g. one of three agents (−0.82), located (+0.9) and
-//! important (+0.5) gives +0.58.
+//! or located: one of three agents (−0.81), located (+0.9) and important (+0.5) gives +0.58, and
+//! grounded adds +1.0 more; ungrounded (−2.0) it falls. With text alone (no location, no
+//! severity) it takes agreement: two of three agents (+0.51) unless the text reads as a remark,
+//! four of twelve (+0.04) unless it reads as a remark, six of twelve in any case.
 
 use std::sync::OnceLock;
 
@@ -50,13 +56,11 @@ const UNGROUNDED: f64 = -2.0;
 const LOCATED: f64 = 0.9;
 /// Identifiers in backticks but no location.
 const NAMES_IDENTIFIERS: f64 = 0.3;
-/// Critical or important; suggestion.
+/// Critical or important as written (and calibrated).
 const SEVERE: f64 = 0.5;
-const SUGGESTION: f64 = -0.5;
-/// With no severity written: wording of a defect; wording of a remark about upkeep (a
-/// suggestion, and one about the code's form rather than its behaviour).
+/// With no severity written: the wording of a defect; the wording of a remark.
 const DEFECT_WORDING: f64 = 0.5;
-const REMARK_WORDING: f64 = -1.0;
+const REMARK_WORDING: f64 = -1.5;
 
 /// How a finding reads when no severity was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,8 +76,8 @@ impl Wording {
     /// The wording of one text: whichever kind of word it uses more.
     pub fn of_text(text: &str) -> Wording {
         let lower = text.to_lowercase();
-        let defect = defect_words().find_iter(&lower).count()
-            + error_names().find_iter(text).count();
+        let defect =
+            defect_words().find_iter(&lower).count() + error_names().find_iter(text).count();
         let remark = remark_words().find_iter(&lower).count();
         match defect.cmp(&remark) {
             std::cmp::Ordering::Greater => Wording::Defect,
@@ -138,7 +142,7 @@ fn remark_words() -> &'static Regex {
 pub struct Evidence {
     /// Agents whose findings the cluster holds.
     pub agents: usize,
-    /// Agents that reviewed the change.
+    /// Agents that reported at least one finding on the change.
     pub total_agents: usize,
     /// The best verification among the cluster's findings; `None` when verify did not run.
     pub verification: Option<VerificationStatus>,
@@ -172,7 +176,7 @@ pub fn log_odds(e: &Evidence) -> f64 {
     }
     s += match e.severity {
         Some(Severity::Critical) | Some(Severity::Important) => SEVERE,
-        Some(Severity::Suggestion) => SUGGESTION,
+        Some(Severity::Suggestion) => 0.0,
         None => match e.wording {
             Wording::Defect => DEFECT_WORDING,
             Wording::Remark => REMARK_WORDING,
@@ -250,8 +254,16 @@ mod tests {
         assert!(is_confident(confidence(&text_only(2, 3, Wording::Defect))));
         assert!(is_confident(confidence(&text_only(2, 3, Wording::Neutral))));
         // Two of twelve: ten agents looked and did not see it.
-        assert!(!is_confident(confidence(&text_only(2, 12, Wording::Defect))));
-        assert!(is_confident(confidence(&text_only(5, 12, Wording::Neutral))));
+        assert!(!is_confident(confidence(&text_only(
+            2,
+            12,
+            Wording::Defect
+        ))));
+        assert!(is_confident(confidence(&text_only(
+            5,
+            12,
+            Wording::Neutral
+        ))));
     }
 
     #[test]

@@ -187,32 +187,44 @@ pub struct PairEvidence {
     pub location: LocationRelation,
 }
 
-/// The TF-IDF cosine at which two findings' texts count as saying the same thing in full.
+/// The TF-IDF cosine at which two findings' texts count as saying the same thing in full, when
+/// text is all there is to compare.
 ///
 /// Two reviewers who describe one defect share its rare words (the function, the error, the
 /// field) but little else: on independently written findings the cosine of such a pair is
 /// typically 0.2 to 0.4, and it rarely exceeds 0.5 unless one text copies the other. Scaling the
 /// cosine by this value makes a text-only pair at cosine 0.2 reach the merge threshold of
-/// [`cluster`](super::cluster) (0.3), which is what text alone can tell.
+/// [`cluster`](super::cluster) (0.3).
 pub const TEXT_FULL: f64 = 0.4;
 
-/// Weight of the (scaled) text in the score: with no other evidence, text decides alone.
-const TEXT_WEIGHT: f64 = 0.6;
+/// Weight of the scaled text when neither finding has a location.
+const TEXT_ONLY_WEIGHT: f64 = 0.6;
 
 impl PairEvidence {
-    /// One number in 0..1. Text carries most weight (scaled by [`TEXT_FULL`]); shared
-    /// identifiers, a shared quote or overlapping lines add to it; findings in different files
-    /// are almost never one defect, so that takes away more than text can give.
+    /// One number in 0..1.
+    ///
+    /// With locations on both sides, text carries most weight and a shared quote or
+    /// overlapping lines add to it; findings in different files are almost never one defect.
+    /// Where either finding has no location (benchmark data, a finding about the change as a
+    /// whole), the text is the main evidence, read on the scale of reworded text
+    /// ([`TEXT_FULL`]); identifiers and quotes still add.
     pub fn score(&self) -> f64 {
-        let loc = match self.location {
-            LocationRelation::Overlap => 0.25,
-            LocationRelation::Near => 0.15,
-            LocationRelation::SameFile => 0.05,
-            LocationRelation::Unknown => 0.0,
-            LocationRelation::Different => -0.5,
+        let s = match self.location {
+            LocationRelation::Unknown => {
+                TEXT_ONLY_WEIGHT * (self.text / TEXT_FULL).min(1.0)
+                    + 0.2 * self.identifiers
+                    + 0.2 * self.quote
+            }
+            located => {
+                let loc = match located {
+                    LocationRelation::Overlap => 0.25,
+                    LocationRelation::Near => 0.15,
+                    LocationRelation::SameFile => 0.05,
+                    _ => -0.3,
+                };
+                0.55 * self.text + 0.2 * self.identifiers + 0.2 * self.quote + loc
+            }
         };
-        let text = (self.text / TEXT_FULL).min(1.0);
-        let s = TEXT_WEIGHT * text + 0.2 * self.identifiers + 0.2 * self.quote + loc;
         s.clamp(0.0, 1.0)
     }
 }
@@ -313,6 +325,18 @@ impl Corpus {
             location: location_relation(&pa.locations, &pb.locations),
         }
     }
+}
+
+/// How well finding `i` speaks for `members` (its cluster): the summed score of its pairs with the
+/// others, in thousandths so that it orders. The member most like all the others states what
+/// they agree on; an outlier's wording is the least likely to be what they all meant.
+pub fn centrality(corpus: &Corpus, i: usize, members: &[usize]) -> u64 {
+    let total: f64 = members
+        .iter()
+        .filter(|&&j| j != i)
+        .map(|&j| corpus.evidence(i.min(j), i.max(j)).score())
+        .sum();
+    (total * 1000.0).round() as u64
 }
 
 fn weighted_jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>, idf: &Idf) -> f64 {
