@@ -314,6 +314,79 @@ fn an_unknown_agent_is_named_in_the_error() {
         .stderr(predicates::str::contains("alpha, beta, gamma"));
 }
 
+/// The project's consolidation on the hand-made dataset, by its stated rule
+/// (src/consolidate/confidence.rs): on PR 1 the race that alpha and beta both describe is one
+/// merged finding, kept on agreement (2 of 3 reporting agents); beta's divide-by-zero stands
+/// alone because it has a location and reads as a defect; alpha's naming remark and gamma's
+/// logging remark are single, unlocated and dropped. On PR 2 every finding is one agent's and
+/// unlocated: nothing is kept. So 2 kept, both true, 2 of 5 golden bugs found.
+#[test]
+fn the_project_consolidation_keeps_what_its_rule_says() {
+    let ds = dataset::load(&fixture(), None).unwrap();
+    let r = bench::run(&ds, &all(&ds), &bench::project_consolidator);
+    let c = &r.consolidated;
+    assert_eq!((c.kept, c.true_positives, c.golden_found), (2, 2, 2));
+    assert_close(c.precision, 1.0, "precision");
+    assert_close(c.recall, 0.4, "recall");
+    assert_close(c.f1, 2.0 * 0.4 / 1.4, "F1");
+    let race = &r.prs[0].kept[0];
+    let mut who: Vec<&str> = race.members.iter().map(|m| m.agent.as_str()).collect();
+    who.sort();
+    assert_eq!(who, ["alpha", "beta"]);
+    assert!(race.true_positive);
+    assert_eq!(r.prs[0].kept[1].members.len(), 1);
+    assert_eq!(r.prs[0].kept[1].agent, "beta");
+    assert!(r.prs[1].kept.is_empty());
+}
+
+/// The acceptance figures of the development split, as a guard for whoever changes
+/// similarity or confidence: consolidating all tools beats the best single tool by at least
+/// 0.05 F1, and so does consolidating claude, gemini and copilot against the best of those three.
+#[test]
+fn consolidation_beats_the_best_single_tool_on_the_development_split() {
+    let Some(dir) = martian_dev() else { return };
+    let ds = dataset::load(&dir, None).unwrap();
+    for agents in [
+        ds.tools.clone(),
+        vec!["claude".into(), "gemini".into(), "copilot".into()],
+    ] {
+        let r = bench::run(&ds, &agents, &bench::project_consolidator);
+        let (best, fig) = r.best_tool(&agents).unwrap();
+        eprintln!(
+            "{}: consolidated F1 {:.3} (P {:.3} R {:.3}), best single {best} {:.3}",
+            agents.join(","),
+            r.consolidated.f1,
+            r.consolidated.precision,
+            r.consolidated.recall,
+            fig.f1
+        );
+        assert!(
+            r.consolidated.f1 >= fig.f1 + 0.05,
+            "{}: consolidated F1 {:.3} < {best} {:.3} + 0.05",
+            agents.join(","),
+            r.consolidated.f1,
+            fig.f1
+        );
+    }
+}
+
+/// The shared development split, or `None` (with the reason printed) when it is absent; under
+/// CI=true its absence is a failure.
+fn martian_dev() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/martian-dev");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("{} is missing and CI=true", dir.display());
+    }
+    eprintln!(
+        "skipped: {} is absent (the shared benchmark data)",
+        dir.display()
+    );
+    None
+}
+
 /// On the real development split, scoring a tool alone reproduces the judge's own counts: the
 /// golden bugs found equal the evaluation file's `tp` for every (PR, tool), and the false
 /// positives equal its `fp` except where the file does not add up by itself (a placeholder

@@ -474,6 +474,64 @@ mod tests {
         f
     }
 
+    /// Text-only findings as a benchmark gives them: three reviewers word one race three ways,
+    /// beside unrelated findings of the same PR. The rewordings must clear the merge threshold
+    /// on text alone; the unrelated ones must not.
+    #[test]
+    fn rewordings_without_locations_merge_on_text_alone() {
+        let texts = [
+            "Race condition: CountDevices check and the insert in CreateOrUpdateDevice are not atomic, so concurrent requests can exceed the device limit.",
+            "Device limit enforcement races: two concurrent requests both pass the CountDevices check before either inserts a device.",
+            "Potential race condition between counting devices and inserting a new device; concurrent requests could exceed the configured limit.",
+            "The anonymousDeviceLimit setting lacks documentation in the configuration reference.",
+            "Test TestIntegrationBeyondDeviceLimit does not check that existing devices can still be updated.",
+            "tagDeviceUI caches the device ID before the store call returns, so a rejected device stays cached.",
+        ];
+        let findings: Vec<Finding> = texts.iter().map(|t| finding(t, t, None, None)).collect();
+        let corpus = Corpus::new(findings.iter().map(FindingProfile::of).collect());
+        let threshold = crate::consolidate::cluster::MERGE_THRESHOLD;
+        for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+            let e = corpus.evidence(a, b);
+            assert_eq!(e.location, LocationRelation::Unknown);
+            assert!(e.score() >= threshold, "race {a}-{b}: {e:?}");
+        }
+        for a in 0..3 {
+            for b in 3..6 {
+                let e = corpus.evidence(a, b);
+                assert!(e.score() < threshold, "{a}-{b} should stay apart: {e:?}");
+            }
+        }
+        // The member most like the others speaks for the cluster.
+        let members = [0, 1, 2];
+        let c: Vec<u64> = members
+            .iter()
+            .map(|&i| centrality(&corpus, i, &members))
+            .collect();
+        assert!(c.iter().all(|&x| x > 0), "{c:?}");
+    }
+
+    #[test]
+    fn text_only_scores_are_scaled_and_located_ones_are_not() {
+        let text_only = PairEvidence {
+            text: 0.2,
+            identifiers: 0.0,
+            quote: 0.0,
+            location: LocationRelation::Unknown,
+        };
+        assert!((text_only.score() - 0.3).abs() < 1e-9);
+        let full = PairEvidence {
+            text: 0.9,
+            ..text_only
+        };
+        assert!((full.score() - TEXT_ONLY_WEIGHT).abs() < 1e-9);
+        // With locations in different files the same text stays apart.
+        let apart = PairEvidence {
+            location: LocationRelation::Different,
+            ..text_only
+        };
+        assert_eq!(apart.score(), 0.0);
+    }
+
     #[test]
     fn identifiers_split_at_case_and_underscores() {
         assert_eq!(
