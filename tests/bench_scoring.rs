@@ -303,6 +303,17 @@ fn the_table_names_the_best_tool_and_the_delta() {
 }
 
 #[test]
+fn a_tool_named_twice_is_one_agent() {
+    let ds = dataset::load(&fixture(), None).unwrap();
+    let twice = ["alpha".to_string(), "beta".to_string(), "alpha".to_string()];
+    assert_eq!(
+        bench::resolve_agents(&ds, Some(&twice)).unwrap(),
+        ["alpha", "beta"]
+    );
+    assert!(bench::resolve_agents(&ds, Some(&[])).is_err());
+}
+
+#[test]
 fn an_unknown_agent_is_named_in_the_error() {
     Command::cargo_bin("deep-review")
         .unwrap()

@@ -119,7 +119,7 @@ pub fn project_consolidator(reviews: &[Review]) -> Vec<KeptFinding> {
         .collect()
 }
 
-/// Checks `agents` against the dataset's tools; `None` means all tools.
+/// Checks `agents` against the dataset's tools and drops repeats; `None` means all tools.
 pub fn resolve_agents(ds: &Dataset, agents: Option<&[String]>) -> anyhow::Result<Vec<String>> {
     let Some(agents) = agents else {
         return Ok(ds.tools.clone());
@@ -130,6 +130,7 @@ pub fn resolve_agents(ds: &Dataset, agents: Option<&[String]>) -> anyhow::Result
             ds.tools.join(", ")
         );
     }
+    let mut out: Vec<String> = Vec::new();
     for a in agents {
         if !ds.tools.contains(a) {
             anyhow::bail!(
@@ -137,8 +138,13 @@ pub fn resolve_agents(ds: &Dataset, agents: Option<&[String]>) -> anyhow::Result
                 ds.tools.join(", ")
             );
         }
+        // A tool named twice is one agent: two copies of its review would be two "agents"
+        // agreeing with each other.
+        if !out.contains(a) {
+            out.push(a.clone());
+        }
     }
-    Ok(agents.to_vec())
+    Ok(out)
 }
 
 /// Scores every tool alone and the consolidation of `agents` on every PR of `ds`.
