@@ -172,18 +172,44 @@ pub struct PairEvidence {
     pub location: LocationRelation,
 }
 
+/// The TF-IDF cosine at which two findings' texts count as saying the same thing in full, when
+/// text is all there is to compare.
+///
+/// Two reviewers who describe one defect share its rare words (the function, the error, the
+/// field) but little else: on independently written findings the cosine of such a pair is
+/// typically 0.2 to 0.4, and it rarely exceeds 0.5 unless one text copies the other. Scaling the
+/// cosine by this value makes a text-only pair at cosine 0.2 reach the merge threshold of
+/// [`cluster`](super::cluster) (0.3).
+pub const TEXT_FULL: f64 = 0.4;
+
+/// Weight of the scaled text when neither finding has a location.
+const TEXT_ONLY_WEIGHT: f64 = 0.6;
+
 impl PairEvidence {
-    /// One number in 0..1. Text carries most weight; a shared quote or overlapping lines add to
-    /// it; findings in different files are almost never one defect.
+    /// One number in 0..1.
+    ///
+    /// With locations on both sides, text carries most weight and a shared quote or
+    /// overlapping lines add to it; findings in different files are almost never one defect.
+    /// Where either finding has no location (benchmark data, a finding about the change as a
+    /// whole), the text is the main evidence, read on the scale of reworded text
+    /// ([`TEXT_FULL`]); identifiers and quotes still add.
     pub fn score(&self) -> f64 {
-        let loc = match self.location {
-            LocationRelation::Overlap => 0.25,
-            LocationRelation::Near => 0.15,
-            LocationRelation::SameFile => 0.05,
-            LocationRelation::Unknown => 0.0,
-            LocationRelation::Different => -0.3,
+        let s = match self.location {
+            LocationRelation::Unknown => {
+                TEXT_ONLY_WEIGHT * (self.text / TEXT_FULL).min(1.0)
+                    + 0.2 * self.identifiers
+                    + 0.2 * self.quote
+            }
+            located => {
+                let loc = match located {
+                    LocationRelation::Overlap => 0.25,
+                    LocationRelation::Near => 0.15,
+                    LocationRelation::SameFile => 0.05,
+                    _ => -0.3,
+                };
+                0.55 * self.text + 0.2 * self.identifiers + 0.2 * self.quote + loc
+            }
         };
-        let s = 0.55 * self.text + 0.2 * self.identifiers + 0.2 * self.quote + loc;
         s.clamp(0.0, 1.0)
     }
 }
@@ -352,6 +378,18 @@ impl Corpus {
     }
 }
 
+/// How well finding `i` speaks for `members` (its cluster): the summed score of its pairs with the
+/// others, in thousandths so that it orders. The member most like all the others states what
+/// they agree on; an outlier's wording is the least likely to be what they all meant.
+pub fn centrality(corpus: &Corpus, i: usize, members: &[usize]) -> u64 {
+    let total: f64 = members
+        .iter()
+        .filter(|&&j| j != i)
+        .map(|&j| corpus.evidence(i.min(j), i.max(j)).score())
+        .sum();
+    (total * 1000.0).round() as u64
+}
+
 /// The share of the shorter sorted list's members found in the other.
 fn sorted_overlap(a: &[u32], b: &[u32]) -> f64 {
     let (small, large) = if a.len() < b.len() { (a, b) } else { (b, a) };
@@ -476,6 +514,64 @@ mod tests {
             code: c.to_string(),
         });
         f
+    }
+
+    /// Text-only findings as a benchmark gives them: three reviewers word one race three ways,
+    /// beside unrelated findings of the same PR. The rewordings must clear the merge threshold
+    /// on text alone; the unrelated ones must not.
+    #[test]
+    fn rewordings_without_locations_merge_on_text_alone() {
+        let texts = [
+            "Race condition: CountDevices check and the insert in CreateOrUpdateDevice are not atomic, so concurrent requests can exceed the device limit.",
+            "Device limit enforcement races: two concurrent requests both pass the CountDevices check before either inserts a device.",
+            "Potential race condition between counting devices and inserting a new device; concurrent requests could exceed the configured limit.",
+            "The anonymousDeviceLimit setting lacks documentation in the configuration reference.",
+            "Test TestIntegrationBeyondDeviceLimit does not check that existing devices can still be updated.",
+            "tagDeviceUI caches the device ID before the store call returns, so a rejected device stays cached.",
+        ];
+        let findings: Vec<Finding> = texts.iter().map(|t| finding(t, t, None, None)).collect();
+        let corpus = Corpus::new(findings.iter().map(FindingProfile::of).collect());
+        let threshold = crate::consolidate::cluster::MERGE_THRESHOLD;
+        for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+            let e = corpus.evidence(a, b);
+            assert_eq!(e.location, LocationRelation::Unknown);
+            assert!(e.score() >= threshold, "race {a}-{b}: {e:?}");
+        }
+        for a in 0..3 {
+            for b in 3..6 {
+                let e = corpus.evidence(a, b);
+                assert!(e.score() < threshold, "{a}-{b} should stay apart: {e:?}");
+            }
+        }
+        // The member most like the others speaks for the cluster.
+        let members = [0, 1, 2];
+        let c: Vec<u64> = members
+            .iter()
+            .map(|&i| centrality(&corpus, i, &members))
+            .collect();
+        assert!(c.iter().all(|&x| x > 0), "{c:?}");
+    }
+
+    #[test]
+    fn text_only_scores_are_scaled_and_located_ones_are_not() {
+        let text_only = PairEvidence {
+            text: 0.2,
+            identifiers: 0.0,
+            quote: 0.0,
+            location: LocationRelation::Unknown,
+        };
+        assert!((text_only.score() - 0.3).abs() < 1e-9);
+        let full = PairEvidence {
+            text: 0.9,
+            ..text_only
+        };
+        assert!((full.score() - TEXT_ONLY_WEIGHT).abs() < 1e-9);
+        // With locations in different files the same text stays apart.
+        let apart = PairEvidence {
+            location: LocationRelation::Different,
+            ..text_only
+        };
+        assert_eq!(apart.score(), 0.0);
     }
 
     #[test]
