@@ -2,3 +2,4 @@
 //! merge-base, commits and changed files with hunks.
 
 pub mod diff;
+pub mod git;
