@@ -145,7 +145,7 @@ fn all_disabled_is_an_error_naming_the_file() {
         "c.toml",
         "[agents.claude]\nenabled = false\n[agents.codex]\nenabled = false\n[agents.gemini]\nenabled = false\n",
     );
-    let err = load_files(&[f.clone()])
+    let err = load_files(std::slice::from_ref(&f))
         .unwrap()
         .agent_specs(None)
         .unwrap_err()
@@ -161,7 +161,9 @@ fn bad_toml_names_file_line_and_key() {
         ".deep-review.toml",
         "# comment\n[agents.claude]\nmodel = \"opus\"\nenabled = \"yes\"\n",
     );
-    let err = load_files(&[f.clone()]).unwrap_err().to_string();
+    let err = load_files(std::slice::from_ref(&f))
+        .unwrap_err()
+        .to_string();
     let want = format!("{} line 4, key `agents.claude.enabled`", f.display());
     assert!(err.starts_with(&want), "{err}");
 
@@ -170,7 +172,9 @@ fn bad_toml_names_file_line_and_key() {
         "two.toml",
         "[agents.codex]\ntimeout = \"soon\"\n",
     );
-    let err = load_files(&[f2.clone()]).unwrap_err().to_string();
+    let err = load_files(std::slice::from_ref(&f2))
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("two.toml line 2, key `agents.codex.timeout`"),
         "{err}"
