@@ -224,7 +224,9 @@ fn custom_agents_need_a_command() {
     let picked = config.agent_specs(Some("mytool")).unwrap();
     assert_eq!(picked.len(), 1);
 
-    let err = load_files(std::slice::from_ref(&repo)).unwrap_err().to_string();
+    let err = load_files(std::slice::from_ref(&repo))
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("`[agents.mytool]`") && err.contains("has no `command`"),
         "{err}"
