@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 
 use crate::model::{
     AppendixEntry, Finding, MergedFinding, MergedObservation, Observation, ObservationKind,
-    RawReview, Report, ReportMeta, Review, Reviewer, SourceRef, VerificationStatus,
+    RawReview, Report, ReportMeta, Review, Reviewer, Severity, SourceRef, VerificationStatus,
 };
 use crate::verify::coverage::paths_match;
 
@@ -246,7 +246,11 @@ impl Roster {
     fn add(&mut self, name: &str, display: &str) {
         if !self.names.iter().any(|n| n == name) {
             self.names.push(name.to_string());
-            self.displays.push(display.to_string());
+            self.displays.push(if display == name {
+                capitalized(name)
+            } else {
+                display.to_string()
+            });
         }
     }
 
@@ -256,6 +260,15 @@ impl Roster {
 
     fn len(&self) -> usize {
         self.names.len()
+    }
+}
+
+/// `claude` → `Claude`: the display name of an agent nobody named.
+fn capitalized(name: &str) -> String {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 
@@ -274,10 +287,6 @@ fn merge_cluster(
         })
         .collect();
 
-    let representative = choose_representative(members, sources);
-    let rep = sources[representative].finding;
-    let verification = rep.verification.clone();
-
     let ctx = CalibrationContext {
         others_saw_the_code: others_saw_the_code(members, sources, roster, reviews),
         quote_missing: members.iter().all(|&i| {
@@ -289,6 +298,9 @@ fn merge_cluster(
         }),
     };
     let calibration = calibrate::calibrate(&votes, ctx);
+    let representative = choose_representative(members, sources, calibration.severity);
+    let rep = sources[representative].finding;
+    let verification = rep.verification.clone();
 
     // The representative first: it is the source the report shows.
     let mut ordered: Vec<usize> = members.to_vec();
@@ -345,9 +357,10 @@ fn merge_cluster(
 }
 
 /// The member the report shows: the most checkable and most explained one. Grounded before
-/// unverified, with a location and a quote before without, the higher severity, the longer
-/// explanation, and the earlier agent on ties.
-fn choose_representative(members: &[usize], sources: &[Source<'_>]) -> usize {
+/// unverified, then one whose severity is the calibrated one (an outlier's wording tends to
+/// overstate), with a location (a full path before a bare file name) and a quote before without, the longer explanation, and the
+/// earlier agent on ties.
+fn choose_representative(members: &[usize], sources: &[Source<'_>], severity: Severity) -> usize {
     *members
         .iter()
         .max_by_key(|&&i| {
@@ -359,9 +372,10 @@ fn choose_representative(members: &[usize], sources: &[Source<'_>]) -> usize {
             });
             (
                 grounded,
+                f.severity == Some(severity),
                 !f.locations.is_empty(),
+                f.locations.iter().any(|l| l.path.contains('/')),
                 f.code.is_some(),
-                f.severity,
                 f.explanation.len(),
                 std::cmp::Reverse(sources[i].agent),
             )
@@ -492,7 +506,7 @@ fn collect_notes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CodeSnippet, CoverageEntry, Location, Severity, Verdict};
+    use crate::model::{CodeSnippet, CoverageEntry, Location, Verdict};
 
     fn finding(id: &str, title: &str, sev: Severity, loc: &str, code: &str) -> Finding {
         let mut f = Finding::new(id, title);
@@ -561,7 +575,7 @@ mod tests {
         assert_eq!(og.severity, Severity::Important);
         assert_eq!(
             og.calibration.as_deref(),
-            Some("gemini: critical → important (1 of 2 agents rated it important)")
+            Some("Gemini: critical → important (1 of 2 agents rated it important)")
         );
         let leak = &report.findings[1];
         assert_eq!(leak.agents, ["gemini"]);

@@ -50,6 +50,8 @@ pub fn agent_retro(
         }
     }
     let (files_reviewed, coverage_misses) = match review {
+        // Nobody named any file and the change is unknown: nothing to measure against.
+        _ if universe.is_empty() => ("—".to_string(), Vec::new()),
         Some(r) => {
             let c = coverage_of(r, universe);
             (c.files_reviewed(), c.misses)
