@@ -234,3 +234,87 @@ fn no_agent_producing_a_review_exits_1_with_a_report() {
     let md = std::fs::read_to_string(&md_path).unwrap();
     assert!(md.contains("broken"), "{md}");
 }
+
+#[test]
+fn ctrl_c_stops_the_agents_and_exits_130() {
+    let repo = repo();
+    let tools = tempfile::tempdir().unwrap();
+    let xdg = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let pidfile = tools.path().join("agent.pid");
+    let slow = script(
+        tools.path(),
+        "slow.sh",
+        &format!(
+            "cat >/dev/null\necho $$ > {}\nexec sleep 60",
+            pidfile.display()
+        ),
+    );
+    std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
+    std::fs::write(
+        xdg.path().join("deep-review/config.toml"),
+        format!("[agents.slow]\ncommand = \"{}\"\n", slow.display()),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("deep-review"))
+        .current_dir(repo.path())
+        .env("XDG_CONFIG_HOME", xdg.path())
+        .args(["run", "--agents", "slow", "--quiet", "--out"])
+        .arg(out_dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // Wait until the agent runs, then press Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let agent_pid: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("deep-review did not stop after Ctrl-C");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "no report path printed");
+    // The agent's process is gone (ESRCH), its worktree removed, the bundle kept.
+    // (Allow a moment for the orphaned, killed process to be reaped by init.)
+    let gone_by = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while unsafe { libc::kill(agent_pid, 0) } == 0 && std::time::Instant::now() < gone_by {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let alive = unsafe { libc::kill(agent_pid, 0) } == 0;
+    assert!(!alive, "agent process {agent_pid} survived");
+    assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
+    let runs: Vec<_> = std::fs::read_dir(out_dir.path().join(".reviews/runs"))
+        .unwrap()
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let bundle = runs[0].as_ref().unwrap().path();
+    assert!(bundle.join("brief.md").is_file());
+}

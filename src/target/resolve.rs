@@ -318,7 +318,41 @@ fn commits(root: &Path, merge_base: &str, head: &str) -> anyhow::Result<Vec<(Com
 
 #[cfg(test)]
 mod tests {
-    use super::split_target;
+    use super::{repo_name, split_target};
+
+    #[test]
+    fn repo_names_from_remotes_or_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("myrepo");
+        std::fs::create_dir(&root).unwrap();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&root)
+                .args(args)
+                .status();
+            assert!(ok.unwrap().success());
+        };
+        git(&["init", "-q"]);
+        assert_eq!(repo_name(&root), "myrepo");
+        for (url, want) in [
+            (
+                "git@github.com:rancher-sandbox/rancher-desktop-daemon.git",
+                "rancher-sandbox/rancher-desktop-daemon",
+            ),
+            ("https://github.com/o/n/", "o/n"),
+            ("ssh://git@host:22/group/sub/n.git", "sub/n"),
+            ("/srv/git/n.git", "myrepo"),
+        ] {
+            let _ = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&root)
+                .args(["remote", "remove", "origin"])
+                .status();
+            git(&["remote", "add", "origin", url]);
+            assert_eq!(repo_name(&root), want, "{url}");
+        }
+    }
 
     #[test]
     fn target_forms() {
