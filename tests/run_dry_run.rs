@@ -235,3 +235,44 @@ fn bad_input_is_one_sentence_and_exit_2() {
         "{err}"
     );
 }
+
+#[test]
+fn brief_template_from_config_is_relative_to_the_config_file_and_the_flag_wins() {
+    let repo = repo();
+    let xdg = tempfile::tempdir().unwrap();
+    repo.write(
+        ".deep-review/review.j2",
+        "From config: {{ files | length }} files\n",
+    );
+    repo.write(
+        ".deep-review.toml",
+        "brief_template = \".deep-review/review.j2\"\n",
+    );
+    let out = cmd(&repo, xdg.path())
+        .args(["run", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout(&out).starts_with("From config: 2 files\n"),
+        "{}",
+        stdout(&out)
+    );
+
+    let flag = xdg.path().join("flag.j2");
+    std::fs::write(&flag, "From the flag\n").unwrap();
+    let out = cmd(&repo, xdg.path())
+        .args(["run", "--dry-run", "--brief-template"])
+        .arg(&flag)
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).starts_with("From the flag\n"),
+        "{}",
+        stdout(&out)
+    );
+}
