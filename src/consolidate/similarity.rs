@@ -66,7 +66,6 @@ impl FindingProfile {
             locations: finding.locations.clone(),
         }
     }
-
 }
 
 /// Inverse document frequencies over all findings of one consolidation: rare words weigh more.
@@ -396,7 +395,10 @@ fn sorted_overlap(a: &[u32], b: &[u32]) -> f64 {
     if small.is_empty() {
         return 0.0;
     }
-    let shared = small.iter().filter(|x| large.binary_search(x).is_ok()).count();
+    let shared = small
+        .iter()
+        .filter(|x| large.binary_search(x).is_ok())
+        .count();
     shared as f64 / small.len() as f64
 }
 
