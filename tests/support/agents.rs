@@ -328,10 +328,16 @@ pub struct Ran {
 
 /// Runs `cmd` with `stdin` as its standard input; kills it after `limit` (a guard against a
 /// CLI that waits forever, so a broken test fails instead of hanging the suite).
+///
+/// The CLI runs in its own process group and the whole group is killed: `codex` is a Node
+/// wrapper around a native binary, and killing only the wrapper leaves the binary running with
+/// the output pipes open.
 pub fn run_with_stdin(mut cmd: Command, stdin: &str, limit: std::time::Duration) -> Ran {
     use std::io::{Read, Write};
+    use std::os::unix::process::CommandExt;
     use std::process::Stdio;
     let mut child = cmd
+        .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -362,7 +368,7 @@ pub fn run_with_stdin(mut cmd: Command, stdin: &str, limit: std::time::Duration)
         }
         if std::time::Instant::now() >= deadline {
             timed_out = true;
-            let _ = child.kill();
+            kill_group(child.id());
             break child.wait().expect("wait for the killed CLI");
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -373,6 +379,16 @@ pub fn run_with_stdin(mut cmd: Command, stdin: &str, limit: std::time::Duration)
         stdout: out_reader.join().unwrap_or_default(),
         stderr: err_reader.join().unwrap_or_default(),
         timed_out,
+    }
+}
+
+/// Sends SIGKILL to the process group `pgid` (a child started with `process_group(0)`).
+pub fn kill_group(pgid: u32) {
+    if let Ok(pgid) = i32::try_from(pgid) {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
     }
 }
 

@@ -56,7 +56,8 @@ pub enum ToolCall {
     /// Write `content` to `path` (Claude `Write`, Gemini `write_file`; Codex gets a shell
     /// command that writes the file, as it has no plain write tool).
     WriteFile { path: String, content: String },
-    /// Run a shell command (Claude `Bash`, Codex `shell`, Gemini `run_shell_command`).
+    /// Run a shell command (Claude `Bash`, Codex `exec_command` or whichever shell tool it
+    /// offers, Gemini `run_shell_command`).
     Shell { command: String },
 }
 
@@ -395,7 +396,7 @@ fn model_answer(st: &mut State, api: Api, path: &str, body: &str) -> Answer {
         let prompt_tokens = (body.len() / 4) as u64;
         match api {
             Api::Anthropic => anthropic(&script.review, tool, streaming, prompt_tokens),
-            Api::OpenAi => openai(&script.review, tool, streaming, prompt_tokens),
+            Api::OpenAi => openai(&request, &script.review, tool, streaming, prompt_tokens),
             Api::Gemini => gemini(&script.review, tool, streaming, prompt_tokens),
         }
     };
@@ -638,6 +639,7 @@ fn anthropic(
 // ---------------------------------------------------------------- OpenAI Responses
 
 fn openai(
+    request: &Value,
     review: &str,
     tool: Option<&ToolCall>,
     streaming: bool,
@@ -663,10 +665,17 @@ fn openai(
                 }
                 ToolCall::Shell { command } => command.clone(),
             };
+            // Codex names its shell tool differently across versions: use the one it offers.
+            let (name, arguments) = if offers_tool(request, "exec_command") {
+                ("exec_command", json!({"cmd": script}))
+            } else if offers_tool(request, "shell_command") {
+                ("shell_command", json!({"command": script}))
+            } else {
+                ("shell", json!({"command": ["bash", "-lc", script]}))
+            };
             json!({
                 "type": "function_call", "id": "fc_fake", "call_id": "call_fake",
-                "name": "shell", "status": "completed",
-                "arguments": json!({"command": ["bash", "-lc", script]}).to_string(),
+                "name": name, "status": "completed", "arguments": arguments.to_string(),
             })
         }
         None => json!({
@@ -720,6 +729,13 @@ fn openai(
         &json!({"type": "response.completed", "response": response("completed", json!([item]))}),
     );
     sse_response(out)
+}
+
+/// Whether a Responses request lists a function tool called `name`.
+fn offers_tool(request: &Value, name: &str) -> bool {
+    request["tools"]
+        .as_array()
+        .is_some_and(|tools| tools.iter().any(|t| t["name"] == name))
 }
 
 fn shell_quote(s: &str) -> String {
