@@ -6,3 +6,4 @@
 pub mod agents;
 pub mod fake_model;
 pub mod git;
+pub mod run;
