@@ -313,11 +313,19 @@ async fn handle(
         Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
         Err(_) => String::new(),
     };
-    let api = model_api(&method, &path);
+    let mut api = model_api(&method, &path);
+    // Side calls that want JSON back (Gemini's routing or next-speaker checks) get a JSON stub
+    // and do not count against the script.
+    let side_call =
+        api == Some(Api::Gemini) && wants_json(&serde_json::from_str(&body).unwrap_or(Value::Null));
+    if side_call {
+        api = None;
+    }
     let answer = {
         let mut st = lock(&state);
         let answer = match api {
             Some(api) => model_answer(&mut st, api, &path, &body),
+            None if side_call => Answer::Now(gemini_json_stub(&path)),
             None => Answer::Now(other_answer(&method, &path, &body)),
         };
         let status = match &answer {
@@ -365,11 +373,6 @@ fn model_api(method: &Method, path: &str) -> Option<Api> {
 fn model_answer(st: &mut State, api: Api, path: &str, body: &str) -> Answer {
     let script = st.scripts.get(&api).cloned().unwrap_or_default();
     let request: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-    // Side calls that want JSON back (Gemini's routing or next-speaker checks) are answered with
-    // a JSON stub and do not count against the script.
-    if api == Api::Gemini && wants_json(&request) {
-        return Answer::Now(gemini_json_stub(path));
-    }
     let n = st.model_requests.entry(api).or_insert(0);
     let index = *n;
     *n += 1;
