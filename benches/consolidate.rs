@@ -25,7 +25,9 @@ fn word(seed: usize) -> &'static str {
 
 fn review_text(agent: usize, n: usize) -> String {
     let defects = (n * 3 / 4).max(1);
-    let mut out = String::from("## Executive Summary\n\nGenerated review.\n\n## Findings\n\n### Important Issues\n\n");
+    let mut out = String::from(
+        "## Executive Summary\n\nGenerated review.\n\n## Findings\n\n### Important Issues\n\n",
+    );
     for j in 0..n {
         let d = (j + agent * 7) % defects;
         let (a, b, c) = (word(d), word(d + 101), word(d + 977));

@@ -246,11 +246,21 @@ fn agent_asked_to_write_is_denied_and_nothing_changes() {
         );
         assert_holds_finding(&fx, &out, &report, title);
     }
-    let lower = report.to_lowercase();
-    assert!(
-        !lower.contains("changed the worktree") && !lower.contains("modified the worktree"),
-        "the report says an agent changed its worktree, but every write was denied\n{report}"
-    );
+    // Each agent's worktree was checked after its run and found unchanged (the run bundle's
+    // meta.json keeps what the check found).
+    let metas = fx.agent_metas();
+    for agent in ["claude", "codex", "gemini"] {
+        let meta = metas
+            .iter()
+            .find(|(name, _)| name == agent)
+            .map(|(_, m)| m)
+            .unwrap_or_else(|| panic!("no meta.json for {agent} in the run bundle: {metas:?}"));
+        assert_eq!(
+            meta["worktree_changes"],
+            serde_json::json!([]),
+            "{agent} changed its worktree although every write was to be denied"
+        );
+    }
     fx.assert_checkout_untouched();
     assert_eq!(
         fx.linked_worktrees(),
@@ -286,6 +296,11 @@ fn sigint_mid_run_leaves_no_agent_and_no_worktree() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let worktrees = fx.linked_worktrees();
+    assert_eq!(
+        worktrees.len(),
+        3,
+        "expected one worktree per agent while they run: {worktrees:?}"
+    );
     let agents_running = fx.leftover_processes();
     assert!(
         agents_running.len() > 1,
@@ -358,5 +373,61 @@ fn malformed_stream_fails_one_agent_and_the_others_stand() {
     assert!(
         names_codex_failed,
         "the report does not say Codex failed\n{report}"
+    );
+}
+
+/// An agent that does write into its worktree (a custom agent: a script that writes a file,
+/// then prints its review) is caught by the after-run check, and the report says so; the
+/// user's checkout is untouched. Needs no agent CLI.
+#[test]
+fn agent_that_changes_its_worktree_is_named_in_the_report() {
+    let fx = RunFixture::new();
+    let script = fx.home.path().join("scribbler.sh");
+    let review = support::run::review(
+        "Parser panics on malformed input",
+        "src/parse.rs:4",
+        "important",
+        "`unwrap()` on user-supplied text aborts the process.",
+    );
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\necho scribbled > scribble.txt\ncat <<'REVIEW'\n{review}REVIEW\n"
+        ),
+    )
+    .expect("write the agent script");
+    let mut perms = std::fs::metadata(&script).expect("script").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).expect("chmod the agent script");
+    fx.config(&format!(
+        "[agents.scribbler]\ncommand = \"{}\"\ndisplay = \"Scribbler\"\n",
+        script.display()
+    ));
+    let out = fx.run(&["run", "main..feature", "--agents", "scribbler"], LIMIT);
+    let report = finished_report(&fx, &out);
+    assert_holds_finding(&fx, &out, &report, "Parser panics on malformed input");
+    let metas = fx.agent_metas();
+    assert!(
+        metas.iter().any(|(name, meta)| name == "scribbler"
+            && meta["worktree_changes"]
+                .to_string()
+                .contains("scribble.txt")),
+        "the after-run check did not see scribble.txt: {metas:?}\n{}",
+        fx.context(&out)
+    );
+    let says_so = consolidated_part(&report).lines().any(|line| {
+        let l = line.to_lowercase();
+        l.contains("scribble.txt") || (l.contains("scribbler") && l.contains("worktree"))
+    });
+    assert!(
+        says_so,
+        "the report does not say that Scribbler changed its worktree (scribble.txt)\n{report}"
+    );
+    fx.assert_checkout_untouched();
+    assert!(!fx.path().join("scribble.txt").exists());
+    assert_eq!(
+        fx.linked_worktrees(),
+        Vec::<std::path::PathBuf>::new(),
+        "worktrees left behind"
     );
 }

@@ -33,6 +33,13 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
 }
 
+/// `src/parse.rs` as the second commit of [`two_commit_branch`] adds it: `parse` unwraps on
+/// line 4, `parse_list` filters on line 20 (far enough apart for findings on each to stay apart).
+pub const PARSE_RS: &str = "//! Number parsing.\n\npub fn parse(s: &str) -> i32 {\n    s.trim().parse().unwrap()\n}\n\n\
+/// Parses a comma-separated list.\n///\n/// Empty items are skipped.\n///\n/// Example: `1, 2,,3`.\n///\n\
+/// The items are trimmed first.\n///\n/// Nothing else is accepted.\n///\n/// (Kept short on purpose.)\n\
+#[allow(dead_code)]\npub fn parse_list(s: &str) -> Vec<i32> {\n    s.split(',').filter(|p| !p.is_empty()).map(parse).collect()\n}\n";
+
 /// A fresh repository in `dir`: `main` with one commit, and a branch `feature` with two more
 /// commits that change `src/lib.rs` and add `src/parse.rs`. `feature` is checked out.
 pub fn two_commit_branch(dir: &Path) {
@@ -53,11 +60,7 @@ pub fn two_commit_branch(dir: &Path) {
     )
     .expect("write src/lib.rs");
     git(dir, &["commit", "-q", "-am", "Use wrapping addition"]);
-    std::fs::write(
-        dir.join("src/parse.rs"),
-        "pub fn parse(s: &str) -> i32 {\n    s.trim().parse().unwrap()\n}\n",
-    )
-    .expect("write src/parse.rs");
+    std::fs::write(dir.join("src/parse.rs"), PARSE_RS).expect("write src/parse.rs");
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", "Add a number parser"]);
 }

@@ -146,6 +146,27 @@ impl RunFixture {
         std::fs::read_to_string(&reports[0]).expect("read the report")
     }
 
+    /// `(agent, meta.json)` of every agent in every run bundle under `.reviews/runs/`.
+    pub fn agent_metas(&self) -> Vec<(String, Value)> {
+        let mut metas = Vec::new();
+        let runs = self.path().join(".reviews/runs");
+        for run in std::fs::read_dir(runs).into_iter().flatten().flatten() {
+            for agent in std::fs::read_dir(run.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let meta = agent.path().join("meta.json");
+                let Ok(text) = std::fs::read_to_string(&meta) else {
+                    continue;
+                };
+                let value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                metas.push((agent.file_name().to_string_lossy().into_owned(), value));
+            }
+        }
+        metas
+    }
+
     /// Processes still running with this fixture's tag: agents (or their children) left behind.
     pub fn leftover_processes(&self) -> Vec<String> {
         processes_with_env("DEEP_REVIEW_TEST_TAG", &self.tag)
@@ -297,9 +318,8 @@ fn walk<'a>(value: &'a Value, out: &mut Vec<&'a Value>) {
     }
 }
 
-/// A distinct raw review per agent, in the layout of the reference reports, so that each
-/// agent's finding can be told apart in the consolidated report.
-pub fn review(title: &str, location: &str, severity: &str) -> String {
+/// A raw review in the layout of the reference reports with one finding.
+pub fn review(title: &str, location: &str, severity: &str, body: &str) -> String {
     let heading = match severity {
         "critical" => "Critical Issues",
         "important" => "Important Issues",
@@ -308,13 +328,13 @@ pub fn review(title: &str, location: &str, severity: &str) -> String {
     format!(
         "## Executive Summary\n\nThe branch adds a number parser and switches addition to \
          wrapping arithmetic.\n\n## Findings\n\n### {heading}\n\n\
-         1. **{title}** — `{location}` ({severity}, regression)\n\n   \
-         Found by reading the diff; verified against the code.\n\n\
+         1. **{title}** — `{location}` ({severity}, regression)\n\n   {body}\n\n\
          ## Verdict\n\nMerge with fixes\n"
     )
 }
 
-/// The three scripted reviews: one finding each, on different lines, with different titles.
+/// The three scripted reviews: one finding each, on different code, with different titles and
+/// words, so that consolidation keeps them apart.
 pub fn three_reviews() -> [(Api, &'static str, String); 3] {
     [
         (
@@ -322,8 +342,9 @@ pub fn three_reviews() -> [(Api, &'static str, String); 3] {
             "Parser panics on malformed input",
             review(
                 "Parser panics on malformed input",
-                "src/parse.rs:2",
+                "src/parse.rs:4",
                 "important",
+                "`unwrap()` on user-supplied text aborts the process; return a `Result` instead.",
             ),
         ),
         (
@@ -333,15 +354,19 @@ pub fn three_reviews() -> [(Api, &'static str, String); 3] {
                 "Wrapping addition hides overflow",
                 "src/lib.rs:4",
                 "important",
+                "`wrapping_add` turns an overflow into a silently wrong sum where `checked_add` \
+                 would report it.",
             ),
         ),
         (
             Api::Gemini,
-            "The new parser has no tests",
+            "Whitespace-only list items are not skipped",
             review(
-                "The new parser has no tests",
-                "src/parse.rs:1",
+                "Whitespace-only list items are not skipped",
+                "src/parse.rs:20",
                 "suggestion",
+                "`parse_list` filters empty items before trimming, so `\"1, ,2\"` still reaches \
+                 `parse` with a blank item.",
             ),
         ),
     ]
