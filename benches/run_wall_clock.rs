@@ -66,8 +66,20 @@ fn one_run(delay: Duration) -> Result<(f64, f64, Option<f64>), String> {
         .filter_map(|e| e.get("duration_s").and_then(serde_json::Value::as_f64))
         .fold(None, |m: Option<f64>, d| Some(m.map_or(d, |m| m.max(d))))
         .ok_or("the JSON report has no per-agent duration_s")?;
-    let own = json.get("wall_clock_s").and_then(serde_json::Value::as_f64);
+    let own = find_number(&json, "wall_clock_s");
     Ok((wall, slowest, own))
+}
+
+/// The first number under `key` at any depth (`meta.wall_clock_s` in the JSON report).
+fn find_number(value: &serde_json::Value, key: &str) -> Option<f64> {
+    match value {
+        serde_json::Value::Object(map) => map
+            .get(key)
+            .and_then(serde_json::Value::as_f64)
+            .or_else(|| map.values().find_map(|v| find_number(v, key))),
+        serde_json::Value::Array(items) => items.iter().find_map(|v| find_number(v, key)),
+        _ => None,
+    }
 }
 
 /// The three CLIs run directly and at once against a model that waits `delay`: the slowest.
