@@ -338,6 +338,13 @@ fn sigint_mid_run_leaves_no_agent_and_no_worktree() {
     );
     for dir in &worktrees {
         assert!(!dir.exists(), "worktree {} is still on disk", dir.display());
+        // The temporary folder that held the worktrees goes too.
+        if let Some(parent) = dir.parent().filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("deep-review-"))
+        }) {
+            assert!(!parent.exists(), "{} is still on disk", parent.display());
+        }
     }
     fx.assert_checkout_untouched();
 }
