@@ -270,3 +270,64 @@ fn codex_fails_on_a_malformed_stream() {
 fn gemini_fails_on_a_malformed_stream() {
     fails_on_a_malformed_stream(Api::Gemini);
 }
+
+/// The pinned version of one CLI in scripts/install-agent-clis.sh (`NAME_VERSION="x.y.z"`).
+fn pinned_version(variable: &str) -> String {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/install-agent-clis.sh");
+    let text = std::fs::read_to_string(&script).expect("read scripts/install-agent-clis.sh");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{variable}=\"")))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("{variable} is not pinned in {}", script.display()))
+        .to_owned()
+}
+
+/// `deep-review agents` finds the three installed CLIs, at the versions the install script pins
+/// (the versions this suite was checked with).
+#[test]
+fn agents_command_lists_the_installed_clis_at_the_pinned_versions() {
+    let Some(paths) = support::agents::require_all("e2e_cli_smoke::agents") else {
+        return;
+    };
+    let bin_dirs: Vec<_> = paths.iter().filter_map(|p| p.parent()).collect();
+    let path = std::env::join_paths(bin_dirs.iter().chain([
+        &std::path::Path::new("/usr/bin"),
+        &std::path::Path::new("/bin"),
+    ]))
+    .expect("PATH");
+    let out = std::process::Command::new(support::run::BIN)
+        .args(["agents", "--json"])
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", std::env::temp_dir())
+        .output()
+        .expect("run deep-review agents");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "deep-review agents failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let found: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    for (agent, variable) in [
+        ("claude", "CLAUDE_CODE_VERSION"),
+        ("codex", "CODEX_VERSION"),
+        ("gemini", "GEMINI_CLI_VERSION"),
+    ] {
+        let entry = found
+            .iter()
+            .find(|e| e["agent"] == agent)
+            .unwrap_or_else(|| panic!("{agent} not listed: {stdout}"));
+        assert_eq!(entry["status"], "found", "{entry}");
+        let version = entry["version"].as_str().unwrap_or_default();
+        let pinned = pinned_version(variable);
+        assert!(
+            version.contains(&pinned),
+            "{agent} is {version}, the install script pins {pinned}: run scripts/install-agent-clis.sh"
+        );
+    }
+}
