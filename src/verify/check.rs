@@ -1,0 +1,553 @@
+//! One finding checked against the code: path, lines, quote, symbols, pre-existing.
+
+use std::collections::{BTreeSet, HashSet};
+use std::rc::Rc;
+
+use anyhow::Result;
+
+use super::git;
+use super::history;
+use super::quote::{FileText, Quote};
+use super::source::{Content, Resolution, Resolved, Side, Source};
+use super::symbols::{self, Symbol, contains_word};
+use crate::model::{Category, Finding, Location, Verification, VerificationStatus};
+use crate::target::diff::ChangeKind;
+
+/// How many files a quote-only finding's fallback search may look at.
+const GREP_LIMIT: usize = 20;
+
+/// A line the change added, for telling whether the change calls or copies untouched code.
+struct AddedLine {
+    path: String,
+    line: u32,
+    text: String,
+    folded: String,
+}
+
+/// Checks findings one by one against a [`Source`], sharing what it learns across findings:
+/// file contents, the words present in the repository, the change's added lines.
+pub struct Checker {
+    pub src: Source,
+    /// Whole words present at head, for the symbol check; `None` when the check could not run.
+    present: Option<HashSet<String>>,
+    added: Option<Vec<AddedLine>>,
+}
+
+/// A cited location that resolved to a file, with the lines the reviewer gave.
+struct Target {
+    index: usize,
+    side: Side,
+    path: String,
+    content: Rc<Content>,
+}
+
+/// Where the quote was found.
+struct Found {
+    index: usize,
+    path: String,
+    span: (u32, u32),
+}
+
+impl Checker {
+    pub fn new(src: Source) -> Self {
+        Checker {
+            src,
+            present: None,
+            added: None,
+        }
+    }
+
+    /// Looks up, in one `git grep`, every identifier part the findings name; returns a note
+    /// when the lookup failed (symbols then go unreported rather than all reported missing).
+    pub fn load_symbols<'a>(&mut self, findings: impl Iterator<Item = &'a Finding>) -> Option<String> {
+        let mut words = BTreeSet::new();
+        for f in findings {
+            for sym in self.candidate_symbols(f) {
+                words.extend(sym.parts);
+            }
+        }
+        match git::words_present(&self.src.repo, &self.src.head, &words) {
+            Ok(found) => {
+                self.present = Some(found);
+                None
+            }
+            Err(e) => Some(format!("symbols not checked: {e:#}")),
+        }
+    }
+
+    /// The backticked identifiers of a finding's title and explanation that are worth looking
+    /// up: not file names, and not names its proposed fix introduces.
+    fn candidate_symbols(&self, f: &Finding) -> Vec<Symbol> {
+        let text = format!("{}\n{}", f.title, f.explanation);
+        let fix = format!(
+            "{}\n{}",
+            f.fix.as_deref().unwrap_or(""),
+            f.fix_diff.as_deref().unwrap_or("")
+        );
+        symbols::extract(&text)
+            .into_iter()
+            .filter(|s| !self.src.is_file_name(&s.written))
+            .filter(|s| !s.parts.iter().all(|p| contains_word(&fix, p)))
+            .collect()
+    }
+
+    fn missing_symbols(&self, f: &Finding) -> Vec<String> {
+        let Some(present) = &self.present else {
+            return Vec::new();
+        };
+        self.candidate_symbols(f)
+            .into_iter()
+            .filter(|s| s.parts.iter().any(|p| !present.contains(p)))
+            .map(|s| s.written)
+            .collect()
+    }
+
+    /// Checks one finding, rewriting its locations where the check corrected them.
+    pub fn check(&mut self, f: &mut Finding) -> Result<Verification> {
+        let mut notes: Vec<String> = Vec::new();
+        let symbols_missing = self.missing_symbols(f);
+        let symbol_note = (!symbols_missing.is_empty()).then(|| {
+            let names: Vec<String> = symbols_missing.iter().map(|s| format!("`{s}`")).collect();
+            format!("not found in the repository at head: {}", names.join(", "))
+        });
+        let quote = f.code.as_ref().and_then(|c| Quote::parse(&c.code));
+
+        if f.locations.is_empty() && quote.is_none() {
+            let mut v = Verification::unchecked("no location or quoted code to check");
+            if let Some(n) = symbol_note {
+                v.note = Some(format!("no location or quoted code to check; {n}"));
+            }
+            v.symbols_missing = symbols_missing;
+            return Ok(v);
+        }
+
+        // 1. Paths.
+        let mut targets: Vec<Target> = Vec::new();
+        let mut unresolved: Vec<usize> = Vec::new();
+        for index in 0..f.locations.len() {
+            let Resolution { resolved, note } = self.src.resolve(&f.locations[index].path);
+            let (side, path) = match resolved {
+                Resolved::Head(path) => (Side::Head, path),
+                Resolved::Deleted(path) => (Side::Base, path),
+                Resolved::Ambiguous(paths) => {
+                    // A quote can tell which of the files is meant.
+                    match self.file_holding_quote(quote.as_ref(), &paths)? {
+                        Some(path) => {
+                            notes.push(format!(
+                                "{} resolved to {path} by the quoted code",
+                                f.locations[index].path
+                            ));
+                            (Side::Head, path)
+                        }
+                        None => {
+                            notes.extend(note);
+                            unresolved.push(index);
+                            continue;
+                        }
+                    }
+                }
+                Resolved::Missing => {
+                    notes.extend(note);
+                    unresolved.push(index);
+                    continue;
+                }
+            };
+            notes.extend(note);
+            let content = self.src.content(side, &path)?;
+            f.locations[index].path = path.clone();
+            targets.push(Target {
+                index,
+                side,
+                path,
+                content,
+            });
+        }
+
+        // 2. Lines.
+        let mut lines_ok = true;
+        let mut binary = false;
+        for t in &targets {
+            let loc = &f.locations[t.index];
+            match &*t.content {
+                Content::Text(ft) => {
+                    if let Some(start) = loc.start {
+                        let end = loc.end_line().unwrap_or(start);
+                        if start == 0 || end < start || end > ft.line_count() {
+                            lines_ok = false;
+                            notes.push(format!(
+                                "lines {} do not exist in {} ({} lines)",
+                                line_range(start, end),
+                                t.path,
+                                ft.line_count()
+                            ));
+                        }
+                    }
+                }
+                Content::Binary | Content::Missing => {
+                    binary = true;
+                    if loc.start.is_some() {
+                        lines_ok = false;
+                    }
+                }
+            }
+        }
+        if !unresolved.is_empty() {
+            lines_ok = false;
+        }
+
+        // 3. Quote.
+        let mut quote_ok: Option<bool> = None;
+        let mut found: Option<Found> = None;
+        let mut grounded_in_place = false;
+        if let Some(q) = &quote {
+            let text_targets: Vec<&Target> = targets
+                .iter()
+                .filter(|t| matches!(&*t.content, Content::Text(_)))
+                .collect();
+            let mut relocation: Option<Found> = None;
+            for t in &text_targets {
+                let Content::Text(ft) = &*t.content else { continue };
+                let spans = q.find_in(ft);
+                if spans.is_empty() {
+                    continue;
+                }
+                let loc = &f.locations[t.index];
+                match loc.start {
+                    None => {
+                        found.get_or_insert(Found {
+                            index: t.index,
+                            path: t.path.clone(),
+                            span: spans[0],
+                        });
+                        grounded_in_place = true;
+                    }
+                    Some(start) => {
+                        let end = loc.end_line().unwrap_or(start);
+                        if let Some(span) = spans.iter().find(|(s, e)| *s <= end && *e >= start) {
+                            found = Some(Found {
+                                index: t.index,
+                                path: t.path.clone(),
+                                span: *span,
+                            });
+                            grounded_in_place = true;
+                        } else if relocation.is_none() {
+                            let nearest = spans
+                                .iter()
+                                .min_by_key(|(s, _)| s.abs_diff(start))
+                                .copied()
+                                .unwrap_or(spans[0]);
+                            relocation = Some(Found {
+                                index: t.index,
+                                path: t.path.clone(),
+                                span: nearest,
+                            });
+                        }
+                    }
+                }
+                if grounded_in_place && loc.start.is_some() {
+                    break;
+                }
+            }
+            if found.is_none() {
+                found = relocation;
+            }
+            if found.is_some() {
+                quote_ok = Some(true);
+            } else if !text_targets.is_empty() || targets.is_empty() {
+                // Not in the cited files. When no cited file could be read, look for it in
+                // the change (and then the whole tree) to find where the finding belongs.
+                if targets.is_empty() {
+                    found = self.search_quote(q)?;
+                    if let Some(fd) = &found {
+                        let loc = Location::new(fd.path.clone(), Some(fd.span.0), Some(fd.span.1));
+                        let what = if f.locations.is_empty() {
+                            "location from the quoted code"
+                        } else {
+                            "quoted code found"
+                        };
+                        notes.push(format!("{what}: {loc}"));
+                        match unresolved.first() {
+                            Some(&i) => f.locations[i] = loc,
+                            None => f.locations.push(loc),
+                        }
+                    }
+                }
+                quote_ok = Some(found.is_some());
+                if found.is_none() {
+                    let place = match text_targets.first() {
+                        Some(t) if t.side == Side::Base => format!("in {} at the merge-base", t.path),
+                        Some(t) => format!("in {} at head", t.path),
+                        None if self.src.changed.is_empty() => "in the repository at head".to_string(),
+                        None => "in the changed files at head".to_string(),
+                    };
+                    notes.push(format!("quoted code not found {place}"));
+                }
+            } else if binary {
+                notes.push(format!(
+                    "binary file: quoted code not checked in {}",
+                    targets.first().map(|t| t.path.as_str()).unwrap_or("")
+                ));
+            }
+        } else if binary && targets.iter().any(|t| f.locations[t.index].start.is_some()) {
+            notes.push("binary file: lines not checked".to_string());
+        }
+
+        // Correct the location to where the quote is.
+        let mut relocated = false;
+        if let Some(fd) = &found {
+            let loc = &mut f.locations[fd.index];
+            if loc.path != fd.path {
+                loc.path = fd.path.clone();
+            }
+            match loc.start {
+                Some(start) if !grounded_in_place => {
+                    let old = line_range(start, loc.end_line().unwrap_or(start));
+                    notes.push(format!(
+                        "lines corrected {old} → {}",
+                        line_range(fd.span.0, fd.span.1)
+                    ));
+                    relocated = true;
+                    loc.start = Some(fd.span.0);
+                    loc.end = Some(fd.span.1);
+                }
+                None => {
+                    loc.start = Some(fd.span.0);
+                    loc.end = Some(fd.span.1);
+                }
+                Some(_) => {}
+            }
+        }
+
+        let path_ok = unresolved.is_empty() && (!targets.is_empty() || found.is_some());
+        let status = match quote_ok {
+            Some(true) if relocated => VerificationStatus::Relocated,
+            Some(true) => VerificationStatus::Grounded,
+            Some(false) => VerificationStatus::Ungrounded,
+            None if !path_ok => VerificationStatus::Ungrounded,
+            None if binary && (quote.is_some() || !lines_ok) => VerificationStatus::Unchecked,
+            None if !lines_ok => VerificationStatus::Ungrounded,
+            None => VerificationStatus::Grounded,
+        };
+
+        // 4. Pre-existing, and whether the location is in the change at all.
+        let mut pre_existing = false;
+        if matches!(status, VerificationStatus::Grounded | VerificationStatus::Relocated)
+            && f.category == Some(Category::Regression)
+            && self.src.base.is_some()
+        {
+            let span = match &found {
+                Some(fd) => Some((fd.path.clone(), fd.span)),
+                None => targets
+                    .iter()
+                    .filter(|t| t.side == Side::Head && matches!(&*t.content, Content::Text(_)))
+                    .find_map(|t| {
+                        let loc = &f.locations[t.index];
+                        loc.start.map(|s| (t.path.clone(), (s, loc.end_line().unwrap_or(s))))
+                    }),
+            };
+            let on_head = found
+                .as_ref()
+                .map(|fd| targets.iter().any(|t| t.index == fd.index && t.side == Side::Head))
+                .unwrap_or(true);
+            if let Some((path, (start, end))) = span
+                && on_head
+                && let Some(note) = self.pre_existing(&path, start, end, &mut pre_existing)?
+            {
+                notes.push(note);
+            }
+        }
+        let outside_change = self.src.base.is_some()
+            && f.locations.iter().any(|l| self.src.exists_at_head(&l.path))
+            && !f.locations.iter().any(|l| {
+                self.src
+                    .changed
+                    .iter()
+                    .any(|c| c.path == l.path || c.old_path.as_deref() == Some(l.path.as_str()))
+            });
+
+        notes.extend(symbol_note);
+        Ok(Verification {
+            status,
+            path_ok,
+            lines_ok,
+            quote_ok,
+            symbols_missing,
+            pre_existing,
+            outside_change,
+            note: (!notes.is_empty()).then(|| notes.join("; ")),
+        })
+    }
+
+    /// The one file of `paths` that holds the quote, if exactly one does.
+    fn file_holding_quote(&mut self, quote: Option<&Quote>, paths: &[String]) -> Result<Option<String>> {
+        let Some(q) = quote else { return Ok(None) };
+        let mut holding = Vec::new();
+        for p in paths {
+            if let Content::Text(ft) = &*self.src.content(Side::Head, p)?
+                && !q.find_in(ft).is_empty()
+            {
+                holding.push(p.clone());
+            }
+        }
+        Ok(if holding.len() == 1 { holding.pop() } else { None })
+    }
+
+    /// Looks for a quote whose cited file could not be found: in the changed files first, then
+    /// in the files of the tree that hold its longest line.
+    fn search_quote(&mut self, q: &Quote) -> Result<Option<Found>> {
+        let changed: Vec<String> = self
+            .src
+            .changed
+            .iter()
+            .filter(|c| c.kind != ChangeKind::Deleted && !c.binary && !c.submodule)
+            .map(|c| c.path.clone())
+            .collect();
+        for path in changed {
+            if let Content::Text(ft) = &*self.src.content(Side::Head, &path)?
+                && let Some(span) = q.find_in(ft).first()
+            {
+                return Ok(Some(Found {
+                    index: 0,
+                    path,
+                    span: *span,
+                }));
+            }
+        }
+        let Some(needle) = q.longest_line() else {
+            return Ok(None);
+        };
+        let head = self.src.head.clone();
+        let Ok(paths) = git::files_containing(&self.src.repo, &head, needle, GREP_LIMIT) else {
+            return Ok(None);
+        };
+        for path in paths {
+            if let Content::Text(ft) = &*self.src.content(Side::Head, &path)?
+                && let Some(span) = q.find_in(ft).first()
+            {
+                return Ok(Some(Found {
+                    index: 0,
+                    path,
+                    span: *span,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Decides whether head lines `start..=end` of `path` predate the change. Sets `*pre` and
+    /// returns the note to show, or `None` when there is nothing to say (the lines are new).
+    fn pre_existing(&mut self, path: &str, start: u32, end: u32, pre: &mut bool) -> Result<Option<String>> {
+        let Content::Text(head) = &*self.src.content(Side::Head, path)? else {
+            return Ok(None);
+        };
+        let changed = self.src.changed_file(path).cloned();
+        let untouched = match &changed {
+            None => true,
+            Some(c) if c.binary || c.submodule => return Ok(None),
+            Some(c) if matches!(c.kind, ChangeKind::Added | ChangeKind::Copied) => false,
+            Some(c) => {
+                if history::touched(&c.hunks, start, end) {
+                    false
+                } else {
+                    let base_path = c.old_path.clone().unwrap_or_else(|| c.path.clone());
+                    match &*self.src.content(Side::Base, &base_path)? {
+                        Content::Text(base) => same_at_base(head, base, &c.hunks, start, end),
+                        _ => false,
+                    }
+                }
+            }
+        };
+        if !untouched {
+            return Ok(None);
+        }
+        let lines = line_range(start, end);
+        let span: Vec<String> = head.lines[(start as usize - 1)..(end as usize).min(head.lines.len())].to_vec();
+        if let Some(reason) = self.change_uses(&span)? {
+            return Ok(Some(format!(
+                "kept as a regression: lines {lines} predate the change, but {reason}"
+            )));
+        }
+        *pre = true;
+        Ok(Some(format!("pre-existing: lines {lines} are unchanged since the merge-base")))
+    }
+
+    /// Whether the change's added lines call a name the span defines, or copy the span.
+    fn change_uses(&mut self, span: &[String]) -> Result<Option<String>> {
+        let names = history::defined_names(span);
+        let folded: Vec<String> = span
+            .iter()
+            .map(|l| super::quote::fold(l))
+            .filter(|l| l.len() >= 12)
+            .collect();
+        let added = self.added_lines()?;
+        for name in &names {
+            if let Some(a) = added.iter().find(|a| contains_word(&a.text, name)) {
+                return Ok(Some(format!(
+                    "the change calls `{name}` at {}:{}",
+                    a.path, a.line
+                )));
+            }
+        }
+        if !folded.is_empty() {
+            let first = added.iter().find(|a| a.folded == folded[0]);
+            let all: HashSet<&str> = added.iter().map(|a| a.folded.as_str()).collect();
+            if let Some(a) = first
+                && folded.iter().all(|l| all.contains(l.as_str()))
+            {
+                return Ok(Some(format!("the change copies this code at {}:{}", a.path, a.line)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Every line the change added, read once from the changed text files at head.
+    fn added_lines(&mut self) -> Result<&[AddedLine]> {
+        if self.added.is_none() {
+            let mut added = Vec::new();
+            let changed: Vec<_> = self
+                .src
+                .changed
+                .iter()
+                .filter(|c| c.kind != ChangeKind::Deleted && !c.binary && !c.submodule)
+                .cloned()
+                .collect();
+            for c in changed {
+                let content = self.src.content(Side::Head, &c.path)?;
+                let Content::Text(ft) = &*content else { continue };
+                for (s, e) in history::added_ranges(&c.hunks) {
+                    for line in s..=e.min(ft.line_count()) {
+                        let i = line as usize - 1;
+                        added.push(AddedLine {
+                            path: c.path.clone(),
+                            line,
+                            text: ft.lines[i].clone(),
+                            folded: ft.folded[i].clone(),
+                        });
+                    }
+                }
+            }
+            self.added = Some(added);
+        }
+        Ok(self.added.as_deref().unwrap_or(&[]))
+    }
+}
+
+/// Whether head lines `start..=end` read the same at their merge-base lines.
+fn same_at_base(head: &FileText, base: &FileText, hunks: &[crate::target::diff::Hunk], start: u32, end: u32) -> bool {
+    (start..=end).all(|h| {
+        let b = history::base_line(hunks, h);
+        match (head.folded.get(h as usize - 1), (b >= 1).then(|| base.folded.get(b as usize - 1)).flatten()) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        }
+    })
+}
+
+/// `193` or `193-196`.
+fn line_range(start: u32, end: u32) -> String {
+    if end == start {
+        start.to_string()
+    } else {
+        format!("{start}-{end}")
+    }
+}
