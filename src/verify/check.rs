@@ -59,7 +59,10 @@ impl Checker {
 
     /// Looks up, in one `git grep`, every identifier part the findings name; returns a note
     /// when the lookup failed (symbols then go unreported rather than all reported missing).
-    pub fn load_symbols<'a>(&mut self, findings: impl Iterator<Item = &'a Finding>) -> Option<String> {
+    pub fn load_symbols<'a>(
+        &mut self,
+        findings: impl Iterator<Item = &'a Finding>,
+    ) -> Option<String> {
         let mut words = BTreeSet::new();
         for f in findings {
             for sym in self.candidate_symbols(f) {
@@ -137,7 +140,15 @@ impl Checker {
                                 "{} resolved to {path} by the quoted code",
                                 f.locations[index].path
                             ));
-                            (Side::Head, path)
+                            let content = self.src.content(Side::Head, &path)?;
+                            f.locations[index].path = path.clone();
+                            targets.push(Target {
+                                index,
+                                side: Side::Head,
+                                path,
+                                content,
+                            });
+                            continue;
                         }
                         None => {
                             notes.extend(note);
@@ -199,6 +210,7 @@ impl Checker {
         let mut quote_ok: Option<bool> = None;
         let mut found: Option<Found> = None;
         let mut grounded_in_place = false;
+        let mut relocated = false;
         if let Some(q) = &quote {
             let text_targets: Vec<&Target> = targets
                 .iter()
@@ -206,7 +218,9 @@ impl Checker {
                 .collect();
             let mut relocation: Option<Found> = None;
             for t in &text_targets {
-                let Content::Text(ft) = &*t.content else { continue };
+                let Content::Text(ft) = &*t.content else {
+                    continue;
+                };
                 let spans = q.find_in(ft);
                 if spans.is_empty() {
                     continue;
@@ -258,26 +272,35 @@ impl Checker {
                 // the change (and then the whole tree) to find where the finding belongs.
                 if targets.is_empty() {
                     found = self.search_quote(q)?;
-                    if let Some(fd) = &found {
+                    if let Some(fd) = &mut found {
                         let loc = Location::new(fd.path.clone(), Some(fd.span.0), Some(fd.span.1));
-                        let what = if f.locations.is_empty() {
-                            "location from the quoted code"
-                        } else {
-                            "quoted code found"
-                        };
-                        notes.push(format!("{what}: {loc}"));
                         match unresolved.first() {
-                            Some(&i) => f.locations[i] = loc,
-                            None => f.locations.push(loc),
+                            Some(&i) => {
+                                notes
+                                    .push(format!("location corrected {} → {loc}", f.locations[i]));
+                                f.locations[i] = loc;
+                                fd.index = i;
+                                relocated = true;
+                            }
+                            None => {
+                                notes.push(format!("location from the quoted code: {loc}"));
+                                fd.index = f.locations.len();
+                                f.locations.push(loc);
+                            }
                         }
+                        grounded_in_place = true;
                     }
                 }
                 quote_ok = Some(found.is_some());
                 if found.is_none() {
                     let place = match text_targets.first() {
-                        Some(t) if t.side == Side::Base => format!("in {} at the merge-base", t.path),
+                        Some(t) if t.side == Side::Base => {
+                            format!("in {} at the merge-base", t.path)
+                        }
                         Some(t) => format!("in {} at head", t.path),
-                        None if self.src.changed.is_empty() => "in the repository at head".to_string(),
+                        None if self.src.changed.is_empty() => {
+                            "in the repository at head".to_string()
+                        }
                         None => "in the changed files at head".to_string(),
                     };
                     notes.push(format!("quoted code not found {place}"));
@@ -293,7 +316,6 @@ impl Checker {
         }
 
         // Correct the location to where the quote is.
-        let mut relocated = false;
         if let Some(fd) = &found {
             let loc = &mut f.locations[fd.index];
             if loc.path != fd.path {
@@ -331,8 +353,10 @@ impl Checker {
 
         // 4. Pre-existing, and whether the location is in the change at all.
         let mut pre_existing = false;
-        if matches!(status, VerificationStatus::Grounded | VerificationStatus::Relocated)
-            && f.category == Some(Category::Regression)
+        if matches!(
+            status,
+            VerificationStatus::Grounded | VerificationStatus::Relocated
+        ) && f.category == Some(Category::Regression)
             && self.src.base.is_some()
         {
             let span = match &found {
@@ -342,12 +366,17 @@ impl Checker {
                     .filter(|t| t.side == Side::Head && matches!(&*t.content, Content::Text(_)))
                     .find_map(|t| {
                         let loc = &f.locations[t.index];
-                        loc.start.map(|s| (t.path.clone(), (s, loc.end_line().unwrap_or(s))))
+                        loc.start
+                            .map(|s| (t.path.clone(), (s, loc.end_line().unwrap_or(s))))
                     }),
             };
             let on_head = found
                 .as_ref()
-                .map(|fd| targets.iter().any(|t| t.index == fd.index && t.side == Side::Head))
+                .map(|fd| {
+                    targets
+                        .iter()
+                        .any(|t| t.index == fd.index && t.side == Side::Head)
+                })
                 .unwrap_or(true);
             if let Some((path, (start, end))) = span
                 && on_head
@@ -379,7 +408,11 @@ impl Checker {
     }
 
     /// The one file of `paths` that holds the quote, if exactly one does.
-    fn file_holding_quote(&mut self, quote: Option<&Quote>, paths: &[String]) -> Result<Option<String>> {
+    fn file_holding_quote(
+        &mut self,
+        quote: Option<&Quote>,
+        paths: &[String],
+    ) -> Result<Option<String>> {
         let Some(q) = quote else { return Ok(None) };
         let mut holding = Vec::new();
         for p in paths {
@@ -389,7 +422,11 @@ impl Checker {
                 holding.push(p.clone());
             }
         }
-        Ok(if holding.len() == 1 { holding.pop() } else { None })
+        Ok(if holding.len() == 1 {
+            holding.pop()
+        } else {
+            None
+        })
     }
 
     /// Looks for a quote whose cited file could not be found: in the changed files first, then
@@ -436,7 +473,13 @@ impl Checker {
 
     /// Decides whether head lines `start..=end` of `path` predate the change. Sets `*pre` and
     /// returns the note to show, or `None` when there is nothing to say (the lines are new).
-    fn pre_existing(&mut self, path: &str, start: u32, end: u32, pre: &mut bool) -> Result<Option<String>> {
+    fn pre_existing(
+        &mut self,
+        path: &str,
+        start: u32,
+        end: u32,
+        pre: &mut bool,
+    ) -> Result<Option<String>> {
         let Content::Text(head) = &*self.src.content(Side::Head, path)? else {
             return Ok(None);
         };
@@ -461,14 +504,17 @@ impl Checker {
             return Ok(None);
         }
         let lines = line_range(start, end);
-        let span: Vec<String> = head.lines[(start as usize - 1)..(end as usize).min(head.lines.len())].to_vec();
+        let span: Vec<String> =
+            head.lines[(start as usize - 1)..(end as usize).min(head.lines.len())].to_vec();
         if let Some(reason) = self.change_uses(&span)? {
             return Ok(Some(format!(
                 "kept as a regression: lines {lines} predate the change, but {reason}"
             )));
         }
         *pre = true;
-        Ok(Some(format!("pre-existing: lines {lines} are unchanged since the merge-base")))
+        Ok(Some(format!(
+            "pre-existing: lines {lines} are unchanged since the merge-base"
+        )))
     }
 
     /// Whether the change's added lines call a name the span defines, or copy the span.
@@ -494,7 +540,10 @@ impl Checker {
             if let Some(a) = first
                 && folded.iter().all(|l| all.contains(l.as_str()))
             {
-                return Ok(Some(format!("the change copies this code at {}:{}", a.path, a.line)));
+                return Ok(Some(format!(
+                    "the change copies this code at {}:{}",
+                    a.path, a.line
+                )));
             }
         }
         Ok(None)
@@ -513,7 +562,9 @@ impl Checker {
                 .collect();
             for c in changed {
                 let content = self.src.content(Side::Head, &c.path)?;
-                let Content::Text(ft) = &*content else { continue };
+                let Content::Text(ft) = &*content else {
+                    continue;
+                };
                 for (s, e) in history::added_ranges(&c.hunks) {
                     for line in s..=e.min(ft.line_count()) {
                         let i = line as usize - 1;
@@ -533,10 +584,19 @@ impl Checker {
 }
 
 /// Whether head lines `start..=end` read the same at their merge-base lines.
-fn same_at_base(head: &FileText, base: &FileText, hunks: &[crate::target::diff::Hunk], start: u32, end: u32) -> bool {
+fn same_at_base(
+    head: &FileText,
+    base: &FileText,
+    hunks: &[crate::target::diff::Hunk],
+    start: u32,
+    end: u32,
+) -> bool {
     (start..=end).all(|h| {
         let b = history::base_line(hunks, h);
-        match (head.folded.get(h as usize - 1), (b >= 1).then(|| base.folded.get(b as usize - 1)).flatten()) {
+        match (
+            head.folded.get(h as usize - 1),
+            (b >= 1).then(|| base.folded.get(b as usize - 1)).flatten(),
+        ) {
             (Some(x), Some(y)) => x == y,
             _ => false,
         }

@@ -21,7 +21,10 @@ pub fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
         .stdin(Stdio::null())
         .output()
         .with_context(|| {
-            format!("could not run `git {}`: is git installed and on PATH?", args.join(" "))
+            format!(
+                "could not run `git {}`: is git installed and on PATH?",
+                args.join(" ")
+            )
         })?;
     if !out.status.success() {
         bail!(
@@ -185,7 +188,9 @@ pub fn words_present(repo: &Path, rev: &str, words: &BTreeSet<String>) -> Result
     for word in words {
         writeln!(patterns, "{word}").context("could not write git grep patterns")?;
     }
-    patterns.flush().context("could not write git grep patterns")?;
+    patterns
+        .flush()
+        .context("could not write git grep patterns")?;
     let pattern_path: PathBuf = patterns.path().to_path_buf();
     let out = Command::new("git")
         .arg("-C")
@@ -221,7 +226,12 @@ pub fn words_present(repo: &Path, rev: &str, words: &BTreeSet<String>) -> Result
 
 /// Paths of the text files at `rev` with a line containing the words of `folded_line` in order,
 /// separated by any whitespace (at most `limit` of them).
-pub fn files_containing(repo: &Path, rev: &str, folded_line: &str, limit: usize) -> Result<Vec<String>> {
+pub fn files_containing(
+    repo: &Path,
+    rev: &str,
+    folded_line: &str,
+    limit: usize,
+) -> Result<Vec<String>> {
     let needle = folded_line
         .split(' ')
         .map(|word| {
@@ -238,7 +248,17 @@ pub fn files_containing(repo: &Path, rev: &str, folded_line: &str, limit: usize)
     let out = Command::new("git")
         .arg("-C")
         .arg(repo)
-        .args(["grep", "-l", "-E", "-I", "--no-color", "-e", &needle, rev, "--"])
+        .args([
+            "grep",
+            "-l",
+            "-E",
+            "-I",
+            "--no-color",
+            "-e",
+            &needle,
+            rev,
+            "--",
+        ])
         .stdin(Stdio::null())
         .output()
         .context("could not run `git grep`: is git installed?")?;

@@ -137,7 +137,13 @@ mod tests {
         .collect();
         assert_eq!(
             defined_names(&lines),
-            vec!["handleLogin", "parse_legacy", "load_config", "makeClient", "TokenCache"]
+            vec![
+                "handleLogin",
+                "parse_legacy",
+                "load_config",
+                "makeClient",
+                "TokenCache"
+            ]
         );
     }
 }

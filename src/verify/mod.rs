@@ -113,7 +113,10 @@ impl VerifyOutcome {
 pub fn verify_reviews(ctx: &VerifyContext, reviews: &mut [Review]) -> Result<VerifyOutcome> {
     let changed = match &ctx.base {
         Some(base) => changed_files(&ctx.repo, base, &ctx.head).with_context(|| {
-            format!("could not list the files changed between {base} and {}", ctx.head)
+            format!(
+                "could not list the files changed between {base} and {}",
+                ctx.head
+            )
         })?,
         None => Vec::new(),
     };
@@ -150,9 +153,9 @@ pub fn verify_reviews_with_changes(
     }
     for review in reviews.iter_mut() {
         for finding in &mut review.findings {
-            let v = checker.check(finding).with_context(|| {
-                format!("verifying finding {} of {}", finding.id, review.agent)
-            })?;
+            let v = checker
+                .check(finding)
+                .with_context(|| format!("verifying finding {} of {}", finding.id, review.agent))?;
             outcome.counts.add(&v);
             finding.verification = Some(v);
         }

@@ -103,7 +103,15 @@ impl Quote {
         }
         let required = items
             .iter()
-            .filter(|i| matches!(i, Item::Line { optional: false, .. }))
+            .filter(|i| {
+                matches!(
+                    i,
+                    Item::Line {
+                        optional: false,
+                        ..
+                    }
+                )
+            })
             .count();
         if required == 0 {
             // A quote of nothing but comments: every line of it must be found.
@@ -153,11 +161,15 @@ impl Quote {
 
     fn find_with(&self, folded: &[String], skip: usize) -> Vec<(u32, u32)> {
         // Anchor on the first required line; optional lines before it are dropped.
-        let Some(anchor) = self
-            .items
-            .iter()
-            .position(|i| matches!(i, Item::Line { optional: false, .. }))
-        else {
+        let Some(anchor) = self.items.iter().position(|i| {
+            matches!(
+                i,
+                Item::Line {
+                    optional: false,
+                    ..
+                }
+            )
+        }) else {
             return Vec::new();
         };
         let Item::Line { text: first, .. } = &self.items[anchor] else {
@@ -186,7 +198,12 @@ fn to_line(index: usize) -> u32 {
 
 /// Matches `items` from file index `pos` on. Returns `Some(last matched index)` (or
 /// `Some(None)` when nothing after the anchor was matched), `None` when the quote is not there.
-fn match_rest(items: &[Item], folded: &[String], mut pos: usize, skip: usize) -> Option<Option<usize>> {
+fn match_rest(
+    items: &[Item],
+    folded: &[String],
+    mut pos: usize,
+    skip: usize,
+) -> Option<Option<usize>> {
     let mut last = None;
     let mut after_gap = false;
     for item in items {
@@ -240,7 +257,9 @@ fn line_matches(quoted: &str, line: &str) -> bool {
     if let Some(rest) = quoted.strip_prefix(line) {
         let rest = rest.trim_start();
         if rest.len() < quoted.len() - line.len()
-            && ["//", "#", "<-", "←", "/*", "--"].iter().any(|m| rest.starts_with(m))
+            && ["//", "#", "<-", "←", "/*", "--"]
+                .iter()
+                .any(|m| rest.starts_with(m))
         {
             return true;
         }
@@ -305,7 +324,10 @@ fn strip_line_numbers(lines: &[&str]) -> Option<Vec<String>> {
             continue;
         }
         let trimmed = line.trim_start();
-        let digits = trimmed.len() - trimmed.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let digits = trimmed.len()
+            - trimmed
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .len();
         if digits == 0 {
             return None;
         }
@@ -361,7 +383,12 @@ mod tests {
     #[test]
     fn elision_lines_are_gaps() {
         let f = file("a()\nb()\nc()\nd()\nx()\ny()\ne()\n");
-        for quote in ["a()\n...\ne()", "a()\n// ...\ne()", "a()\n  # ... more\ne()", "a()\n…\ne()"] {
+        for quote in [
+            "a()\n...\ne()",
+            "a()\n// ...\ne()",
+            "a()\n  # ... more\ne()",
+            "a()\n…\ne()",
+        ] {
             let q = Quote::parse(quote).unwrap();
             assert_eq!(q.find_in(&f), vec![(1, 7)], "{quote}");
         }
@@ -372,14 +399,18 @@ mod tests {
     #[test]
     fn inline_ellipsis_and_annotations() {
         let f = file("if err := load(cfg, path); err != nil {\n\treturn err\n}\n");
-        let q = Quote::parse("if err := load(...); err != nil {\n    return err // <- swallowed").unwrap();
+        let q = Quote::parse("if err := load(...); err != nil {\n    return err // <- swallowed")
+            .unwrap();
         assert_eq!(q.find_in(&f), vec![(1, 2)]);
     }
 
     #[test]
     fn one_skipped_line_is_tolerated_only_when_strict_fails() {
         let f = file("a = 1\nb = 2\nc = 3\n");
-        assert_eq!(Quote::parse("a = 1\nc = 3").unwrap().find_in(&f), vec![(1, 3)]);
+        assert_eq!(
+            Quote::parse("a = 1\nc = 3").unwrap().find_in(&f),
+            vec![(1, 3)]
+        );
     }
 
     #[test]

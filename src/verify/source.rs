@@ -63,12 +63,20 @@ pub struct Source {
 
 impl Source {
     /// Lists the head tree and starts the one `cat-file` process; `head` and `base` are commit ids.
-    pub fn open(repo: &Path, head: String, base: Option<String>, changed: Vec<ChangedFile>) -> Result<Self> {
+    pub fn open(
+        repo: &Path,
+        head: String,
+        base: Option<String>,
+        changed: Vec<ChangedFile>,
+    ) -> Result<Self> {
         let tree = git::list_tree(repo, &head)?;
         let mut by_name: HashMap<String, Vec<String>> = HashMap::new();
         for path in tree.keys() {
             let name = path.rsplit('/').next().unwrap_or(path);
-            by_name.entry(name.to_string()).or_default().push(path.clone());
+            by_name
+                .entry(name.to_string())
+                .or_default()
+                .push(path.clone());
         }
         for paths in by_name.values_mut() {
             paths.sort();
@@ -152,9 +160,11 @@ impl Source {
                 note: None,
             });
         }
-        if let Some(renamed) = self.changed.iter().find(|c| {
-            c.kind == ChangeKind::Renamed && c.old_path.as_deref() == Some(path)
-        }) {
+        if let Some(renamed) = self
+            .changed
+            .iter()
+            .find(|c| c.kind == ChangeKind::Renamed && c.old_path.as_deref() == Some(path))
+        {
             return Some(Resolution {
                 resolved: Resolved::Head(renamed.path.clone()),
                 note: Some(format!("renamed by the change: {path} → {}", renamed.path)),
@@ -167,7 +177,9 @@ impl Source {
         {
             return Some(Resolution {
                 resolved: Resolved::Deleted(path.to_string()),
-                note: Some(format!("{path} was deleted by the change; checked at the merge-base")),
+                note: Some(format!(
+                    "{path} was deleted by the change; checked at the merge-base"
+                )),
             });
         }
         None
@@ -185,7 +197,9 @@ impl Source {
         let mut renamed_from: Option<String> = None;
         for c in &self.changed {
             let by_old = c.kind == ChangeKind::Renamed
-                && c.old_path.as_deref().is_some_and(|old| paths_match(cited, old));
+                && c.old_path
+                    .as_deref()
+                    .is_some_and(|old| paths_match(cited, old));
             if (paths_match(cited, &c.path) || by_old) && !hits.contains(&c.path) {
                 hits.push(c.path.clone());
                 if by_old && !paths_match(cited, &c.path) {
@@ -196,7 +210,11 @@ impl Source {
         if hits.is_empty() {
             let name = cited.rsplit('/').next().unwrap_or(cited);
             if let Some(paths) = self.by_name.get(name) {
-                hits = paths.iter().filter(|p| paths_match(cited, p)).cloned().collect();
+                hits = paths
+                    .iter()
+                    .filter(|p| paths_match(cited, p))
+                    .cloned()
+                    .collect();
             }
         }
         match hits.len() {
