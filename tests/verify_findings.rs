@@ -544,8 +544,14 @@ fn a_bare_file_name_resolves_to_the_changed_file() {
         "internal/app/app_controller.go",
         "package app\n\nfunc Start() {}\n",
     );
-    repo.write("a/util.go", "package a\n\nfunc A() {}\n");
-    repo.write("b/util.go", "package b\n\nfunc B() {}\n");
+    repo.write(
+        "a/util.go",
+        "package a\n\nfunc A() {}\n\nvar debug = false\n",
+    );
+    repo.write(
+        "b/util.go",
+        "package b\n\nfunc B() {}\n\nvar debug = false\n",
+    );
     repo.commit("head");
     let (findings, _) = repo.verify(
         Some(&base),
@@ -554,6 +560,7 @@ fn a_bare_file_name_resolves_to_the_changed_file() {
             finding("app/app_controller.go:3", None),
             finding("util.go:3", Some("func B() {}")),
             finding("util.go:3", None),
+            finding("util.go:5", Some("var debug = false")),
         ],
     );
     assert_eq!(
@@ -593,6 +600,21 @@ fn a_bare_file_name_resolves_to_the_changed_file() {
         }
     );
     assert_eq!(findings[3].locations[0].path, "util.go");
+    assert_eq!(
+        v(&findings[4]),
+        &Verification {
+            path_ok: false,
+            lines_ok: false,
+            quote_ok: None,
+            ..expected(
+                VerificationStatus::Unchecked,
+                Some(
+                    "util.go is ambiguous: 2 files of that name hold the quoted code \
+                     (a/util.go, b/util.go)"
+                )
+            )
+        }
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! One finding checked against the code: path, lines, quote, symbols, pre-existing.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::rc::Rc;
 
 use anyhow::Result;
@@ -28,8 +28,6 @@ struct AddedLine {
 /// file contents, the words present in the repository, the change's added lines.
 pub struct Checker {
     pub src: Source,
-    /// Whole words present at head, for the symbol check; `None` when the check could not run.
-    present: Option<HashSet<String>>,
     added: Option<Vec<AddedLine>>,
 }
 
@@ -50,32 +48,83 @@ struct Found {
 
 impl Checker {
     pub fn new(src: Source) -> Self {
-        Checker {
-            src,
-            present: None,
-            added: None,
+        Checker { src, added: None }
+    }
+
+    /// The identifiers each finding names that exist nowhere at head, in the findings' order:
+    /// every identifier part of every finding looked up in one `git grep`. When the lookup
+    /// fails, nothing is reported missing and the note says why.
+    pub fn missing_symbols<'a>(
+        &self,
+        findings: impl Iterator<Item = &'a Finding>,
+    ) -> (Vec<Vec<String>>, Option<String>) {
+        let candidates: Vec<Vec<Symbol>> = findings.map(|f| self.candidate_symbols(f)).collect();
+        let words: HashSet<String> = candidates
+            .iter()
+            .flatten()
+            .flat_map(|s| s.parts.iter().cloned())
+            .collect();
+        match git::words_present(&self.src.repo, &self.src.head, &words) {
+            Ok(present) => (
+                candidates
+                    .into_iter()
+                    .map(|symbols| {
+                        symbols
+                            .into_iter()
+                            .filter(|s| s.parts.iter().any(|p| !present.contains(p)))
+                            .map(|s| s.written)
+                            .collect()
+                    })
+                    .collect(),
+                None,
+            ),
+            Err(e) => (
+                vec![Vec::new(); candidates.len()],
+                Some(format!("symbols not checked: {e:#}")),
+            ),
         }
     }
 
-    /// Looks up, in one `git grep`, every identifier part the findings name; returns a note
-    /// when the lookup failed (symbols then go unreported rather than all reported missing).
-    pub fn load_symbols<'a>(
-        &mut self,
-        findings: impl Iterator<Item = &'a Finding>,
-    ) -> Option<String> {
-        let mut words = BTreeSet::new();
+    /// Reads, in one pass through `cat-file`, every file the findings will need: the cited
+    /// files at head (or at the base when deleted, all candidates of an ambiguous name), the
+    /// base versions the pre-existing check compares, and the changed files when a regression
+    /// or a quote without a usable location needs them.
+    pub fn prefetch<'a>(&mut self, findings: impl Iterator<Item = &'a Finding>) -> Result<()> {
+        let mut wanted: Vec<(Side, String)> = Vec::new();
+        let mut need_changed = false;
         for f in findings {
-            for sym in self.candidate_symbols(f) {
-                words.extend(sym.parts);
+            let regression = f.category == Some(Category::Regression);
+            let quoted = f.code.is_some();
+            need_changed |= regression || (quoted && f.locations.is_empty());
+            for loc in &f.locations {
+                match self.src.resolve(&loc.path).resolved {
+                    Resolved::Head(p) => {
+                        if regression
+                            && let Some(c) = self.src.changed_file(&p)
+                            && !matches!(c.kind, ChangeKind::Added | ChangeKind::Copied)
+                        {
+                            let base_path = c.old_path.clone().unwrap_or_else(|| c.path.clone());
+                            wanted.push((Side::Base, base_path));
+                        }
+                        wanted.push((Side::Head, p));
+                    }
+                    Resolved::Deleted(p) => wanted.push((Side::Base, p)),
+                    Resolved::Ambiguous(paths) if quoted => {
+                        wanted.extend(paths.into_iter().map(|p| (Side::Head, p)));
+                    }
+                    Resolved::Missing if quoted => need_changed = true,
+                    _ => {}
+                }
             }
         }
-        match git::words_present(&self.src.repo, &self.src.head, &words) {
-            Ok(found) => {
-                self.present = Some(found);
-                None
+        if need_changed {
+            for c in &self.src.changed {
+                if c.kind != ChangeKind::Deleted && !c.binary && !c.submodule {
+                    wanted.push((Side::Head, c.path.clone()));
+                }
             }
-            Err(e) => Some(format!("symbols not checked: {e:#}")),
         }
+        self.src.prefetch(wanted)
     }
 
     /// The backticked identifiers of a finding's title and explanation that are worth looking
@@ -94,21 +143,10 @@ impl Checker {
             .collect()
     }
 
-    fn missing_symbols(&self, f: &Finding) -> Vec<String> {
-        let Some(present) = &self.present else {
-            return Vec::new();
-        };
-        self.candidate_symbols(f)
-            .into_iter()
-            .filter(|s| s.parts.iter().any(|p| !present.contains(p)))
-            .map(|s| s.written)
-            .collect()
-    }
-
     /// Checks one finding, rewriting its locations where the check corrected them.
-    pub fn check(&mut self, f: &mut Finding) -> Result<Verification> {
+    /// `symbols_missing` comes from [`Checker::missing_symbols`].
+    pub fn check(&mut self, f: &mut Finding, symbols_missing: Vec<String>) -> Result<Verification> {
         let mut notes: Vec<String> = Vec::new();
-        let symbols_missing = self.missing_symbols(f);
         let symbol_note = (!symbols_missing.is_empty()).then(|| {
             let names: Vec<String> = symbols_missing.iter().map(|s| format!("`{s}`")).collect();
             format!("not found in the repository at head: {}", names.join(", "))
@@ -126,6 +164,7 @@ impl Checker {
 
         // 1. Paths.
         let mut targets: Vec<Target> = Vec::new();
+        let mut ambiguous_quote = false;
         let mut unresolved: Vec<usize> = Vec::new();
         for index in 0..f.locations.len() {
             let Resolution { resolved, note } = self.src.resolve(&f.locations[index].path);
@@ -134,12 +173,14 @@ impl Checker {
                 Resolved::Deleted(path) => (Side::Base, path),
                 Resolved::Ambiguous(paths) => {
                     // A quote can tell which of the files is meant.
-                    match self.file_holding_quote(quote.as_ref(), &paths)? {
-                        Some(path) => {
+                    let holding = self.files_holding_quote(quote.as_ref(), &paths)?;
+                    match holding.as_slice() {
+                        [path] => {
                             notes.push(format!(
                                 "{} resolved to {path} by the quoted code",
                                 f.locations[index].path
                             ));
+                            let path = path.clone();
                             let content = self.src.content(Side::Head, &path)?;
                             f.locations[index].path = path.clone();
                             targets.push(Target {
@@ -150,8 +191,20 @@ impl Checker {
                             });
                             continue;
                         }
-                        None => {
+                        [] => {
                             notes.extend(note);
+                            unresolved.push(index);
+                            continue;
+                        }
+                        several => {
+                            // The quote is real but cannot tell the files apart.
+                            notes.push(format!(
+                                "{} is ambiguous: {} files of that name hold the quoted code ({})",
+                                f.locations[index].path,
+                                several.len(),
+                                short_list(several)
+                            ));
+                            ambiguous_quote = true;
                             unresolved.push(index);
                             continue;
                         }
@@ -211,7 +264,10 @@ impl Checker {
         let mut found: Option<Found> = None;
         let mut grounded_in_place = false;
         let mut relocated = false;
-        if let Some(q) = &quote {
+        if let Some(q) = quote
+            .as_ref()
+            .filter(|_| !ambiguous_quote || !targets.is_empty())
+        {
             let text_targets: Vec<&Target> = targets
                 .iter()
                 .filter(|t| matches!(&*t.content, Content::Text(_)))
@@ -345,6 +401,7 @@ impl Checker {
             Some(true) if relocated => VerificationStatus::Relocated,
             Some(true) => VerificationStatus::Grounded,
             Some(false) => VerificationStatus::Ungrounded,
+            None if ambiguous_quote => VerificationStatus::Unchecked,
             None if !path_ok => VerificationStatus::Ungrounded,
             None if binary && (quote.is_some() || !lines_ok) => VerificationStatus::Unchecked,
             None if !lines_ok => VerificationStatus::Ungrounded,
@@ -407,13 +464,15 @@ impl Checker {
         })
     }
 
-    /// The one file of `paths` that holds the quote, if exactly one does.
-    fn file_holding_quote(
+    /// The files of `paths` that hold the quote (none without a quote).
+    fn files_holding_quote(
         &mut self,
         quote: Option<&Quote>,
         paths: &[String],
-    ) -> Result<Option<String>> {
-        let Some(q) = quote else { return Ok(None) };
+    ) -> Result<Vec<String>> {
+        let Some(q) = quote else {
+            return Ok(Vec::new());
+        };
         let mut holding = Vec::new();
         for p in paths {
             if let Content::Text(ft) = &*self.src.content(Side::Head, p)?
@@ -422,11 +481,7 @@ impl Checker {
                 holding.push(p.clone());
             }
         }
-        Ok(if holding.len() == 1 {
-            holding.pop()
-        } else {
-            None
-        })
+        Ok(holding)
     }
 
     /// Looks for a quote whose cited file could not be found: in the changed files first, then
@@ -601,6 +656,15 @@ fn same_at_base(
             _ => false,
         }
     })
+}
+
+/// At most three paths, then how many more.
+pub(crate) fn short_list(paths: &[String]) -> String {
+    if paths.len() <= 3 {
+        paths.join(", ")
+    } else {
+        format!("{}, and {} more", paths[..3].join(", "), paths.len() - 3)
+    }
 }
 
 /// `193` or `193-196`.

@@ -5,9 +5,9 @@
 //! File contents come through one long-lived `git cat-file --batch` process, so each file costs
 //! one round trip on a pipe instead of one process.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use anyhow::{Context, Result, bail};
@@ -62,6 +62,8 @@ pub struct TreeEntry {
     /// `100644`, `100755`, `120000` (symlink), `160000` (submodule).
     pub mode: String,
     pub oid: String,
+    /// Size in bytes (0 for a submodule).
+    pub size: u64,
 }
 
 impl TreeEntry {
@@ -70,9 +72,9 @@ impl TreeEntry {
     }
 }
 
-/// Every file of `rev`'s tree by path (`git ls-tree -r -z --full-tree`).
+/// Every file of `rev`'s tree by path (`git ls-tree -r -z -l --full-tree`).
 pub fn list_tree(repo: &Path, rev: &str) -> Result<HashMap<String, TreeEntry>> {
-    let out = run(repo, &["ls-tree", "-r", "-z", "--full-tree", rev])?;
+    let out = run(repo, &["ls-tree", "-r", "-z", "-l", "--full-tree", rev])?;
     let mut tree = HashMap::new();
     for record in out.split(|b| *b == 0) {
         if record.is_empty() {
@@ -82,16 +84,19 @@ pub fn list_tree(repo: &Path, rev: &str) -> Result<HashMap<String, TreeEntry>> {
         let Some((meta, path)) = record.split_once('\t') else {
             continue;
         };
-        let mut parts = meta.split(' ');
+        // "<mode> <type> <oid> <size padded with spaces>"
+        let mut parts = meta.split(' ').filter(|p| !p.is_empty());
         let (Some(mode), Some(_kind), Some(oid)) = (parts.next(), parts.next(), parts.next())
         else {
             continue;
         };
+        let size = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
         tree.insert(
             path.to_string(),
             TreeEntry {
                 mode: mode.to_string(),
                 oid: oid.to_string(),
+                size,
             },
         );
     }
@@ -133,40 +138,77 @@ impl CatFile {
     /// The bytes of the object `spec` names (an object id or `rev:path`), `None` when it does
     /// not exist or is not a blob.
     pub fn read(&mut self, spec: &str) -> Result<Option<Vec<u8>>> {
-        if spec.contains('\n') {
-            return Ok(None);
-        }
-        let stdin = self.stdin.as_mut().context("git cat-file was closed")?;
-        stdin
-            .write_all(format!("{spec}\n").as_bytes())
-            .and_then(|_| stdin.flush())
-            .context("could not write to git cat-file")?;
-        let mut header = String::new();
-        self.stdout
-            .read_line(&mut header)
-            .context("could not read from git cat-file")?;
-        let header = header.trim_end();
-        if header.is_empty() {
-            bail!("git cat-file stopped answering (asked for {spec})");
-        }
-        let fields: Vec<&str> = header.split(' ').collect();
-        // "<spec> missing" / "<spec> ambiguous": nothing follows.
-        if fields.len() != 3 {
-            return Ok(None);
-        }
-        let size: usize = fields[2]
-            .parse()
-            .with_context(|| format!("git cat-file answered {header:?} for {spec}"))?;
-        let mut body = vec![0u8; size + 1];
-        self.stdout
-            .read_exact(&mut body)
-            .with_context(|| format!("git cat-file cut short the object {spec}"))?;
-        body.pop(); // the newline after every object
-        if fields[1] != "blob" {
-            return Ok(None);
-        }
-        Ok(Some(body))
+        Ok(self.read_many(&[spec.to_string()])?.pop().flatten())
     }
+
+    /// The bytes of every object of `specs`, in order. A thread writes all the requests while
+    /// this one reads the answers, so a thousand files cost one pass through the pipe rather
+    /// than a thousand round trips.
+    pub fn read_many(&mut self, specs: &[String]) -> Result<Vec<Option<Vec<u8>>>> {
+        let asked: Vec<&String> = specs.iter().filter(|s| !s.contains('\n')).collect();
+        let stdin = self.stdin.as_mut().context("git cat-file was closed")?;
+        let stdout = &mut self.stdout;
+        let mut answers: Vec<Option<Vec<u8>>> = Vec::with_capacity(asked.len());
+        std::thread::scope(|scope| -> Result<()> {
+            let writer = scope.spawn(|| -> std::io::Result<()> {
+                let mut w = std::io::BufWriter::new(&mut *stdin);
+                for spec in &asked {
+                    w.write_all(spec.as_bytes())?;
+                    w.write_all(b"\n")?;
+                }
+                w.flush()
+            });
+            for spec in &asked {
+                answers.push(read_answer(stdout, spec)?);
+            }
+            writer
+                .join()
+                .map_err(|_| anyhow::anyhow!("the git cat-file writer panicked"))?
+                .context("could not write to git cat-file")
+        })?;
+        // Specs that could not be asked (a newline in the path) have no object.
+        let mut answers = answers.into_iter();
+        Ok(specs
+            .iter()
+            .map(|s| {
+                if s.contains('\n') {
+                    None
+                } else {
+                    answers.next().flatten()
+                }
+            })
+            .collect())
+    }
+}
+
+/// Reads one answer of `git cat-file --batch`: `<oid> <type> <size>\n<bytes>\n`, or
+/// `<spec> missing\n` / `<spec> ambiguous\n` with nothing after.
+fn read_answer(stdout: &mut BufReader<ChildStdout>, spec: &str) -> Result<Option<Vec<u8>>> {
+    let mut header = String::new();
+    stdout
+        .read_line(&mut header)
+        .context("could not read from git cat-file")?;
+    let header = header.trim_end();
+    if header.is_empty() {
+        bail!("git cat-file stopped answering (asked for {spec})");
+    }
+    let fields: Vec<&str> = header.rsplitn(3, ' ').collect();
+    let found = fields.len() == 3
+        && fields[0].bytes().all(|b| b.is_ascii_digit())
+        && fields[2].len() >= 40
+        && fields[2].bytes().all(|b| b.is_ascii_hexdigit());
+    if !found {
+        return Ok(None);
+    }
+    let size: usize = fields[0]
+        .parse()
+        .with_context(|| format!("git cat-file answered {header:?} for {spec}"))?;
+    let mut body = vec![0u8; size + 1];
+    stdout
+        .read_exact(&mut body)
+        .with_context(|| format!("git cat-file cut short the object {spec}"))?;
+    body.pop(); // the newline after every object
+    Ok((fields[1] == "blob").then_some(body))
 }
 
 impl Drop for CatFile {
@@ -177,26 +219,37 @@ impl Drop for CatFile {
     }
 }
 
-/// Which of `words` occur as whole words anywhere in the text files of `rev`: one
-/// `git grep -o -w -F` over the whole tree, whatever the number of words.
-pub fn words_present(repo: &Path, rev: &str, words: &BTreeSet<String>) -> Result<HashSet<String>> {
-    if words.is_empty() {
+/// How many words go into one alternation of [`words_present`].
+const WORDS_PER_PATTERN: usize = 256;
+
+/// Which of `words` (identifiers: letters, digits, `_`) occur as whole words anywhere in the
+/// text files of `rev`: one `git grep -o -w -E` over the whole tree. The words are joined into
+/// a few alternations (`(a|b|c)`) rather than passed as one pattern each, because git tries
+/// every pattern on every line: a thousand `-e` patterns take a minute on 5,000 files where one
+/// alternation takes a fraction of a second.
+pub fn words_present(repo: &Path, rev: &str, words: &HashSet<String>) -> Result<HashSet<String>> {
+    let mut wanted: Vec<&str> = words
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        .collect();
+    if wanted.is_empty() {
         return Ok(HashSet::new());
     }
+    wanted.sort_unstable();
     let mut patterns = tempfile::NamedTempFile::new()
         .context("could not create a temporary file for git grep patterns")?;
-    for word in words {
-        writeln!(patterns, "{word}").context("could not write git grep patterns")?;
+    for chunk in wanted.chunks(WORDS_PER_PATTERN) {
+        writeln!(patterns, "({})", chunk.join("|")).context("could not write git grep patterns")?;
     }
     patterns
         .flush()
         .context("could not write git grep patterns")?;
-    let pattern_path: PathBuf = patterns.path().to_path_buf();
     let out = Command::new("git")
         .arg("-C")
         .arg(repo)
-        .args(["grep", "-o", "-h", "-w", "-F", "-I", "--no-color", "-f"])
-        .arg(&pattern_path)
+        .args(["grep", "-o", "-h", "-w", "-E", "-I", "--no-color", "-f"])
+        .arg(patterns.path())
         .arg(rev)
         .arg("--")
         .stdin(Stdio::null())
@@ -213,12 +266,11 @@ pub fn words_present(repo: &Path, rev: &str, words: &BTreeSet<String>) -> Result
     }
     let mut found = HashSet::new();
     for line in out.stdout.split(|b| *b == b'\n') {
-        if line.is_empty() {
-            continue;
-        }
-        let word = String::from_utf8_lossy(line);
-        if words.contains(word.as_ref()) {
-            found.insert(word.into_owned());
+        if let Ok(word) = std::str::from_utf8(line)
+            && words.contains(word)
+            && !found.contains(word)
+        {
+            found.insert(word.to_string());
         }
     }
     Ok(found)

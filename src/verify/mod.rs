@@ -148,13 +148,15 @@ pub fn verify_reviews_with_changes(
     }
     let source = Source::open(&ctx.repo, head, base, changed)?;
     let mut checker = Checker::new(source);
-    if let Some(note) = checker.load_symbols(reviews.iter().flat_map(|r| r.findings.iter())) {
-        outcome.notes.push(note);
-    }
+    let (missing, note) = checker.missing_symbols(reviews.iter().flat_map(|r| r.findings.iter()));
+    outcome.notes.extend(note);
+    checker.prefetch(reviews.iter().flat_map(|r| r.findings.iter()))?;
+    let mut missing = missing.into_iter();
     for review in reviews.iter_mut() {
         for finding in &mut review.findings {
+            let symbols = missing.next().unwrap_or_default();
             let v = checker
-                .check(finding)
+                .check(finding, symbols)
                 .with_context(|| format!("verifying finding {} of {}", finding.id, review.agent))?;
             outcome.counts.add(&v);
             finding.verification = Some(v);

@@ -113,25 +113,49 @@ impl Source {
         if let Some(c) = self.cache.get(&key) {
             return Ok(Rc::clone(c));
         }
-        let spec = match side {
+        let bytes = match self.spec(side, path) {
+            Some(spec) => self.cat.read(&spec)?,
+            None => None,
+        };
+        let content = Rc::new(to_content(bytes));
+        self.cache.insert(key, Rc::clone(&content));
+        Ok(content)
+    }
+
+    /// Reads every file of `wanted` not read yet, in one pass through `cat-file`.
+    pub fn prefetch(&mut self, wanted: impl IntoIterator<Item = (Side, String)>) -> Result<()> {
+        let mut keys: Vec<(Side, String)> = Vec::new();
+        let mut specs: Vec<String> = Vec::new();
+        for key in wanted {
+            if self.cache.contains_key(&key) || keys.contains(&key) {
+                continue;
+            }
+            match self.spec(key.0, &key.1) {
+                Some(spec) => {
+                    specs.push(spec);
+                    keys.push(key);
+                }
+                None => {
+                    self.cache.insert(key, Rc::new(Content::Missing));
+                }
+            }
+        }
+        let answers = self.cat.read_many(&specs)?;
+        for (key, bytes) in keys.into_iter().zip(answers) {
+            self.cache.insert(key, Rc::new(to_content(bytes)));
+        }
+        Ok(())
+    }
+
+    /// What to ask `cat-file` for: the blob id at head (from the tree), `base:path` at the base.
+    fn spec(&self, side: Side, path: &str) -> Option<String> {
+        match side {
             Side::Head => match self.tree.get(path) {
                 Some(entry) if !entry.is_submodule() => Some(entry.oid.clone()),
                 _ => None,
             },
             Side::Base => self.base.as_ref().map(|b| format!("{b}:{path}")),
-        };
-        let bytes = match spec {
-            Some(spec) => self.cat.read(&spec)?,
-            None => None,
-        };
-        let content = match bytes {
-            None => Content::Missing,
-            Some(b) if b.iter().take(8000).any(|x| *x == 0) => Content::Binary,
-            Some(b) => Content::Text(FileText::new(&String::from_utf8_lossy(&b))),
-        };
-        let content = Rc::new(content);
-        self.cache.insert(key, Rc::clone(&content));
-        Ok(content)
+        }
     }
 
     /// Resolves a cited path: the file at head, following a rename or a deletion by the change,
@@ -245,12 +269,22 @@ impl Source {
                     note: Some(format!(
                         "{cited} is ambiguous: {} files of that name ({})",
                         hits.len(),
-                        hits.join(", ")
+                        super::check::short_list(&hits)
                     )),
                     resolved: Resolved::Ambiguous(hits),
                 }
             }
         }
+    }
+}
+
+/// Bytes as verification sees them: text, binary (a NUL byte in the first 8000 bytes, git's
+/// own test) or missing.
+fn to_content(bytes: Option<Vec<u8>>) -> Content {
+    match bytes {
+        None => Content::Missing,
+        Some(b) if b.iter().take(8000).any(|x| *x == 0) => Content::Binary,
+        Some(b) => Content::Text(FileText::new(&String::from_utf8_lossy(&b))),
     }
 }
 
