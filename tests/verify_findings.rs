@@ -297,20 +297,22 @@ fn a_function_that_does_not_exist_is_reported() {
         Some("token := r.Header.Get(\"X-Token\")"),
     );
     f.title = "`validateToken()` is never called before the token is logged".to_string();
-    // Existing identifiers, plain words, file names and values are not reported.
+    // Existing identifiers, repeats, plain words, file names, values, names the finding
+    // proposes and names its fix introduces are not reported.
     f.explanation = "`Handle` reads `r.Header.Get` into `token` and passes it to `log.Printf` \
-                     without `validateToken`; `ErrNoUser` is unrelated. See `config.yaml`, \
-                     `retries: 3`, `true`, and `sanitize_header()` in the fix."
+                     without `validateToken`; `ErrNoUser` is unrelated and `sessionCache.evict` \
+                     is never reached. See `config.yaml`, `retries: 3`, `true`; consider \
+                     `subtle.ConstantTimeCompare`, and `sanitize_header()` in the fix."
         .to_string();
     f.fix = Some("call `sanitize_header()` first".to_string());
     let (findings, outcome) = repo.verify(Some(&base), vec![f]);
     assert_eq!(
         v(&findings[0]),
         &Verification {
-            symbols_missing: vec!["validateToken()".to_string(), "validateToken".to_string()],
+            symbols_missing: vec!["validateToken()".to_string(), "sessionCache.evict".to_string()],
             ..expected(
                 VerificationStatus::Grounded,
-                Some("not found in the repository at head: `validateToken()`, `validateToken`")
+                Some("not found in the repository at head: `validateToken()`, `sessionCache.evict`")
             )
         }
     );

@@ -62,6 +62,9 @@ enum Item {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Quote {
     items: Vec<Item>,
+    /// When the quote reads like a diff (`+`/`-` markers), its new side: tried when the quote
+    /// as written is not found.
+    new_side: Option<Box<Quote>>,
 }
 
 /// How many unquoted, non-blank lines may sit between two quoted lines on the second, tolerant
@@ -74,6 +77,17 @@ impl Quote {
     /// Parses a code block; `None` when it has no line of code to look for (empty, or only
     /// elisions and blank lines).
     pub fn parse(code: &str) -> Option<Quote> {
+        let new_side = diff_new_side(code).and_then(|text| Quote::parse_plain(&text));
+        match Quote::parse_plain(code) {
+            Some(mut q) => {
+                q.new_side = new_side.map(Box::new);
+                Some(q)
+            }
+            None => new_side,
+        }
+    }
+
+    fn parse_plain(code: &str) -> Option<Quote> {
         let raw: Vec<&str> = code
             .split('\n')
             .map(|l| l.strip_suffix('\r').unwrap_or(l))
@@ -130,7 +144,10 @@ impl Quote {
         if items.is_empty() {
             None
         } else {
-            Some(Quote { items })
+            Some(Quote {
+                items,
+                new_side: None,
+            })
         }
     }
 
@@ -156,7 +173,14 @@ impl Quote {
         if !strict.is_empty() {
             return strict;
         }
-        self.find_with(&file.folded, TOLERATED_SKIP)
+        let tolerant = self.find_with(&file.folded, TOLERATED_SKIP);
+        if !tolerant.is_empty() {
+            return tolerant;
+        }
+        match &self.new_side {
+            Some(q) => q.find_in(file),
+            None => Vec::new(),
+        }
     }
 
     fn find_with(&self, folded: &[String], skip: usize) -> Vec<(u32, u32)> {
@@ -313,6 +337,30 @@ fn is_elision(folded: &str) -> bool {
     t.starts_with("...") || t.starts_with('…')
 }
 
+/// The new side of a quote written as a diff: every non-blank line starts with `+`, `-`, a
+/// space or `@@`, and some line is added (`+`, not `++`). Kept: the added and context lines,
+/// without their marker.
+fn diff_new_side(code: &str) -> Option<String> {
+    let lines: Vec<&str> = code
+        .lines()
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let is_diff = lines
+        .iter()
+        .all(|l| l.starts_with(['+', '-', ' ']) || l.starts_with("@@"))
+        && lines.iter().any(|l| l.starts_with('+') && !l.starts_with("++"));
+    if !is_diff {
+        return None;
+    }
+    let kept: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with(['+', ' ']))
+        .map(|l| &l[1..])
+        .collect();
+    Some(kept.join("\n"))
+}
+
 /// Quotes copied from `cat -n` or an editor carry line numbers (`193: foo`, `193 | foo`,
 /// `193\tfoo`). When every non-blank line has one, strip them.
 fn strip_line_numbers(lines: &[&str]) -> Option<Vec<String>> {
@@ -411,6 +459,16 @@ mod tests {
             Quote::parse("a = 1\nc = 3").unwrap().find_in(&f),
             vec![(1, 3)]
         );
+    }
+
+    #[test]
+    fn a_quote_written_as_a_diff_matches_its_new_side() {
+        let f = file("fn f() {\n    let a = 2;\n    g(a);\n}\n");
+        let q = Quote::parse("-    let a = 1;\n+    let a = 2;\n     g(a);").unwrap();
+        assert_eq!(q.find_in(&f), vec![(2, 3)]);
+        // A YAML list is not a diff.
+        let y = file("items:\n- a\n- b\n");
+        assert_eq!(Quote::parse("- a\n- b").unwrap().find_in(&y), vec![(2, 3)]);
     }
 
     #[test]

@@ -161,18 +161,52 @@ pub struct Symbol {
     pub parts: Vec<String>,
 }
 
-/// The spans of `text` in backticks that look like code identifiers, in order, without repeats.
+/// Words that, just before a backticked name, mark it as something proposed rather than
+/// something the code has: "use `strings.EqualFold`", "add a `validate_input()` helper".
+const PROPOSAL_CUES: &[&str] = &[
+    "use ", "using ", "consider", "instead", "prefer", "replace", "switch to", "such as",
+    "e.g.", "like ", "add ", "adding ", "introduce", "rename", "new ", "call to ", "missing ",
+    "no ", "lacks ", "should call", "could call",
+];
+
+/// The spans of `text` in backticks that look like code identifiers, in order, one per
+/// identifier (`f()` and `f` are one), leaving out names the text proposes rather than cites.
 pub fn extract(text: &str) -> Vec<Symbol> {
     let mut out: Vec<Symbol> = Vec::new();
     for cap in BACKTICKED.captures_iter(text) {
-        let written = cap[1].trim();
-        if let Some(sym) = parse_symbol(written)
-            && !out.iter().any(|s| s.written == sym.written)
+        let (Some(whole), Some(inner)) = (cap.get(0), cap.get(1)) else {
+            continue;
+        };
+        if is_proposal(&text[..whole.start()]) {
+            continue;
+        }
+        if let Some(sym) = parse_symbol(inner.as_str().trim())
+            && !out.iter().any(|s| s.parts == sym.parts)
         {
             out.push(sym);
         }
     }
     out
+}
+
+/// Whether the words just before a backticked name (up to 24 bytes, within the sentence)
+/// propose it: "use", "consider", "add a", ...
+fn is_proposal(before: &str) -> bool {
+    let mut start = before.len().saturating_sub(24);
+    while !before.is_char_boundary(start) {
+        start += 1;
+    }
+    let window = &before[start..];
+    let window = match window.rfind(['.', ';', ':', '\n']) {
+        Some(at) if !window[..=at].ends_with("e.g.") => &window[at + 1..],
+        _ => window,
+    };
+    let lower = window.to_ascii_lowercase();
+    PROPOSAL_CUES.iter().any(|cue| {
+        lower
+            .match_indices(cue)
+            .any(|(at, _)| at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphabetic())
+    })
 }
 
 /// One backticked span as a symbol, or `None` when it is not code-like enough to check.
@@ -288,6 +322,13 @@ mod tests {
         let text = "`error`, `Config`, `HTTP`, `app_controller.go`, `config.yaml`, `true`, `42`, \
                     `\"$@\"`, `--force`, `a + b`, `src/main.rs`, `example.com`, `v1.2`, `nil`";
         assert!(written(text).is_empty(), "{:?}", written(text));
+    }
+
+    #[test]
+    fn proposed_names_and_repeats_are_left_out() {
+        let text = "`load_cfg()` compares with `==`; use `strings.EqualFold` instead, or add a \
+                    `validate_input()` helper. `load_cfg` again.";
+        assert_eq!(written(text), vec!["load_cfg()"]);
     }
 
     #[test]
