@@ -45,7 +45,12 @@ fn files_reviewed_and_misses_come_from_the_change() {
     git(repo, &["init", "-q", "-b", "main"]);
     git(repo, &["config", "user.name", "Test"]);
     git(repo, &["config", "user.email", "test@example.com"]);
-    for f in ["src/api/server.go", "src/api/routes.go", "docs/usage.md", "README.md"] {
+    for f in [
+        "src/api/server.go",
+        "src/api/routes.go",
+        "docs/usage.md",
+        "README.md",
+    ] {
         write(repo, f, "one\n");
     }
     write(repo, "src/old.go", "package src\n");
@@ -61,14 +66,22 @@ fn files_reviewed_and_misses_come_from_the_change() {
     git(repo, &["commit", "-q", "-m", "head"]);
 
     let mut finding = Finding::new("I1", "auth is not checked");
-    finding.locations.push(Location::new("auth.go", Some(1), None));
+    finding
+        .locations
+        .push(Location::new("auth.go", Some(1), None));
     let mut outside = Finding::new("S1", "the readme is stale");
-    outside.locations.push(Location::new("README.md", Some(1), None));
+    outside
+        .locations
+        .push(Location::new("README.md", Some(1), None));
     let mut reviews = vec![
         Review {
             agent: "claude".to_string(),
             // A bare name, a line-suffixed path, and a file outside the change.
-            coverage: vec![entry("server.go"), entry("src/api/routes.go:1-2"), entry("README.md")],
+            coverage: vec![
+                entry("server.go"),
+                entry("src/api/routes.go:1-2"),
+                entry("README.md"),
+            ],
             findings: vec![finding, outside],
             ..Review::default()
         },

@@ -285,6 +285,39 @@ fn untouched_code_the_change_calls_stays_a_regression() {
 }
 
 #[test]
+fn untouched_code_the_change_copies_stays_a_regression() {
+    let repo = Repo::new();
+    repo.write("conv/legacy.go", LEGACY);
+    let base = repo.commit("base");
+    // The change copies the body into a new file.
+    repo.write(
+        "conv/fast.go",
+        "package conv\n\nfunc fastParse(s string) int {\n\tn, _ := strconv.Atoi(s)\n\treturn n\n}\n",
+    );
+    repo.commit("head");
+    let (findings, _) = repo.verify(
+        Some(&base),
+        vec![regression(
+            "conv/legacy.go:4",
+            Some("n, _ := strconv.Atoi(s)"),
+        )],
+    );
+    assert_eq!(
+        v(&findings[0]),
+        &Verification {
+            outside_change: true,
+            ..expected(
+                VerificationStatus::Grounded,
+                Some(
+                    "kept as a regression: lines 4 predate the change, but the change copies \
+                     this code at conv/fast.go:4"
+                )
+            )
+        }
+    );
+}
+
+#[test]
 fn a_function_that_does_not_exist_is_reported() {
     let repo = Repo::new();
     repo.write("pkg/web/handler.go", HANDLER_BASE);
@@ -309,10 +342,15 @@ fn a_function_that_does_not_exist_is_reported() {
     assert_eq!(
         v(&findings[0]),
         &Verification {
-            symbols_missing: vec!["validateToken()".to_string(), "sessionCache.evict".to_string()],
+            symbols_missing: vec![
+                "validateToken()".to_string(),
+                "sessionCache.evict".to_string()
+            ],
             ..expected(
                 VerificationStatus::Grounded,
-                Some("not found in the repository at head: `validateToken()`, `sessionCache.evict`")
+                Some(
+                    "not found in the repository at head: `validateToken()`, `sessionCache.evict`"
+                )
             )
         }
     );
@@ -521,7 +559,7 @@ fn a_binary_file_is_never_quote_matched() {
             quote_ok: None,
             ..expected(
                 VerificationStatus::Unchecked,
-                Some("binary file: quoted code not checked in assets/logo.png")
+                Some("binary file: contents not checked (assets/logo.png)")
             )
         }
     );
@@ -533,6 +571,37 @@ fn a_binary_file_is_never_quote_matched() {
         }
     );
     assert!(outcome.changed_files[0].binary);
+}
+
+#[test]
+fn a_submodule_is_listed_but_never_read() {
+    let repo = Repo::new();
+    repo.write("main.c", "int main(void) { return 0; }\n");
+    let base = repo.commit("base");
+    // A gitlink, as `git submodule add` records it, without fetching anything.
+    repo.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{base},vendor/lib"),
+    ]);
+    repo.git(&["commit", "-q", "-m", "head"]);
+    let (findings, outcome) = repo.verify(
+        Some(&base),
+        vec![finding("vendor/lib:1", Some("int main(void)"))],
+    );
+    assert_eq!(
+        v(&findings[0]),
+        &Verification {
+            lines_ok: false,
+            quote_ok: None,
+            ..expected(
+                VerificationStatus::Unchecked,
+                Some("submodule: contents not checked (vendor/lib)")
+            )
+        }
+    );
+    assert!(outcome.changed_files[0].submodule);
 }
 
 #[test]

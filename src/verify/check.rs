@@ -1,6 +1,6 @@
 //! One finding checked against the code: path, lines, quote, symbols, pre-existing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use anyhow::Result;
@@ -16,19 +16,11 @@ use crate::target::diff::ChangeKind;
 /// How many files a quote-only finding's fallback search may look at.
 const GREP_LIMIT: usize = 20;
 
-/// A line the change added, for telling whether the change calls or copies untouched code.
-struct AddedLine {
-    path: String,
-    line: u32,
-    text: String,
-    folded: String,
-}
-
 /// Checks findings one by one against a [`Source`], sharing what it learns across findings:
 /// file contents, the words present in the repository, the change's added lines.
 pub struct Checker {
     pub src: Source,
-    added: Option<Vec<AddedLine>>,
+    added: Option<AddedIndex>,
 }
 
 /// A cited location that resolved to a file, with the lines the reviewer gave.
@@ -230,6 +222,8 @@ impl Checker {
         // 2. Lines.
         let mut lines_ok = true;
         let mut binary = false;
+        // "binary file: ..." / "submodule: ...": said when it matters (a quote or lines).
+        let mut opaque: Option<String> = None;
         for t in &targets {
             let loc = &f.locations[t.index];
             match &*t.content {
@@ -249,6 +243,14 @@ impl Checker {
                 }
                 Content::Binary | Content::Missing => {
                     binary = true;
+                    if opaque.is_none() {
+                        let what = if matches!(&*t.content, Content::Binary) {
+                            "binary file"
+                        } else {
+                            "submodule"
+                        };
+                        opaque = Some(format!("{what}: contents not checked ({})", t.path));
+                    }
                     if loc.start.is_some() {
                         lines_ok = false;
                     }
@@ -361,14 +363,11 @@ impl Checker {
                     };
                     notes.push(format!("quoted code not found {place}"));
                 }
-            } else if binary {
-                notes.push(format!(
-                    "binary file: quoted code not checked in {}",
-                    targets.first().map(|t| t.path.as_str()).unwrap_or("")
-                ));
+            } else {
+                notes.extend(opaque);
             }
-        } else if binary && targets.iter().any(|t| f.locations[t.index].start.is_some()) {
-            notes.push("binary file: lines not checked".to_string());
+        } else if targets.iter().any(|t| f.locations[t.index].start.is_some()) {
+            notes.extend(opaque);
         }
 
         // Correct the location to where the quote is.
@@ -580,34 +579,26 @@ impl Checker {
             .map(|l| super::quote::fold(l))
             .filter(|l| l.len() >= 12)
             .collect();
-        let added = self.added_lines()?;
+        let added = self.added_index()?;
         for name in &names {
-            if let Some(a) = added.iter().find(|a| contains_word(&a.text, name)) {
-                return Ok(Some(format!(
-                    "the change calls `{name}` at {}:{}",
-                    a.path, a.line
-                )));
+            if let Some((path, line)) = added.words.get(name.as_str()) {
+                return Ok(Some(format!("the change calls `{name}` at {path}:{line}")));
             }
         }
-        if !folded.is_empty() {
-            let first = added.iter().find(|a| a.folded == folded[0]);
-            let all: HashSet<&str> = added.iter().map(|a| a.folded.as_str()).collect();
-            if let Some(a) = first
-                && folded.iter().all(|l| all.contains(l.as_str()))
-            {
-                return Ok(Some(format!(
-                    "the change copies this code at {}:{}",
-                    a.path, a.line
-                )));
-            }
+        if let Some((path, line)) = folded.first().and_then(|l| added.lines.get(l.as_str()))
+            && folded.iter().all(|l| added.lines.contains_key(l.as_str()))
+        {
+            return Ok(Some(format!(
+                "the change copies this code at {path}:{line}"
+            )));
         }
         Ok(None)
     }
 
-    /// Every line the change added, read once from the changed text files at head.
-    fn added_lines(&mut self) -> Result<&[AddedLine]> {
+    /// The change's added lines, indexed once from the changed text files at head.
+    fn added_index(&mut self) -> Result<&AddedIndex> {
         if self.added.is_none() {
-            let mut added = Vec::new();
+            let mut index = AddedIndex::default();
             let changed: Vec<_> = self
                 .src
                 .changed
@@ -623,18 +614,39 @@ impl Checker {
                 for (s, e) in history::added_ranges(&c.hunks) {
                     for line in s..=e.min(ft.line_count()) {
                         let i = line as usize - 1;
-                        added.push(AddedLine {
-                            path: c.path.clone(),
-                            line,
-                            text: ft.lines[i].clone(),
-                            folded: ft.folded[i].clone(),
-                        });
+                        index.add(&c.path, line, &ft.lines[i], &ft.folded[i]);
                     }
                 }
             }
-            self.added = Some(added);
+            self.added = Some(index);
         }
-        Ok(self.added.as_deref().unwrap_or(&[]))
+        Ok(self.added.get_or_insert_with(AddedIndex::default))
+    }
+}
+
+/// The lines the change added: each identifier and each folded line, with where it first
+/// occurs. Built once, so asking about a finding costs a lookup, not a pass over the change.
+#[derive(Default)]
+struct AddedIndex {
+    words: HashMap<String, (String, u32)>,
+    lines: HashMap<String, (String, u32)>,
+}
+
+impl AddedIndex {
+    fn add(&mut self, path: &str, line: u32, text: &str, folded: &str) {
+        for word in text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| w.len() > 2)
+        {
+            if !self.words.contains_key(word) {
+                self.words
+                    .insert(word.to_string(), (path.to_string(), line));
+            }
+        }
+        if !folded.is_empty() && !self.lines.contains_key(folded) {
+            self.lines
+                .insert(folded.to_string(), (path.to_string(), line));
+        }
     }
 }
 

@@ -349,7 +349,9 @@ fn diff_new_side(code: &str) -> Option<String> {
     let is_diff = lines
         .iter()
         .all(|l| l.starts_with(['+', '-', ' ']) || l.starts_with("@@"))
-        && lines.iter().any(|l| l.starts_with('+') && !l.starts_with("++"));
+        && lines
+            .iter()
+            .any(|l| l.starts_with('+') && !l.starts_with("++"));
     if !is_diff {
         return None;
     }

@@ -164,9 +164,27 @@ pub struct Symbol {
 /// Words that, just before a backticked name, mark it as something proposed rather than
 /// something the code has: "use `strings.EqualFold`", "add a `validate_input()` helper".
 const PROPOSAL_CUES: &[&str] = &[
-    "use ", "using ", "consider", "instead", "prefer", "replace", "switch to", "such as",
-    "e.g.", "like ", "add ", "adding ", "introduce", "rename", "new ", "call to ", "missing ",
-    "no ", "lacks ", "should call", "could call",
+    "use ",
+    "using ",
+    "consider",
+    "instead",
+    "prefer",
+    "replace",
+    "switch to",
+    "such as",
+    "e.g.",
+    "like ",
+    "add ",
+    "adding ",
+    "introduce",
+    "rename",
+    "new ",
+    "call to ",
+    "missing ",
+    "no ",
+    "lacks ",
+    "should call",
+    "could call",
 ];
 
 /// The spans of `text` in backticks that look like code identifiers, in order, one per
