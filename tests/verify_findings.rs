@@ -203,6 +203,35 @@ fn quote_that_is_not_in_the_file_is_ungrounded() {
     assert_eq!(outcome.counts.ungrounded, 1);
 }
 
+#[test]
+fn a_quote_of_the_code_the_change_removed_is_grounded_at_the_merge_base() {
+    let repo = Repo::new();
+    repo.write("pkg/web/handler.go", HANDLER_BASE);
+    let base = repo.commit("base");
+    repo.write(
+        "pkg/web/handler.go",
+        HANDLER_BASE.replace("\tif r.User == \"\" {\n\t\treturn ErrNoUser\n\t}\n", ""),
+    );
+    repo.commit("head");
+    let (findings, _) = repo.verify(
+        Some(&base),
+        vec![regression(
+            "pkg/web/handler.go:4",
+            Some("if r.User == \"\" {\n    return ErrNoUser\n}"),
+        )],
+    );
+    assert_eq!(
+        v(&findings[0]),
+        &expected(
+            VerificationStatus::Grounded,
+            Some(
+                "quoted code is the merge-base version (pkg/web/handler.go:4-6), changed by \
+                 the change"
+            )
+        )
+    );
+}
+
 const LEGACY: &str =
     "package conv\n\nfunc legacyParse(s string) int {\n\tn, _ := strconv.Atoi(s)\n\treturn n\n}\n";
 

@@ -266,6 +266,7 @@ impl Checker {
         let mut found: Option<Found> = None;
         let mut grounded_in_place = false;
         let mut relocated = false;
+        let mut quote_from_base = false;
         if let Some(q) = quote
             .as_ref()
             .filter(|_| !ambiguous_quote || !targets.is_empty())
@@ -349,8 +350,19 @@ impl Checker {
                         grounded_in_place = true;
                     }
                 }
-                quote_ok = Some(found.is_some());
-                if found.is_none() {
+                // Reviewers also quote the code a change removed or rewrote: the merge-base
+                // version of a changed file.
+                if found.is_none()
+                    && let Some((base_path, (s, e))) = self.quote_at_base(q, &text_targets)?
+                {
+                    notes.push(format!(
+                        "quoted code is the merge-base version ({base_path}:{}), changed by the change",
+                        line_range(s, e)
+                    ));
+                    quote_from_base = true;
+                }
+                quote_ok = Some(found.is_some() || quote_from_base);
+                if found.is_none() && !quote_from_base {
                     let place = match text_targets.first() {
                         Some(t) if t.side == Side::Base => {
                             format!("in {} at the merge-base", t.path)
@@ -412,7 +424,8 @@ impl Checker {
         if matches!(
             status,
             VerificationStatus::Grounded | VerificationStatus::Relocated
-        ) && f.category == Some(Category::Regression)
+        ) && !quote_from_base
+            && f.category == Some(Category::Regression)
             && self.src.base.is_some()
         {
             let span = match &found {
@@ -461,6 +474,36 @@ impl Checker {
             outside_change,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
         })
+    }
+
+    /// Where the quote is in the merge-base version of a cited file the change modified or
+    /// renamed: its base path and lines.
+    fn quote_at_base(
+        &mut self,
+        q: &Quote,
+        targets: &[&Target],
+    ) -> Result<Option<(String, (u32, u32))>> {
+        if self.src.base.is_none() {
+            return Ok(None);
+        }
+        for t in targets.iter().filter(|t| t.side == Side::Head) {
+            let Some(c) = self.src.changed_file(&t.path) else {
+                continue;
+            };
+            if !matches!(
+                c.kind,
+                ChangeKind::Modified | ChangeKind::Renamed | ChangeKind::TypeChanged
+            ) {
+                continue;
+            }
+            let base_path = c.old_path.clone().unwrap_or_else(|| c.path.clone());
+            if let Content::Text(ft) = &*self.src.content(Side::Base, &base_path)?
+                && let Some(span) = q.find_in(ft).first()
+            {
+                return Ok(Some((base_path, *span)));
+            }
+        }
+        Ok(None)
     }
 
     /// The files of `paths` that hold the quote (none without a quote).
