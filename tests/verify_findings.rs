@@ -820,3 +820,46 @@ fn a_bad_revision_is_a_clear_error() {
     let msg = format!("{err:#}");
     assert!(msg.contains("no-such-branch"), "{msg}");
 }
+
+#[test]
+fn forge_links_and_windows_paths_are_read_as_repository_paths() {
+    let repo = Repo::new();
+    repo.write("internal/app/app_controller.go", "package app\n");
+    let base = repo.commit("base");
+    repo.write(
+        "internal/app/app_controller.go",
+        "package app\n\nfunc Start() {}\n",
+    );
+    repo.commit("head");
+    let (findings, _) = repo.verify(
+        Some(&base),
+        vec![
+            finding(
+                "https://github.com/o/r/blob/main/internal/app/app_controller.go#L3",
+                Some("func Start() {}"),
+            ),
+            finding("internal\\app\\app_controller.go:3", None),
+        ],
+    );
+    for f in &findings {
+        assert_eq!(
+            f.locations,
+            vec![Location::new(
+                "internal/app/app_controller.go",
+                Some(3),
+                Some(3)
+            )]
+        );
+    }
+    assert_eq!(
+        v(&findings[0]),
+        &expected(VerificationStatus::Grounded, None)
+    );
+    assert_eq!(
+        v(&findings[1]),
+        &Verification {
+            quote_ok: None,
+            ..expected(VerificationStatus::Grounded, None)
+        }
+    );
+}

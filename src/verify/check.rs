@@ -154,6 +154,10 @@ impl Checker {
             return Ok(v);
         }
 
+        for loc in &mut f.locations {
+            normalize_location(loc);
+        }
+
         // 1. Paths.
         let mut targets: Vec<Target> = Vec::new();
         let mut ambiguous_quote = false;
@@ -711,6 +715,40 @@ fn same_at_base(
             _ => false,
         }
     })
+}
+
+/// Turns a location written as a forge link into a repository path with lines:
+/// `https://github.com/o/r/blob/<ref>/src/a.rs#L10-L20` → `src/a.rs:10-20`, and
+/// `src/a.rs#L10` → `src/a.rs:10`.
+fn normalize_location(loc: &mut Location) {
+    let mut path = loc.path.trim().to_string();
+    if path.starts_with("http://") || path.starts_with("https://") {
+        for marker in ["/blob/", "/tree/", "/-/blob/"] {
+            if let Some(at) = path.find(marker) {
+                let rest = &path[at + marker.len()..];
+                // Drop the ref (a branch or commit id) that follows the marker.
+                if let Some((_, p)) = rest.split_once('/') {
+                    path = p.to_string();
+                }
+                break;
+            }
+        }
+    }
+    if let Some((p, anchor)) = path.clone().split_once("#L") {
+        if loc.start.is_none() {
+            let mut parts = anchor.splitn(2, '-');
+            let start = parts
+                .next()
+                .and_then(|s| s.trim_start_matches('L').parse().ok());
+            let end = parts
+                .next()
+                .and_then(|s| s.trim_start_matches('L').parse().ok());
+            loc.start = start;
+            loc.end = end.or(start);
+        }
+        path = p.to_string();
+    }
+    loc.path = path;
 }
 
 /// At most three paths, then how many more.

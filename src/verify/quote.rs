@@ -71,6 +71,10 @@ pub struct Quote {
 /// pass (reviewers skip a line now and then without marking it).
 const TOLERATED_SKIP: usize = 3;
 
+/// How many non-blank lines an elision may stand for. Bounds the work of a quote whose
+/// anchor line is common (`}`) in a very long file.
+const MAX_GAP: usize = 2000;
+
 const COMMENT_MARKERS: [&str; 7] = ["//", "#", "--", "/*", "<!--", ";", "%"];
 
 impl Quote {
@@ -234,7 +238,7 @@ fn match_rest(
         match item {
             Item::Gap => after_gap = true,
             Item::Line { text, optional } => {
-                let limit = if after_gap { usize::MAX } else { skip };
+                let limit = if after_gap { MAX_GAP } else { skip };
                 match next_match(text, folded, pos, limit) {
                     Some(j) => {
                         pos = j + 1;

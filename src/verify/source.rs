@@ -291,7 +291,7 @@ fn to_content(bytes: Option<Vec<u8>>) -> Content {
 /// A cited path as a repository path: no backticks, no `./` or leading `/`, no absolute prefix
 /// of the repository itself.
 fn clean_path(cited: &str, repo: &Path) -> String {
-    let mut p = cited.trim().trim_matches('`').trim().to_string();
+    let mut p = cited.trim().trim_matches('`').trim().replace('\\', "/");
     let repo_prefix = format!("{}/", repo.display());
     if let Some(rest) = p.strip_prefix(&repo_prefix) {
         p = rest.to_string();
