@@ -16,6 +16,47 @@ use crate::target::diff::ChangeKind;
 /// How many files a quote-only finding's fallback search may look at.
 const GREP_LIMIT: usize = 20;
 
+/// A running lookup of the findings' identifiers.
+pub struct SymbolSearch {
+    /// Per finding, in order: the identifiers worth looking up.
+    candidates: Vec<Vec<Symbol>>,
+    search: std::thread::JoinHandle<Result<HashSet<String>>>,
+}
+
+impl SymbolSearch {
+    /// Waits for the lookup and records, on each verification (same order as the findings
+    /// given to [`Checker::start_symbol_search`]), the identifiers that exist nowhere at head.
+    /// When the lookup failed, nothing is reported missing and the returned note says why.
+    pub fn finish<'a>(
+        self,
+        verifications: impl Iterator<Item = &'a mut Verification>,
+    ) -> Option<String> {
+        let present = match self.search.join() {
+            Ok(Ok(present)) => present,
+            Ok(Err(e)) => return Some(format!("symbols not checked: {e:#}")),
+            Err(_) => return Some("symbols not checked: the lookup thread panicked".to_string()),
+        };
+        for (v, symbols) in verifications.zip(self.candidates) {
+            let missing: Vec<String> = symbols
+                .into_iter()
+                .filter(|s| s.parts.iter().any(|p| !present.contains(p)))
+                .map(|s| s.written)
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            let names: Vec<String> = missing.iter().map(|s| format!("`{s}`")).collect();
+            let said = format!("not found in the repository at head: {}", names.join(", "));
+            v.note = Some(match v.note.take() {
+                Some(note) => format!("{note}; {said}"),
+                None => said,
+            });
+            v.symbols_missing = missing;
+        }
+        None
+    }
+}
+
 /// Checks findings one by one against a [`Source`], sharing what it learns across findings:
 /// file contents, the words present in the repository, the change's added lines.
 pub struct Checker {
@@ -43,38 +84,22 @@ impl Checker {
         Checker { src, added: None }
     }
 
-    /// The identifiers each finding names that exist nowhere at head, in the findings' order:
-    /// every identifier part of every finding looked up in one `git grep`. When the lookup
-    /// fails, nothing is reported missing and the note says why.
-    pub fn missing_symbols<'a>(
+    /// Starts looking up, in one `git grep` on a thread of its own, every identifier part the
+    /// findings name; the file checks run meanwhile. [`SymbolSearch::finish`] gives the result.
+    pub fn start_symbol_search<'a>(
         &self,
         findings: impl Iterator<Item = &'a Finding>,
-    ) -> (Vec<Vec<String>>, Option<String>) {
+    ) -> SymbolSearch {
         let candidates: Vec<Vec<Symbol>> = findings.map(|f| self.candidate_symbols(f)).collect();
         let words: HashSet<String> = candidates
             .iter()
             .flatten()
             .flat_map(|s| s.parts.iter().cloned())
             .collect();
-        match git::words_present(&self.src.repo, &self.src.head, &words) {
-            Ok(present) => (
-                candidates
-                    .into_iter()
-                    .map(|symbols| {
-                        symbols
-                            .into_iter()
-                            .filter(|s| s.parts.iter().any(|p| !present.contains(p)))
-                            .map(|s| s.written)
-                            .collect()
-                    })
-                    .collect(),
-                None,
-            ),
-            Err(e) => (
-                vec![Vec::new(); candidates.len()],
-                Some(format!("symbols not checked: {e:#}")),
-            ),
-        }
+        let repo = self.src.repo.clone();
+        let head = self.src.head.clone();
+        let search = std::thread::spawn(move || git::words_present(&repo, &head, &words));
+        SymbolSearch { candidates, search }
     }
 
     /// Reads, in one pass through `cat-file`, every file the findings will need: the cited
@@ -135,23 +160,16 @@ impl Checker {
             .collect()
     }
 
-    /// Checks one finding, rewriting its locations where the check corrected them.
-    /// `symbols_missing` comes from [`Checker::missing_symbols`].
-    pub fn check(&mut self, f: &mut Finding, symbols_missing: Vec<String>) -> Result<Verification> {
+    /// Checks one finding's path, lines, quote and history, rewriting its locations where the
+    /// check corrected them. Symbols are added afterwards by [`SymbolSearch::finish`].
+    pub fn check(&mut self, f: &mut Finding) -> Result<Verification> {
         let mut notes: Vec<String> = Vec::new();
-        let symbol_note = (!symbols_missing.is_empty()).then(|| {
-            let names: Vec<String> = symbols_missing.iter().map(|s| format!("`{s}`")).collect();
-            format!("not found in the repository at head: {}", names.join(", "))
-        });
         let quote = f.code.as_ref().and_then(|c| Quote::parse(&c.code));
 
         if f.locations.is_empty() && quote.is_none() {
-            let mut v = Verification::unchecked("no location or quoted code to check");
-            if let Some(n) = symbol_note {
-                v.note = Some(format!("no location or quoted code to check; {n}"));
-            }
-            v.symbols_missing = symbols_missing;
-            return Ok(v);
+            return Ok(Verification::unchecked(
+                "no location or quoted code to check",
+            ));
         }
 
         for loc in &mut f.locations {
@@ -467,13 +485,12 @@ impl Checker {
                     .any(|c| c.path == l.path || c.old_path.as_deref() == Some(l.path.as_str()))
             });
 
-        notes.extend(symbol_note);
         Ok(Verification {
             status,
             path_ok,
             lines_ok,
             quote_ok,
-            symbols_missing,
+            symbols_missing: Vec::new(),
             pre_existing,
             outside_change,
             note: (!notes.is_empty()).then(|| notes.join("; ")),

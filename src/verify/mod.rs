@@ -10,6 +10,32 @@
 //! most once through one `git cat-file --batch`, and every identifier of every finding is
 //! looked up in one `git grep`.
 //!
+//! # How a finding is judged
+//!
+//! - **path**: the cited path at head; else a file the change renamed (the location follows it,
+//!   "renamed by the change: a → b") or deleted (checked at the merge-base); else a bare or
+//!   partial name that fits exactly one changed file (else one file of the tree). Several
+//!   fits: the quote picks one, or the finding says it is ambiguous.
+//! - **lines**: the cited range lies within the file (`lines_ok`; true when none was cited).
+//! - **quote** (`finding.code`, never `fix_diff`): see [`quote`] for how loosely it may be
+//!   written. At the cited lines: `grounded`. Elsewhere in the file: `relocated`, the location
+//!   moved to the real lines ("lines corrected 193 → 207"). Only in the merge-base version of a
+//!   changed file (the code the change removed): `grounded`, said in the note. Nowhere:
+//!   `ungrounded` ("quoted code not found in x.go at head"). A cited path that does not exist
+//!   is looked for by its quote in the changed files, then the tree.
+//! - **no quote**: `grounded` when path and lines exist, `ungrounded` when not; no location and
+//!   no quote: `unchecked`. Binary files and submodules are never quote-matched: `unchecked`
+//!   when a quote or lines were cited there.
+//! - **symbols**: backticked identifiers of the title and explanation (see [`symbols`]) that
+//!   exist nowhere at head go to `symbols_missing`; they do not change the status.
+//! - **pre-existing**: a `regression` whose grounded lines the change did not touch (no added
+//!   line among them, no deletion inside, same text at the merge-base) is `pre_existing`,
+//!   unless the change's added lines call a name those lines define or copy them ("kept as a
+//!   regression: ... the change calls `f` at a.go:12").
+//! - **outside_change**: none of the finding's paths is among the changed files.
+//!
+//! `note` joins what there is to say, in that order, with "; ".
+//!
 //! ```no_run
 //! use deep_review::verify::{VerifyContext, verify_reviews};
 //! # fn demo(reviews: &mut [deep_review::model::Review]) -> anyhow::Result<()> {
@@ -102,6 +128,12 @@ impl VerifyOutcome {
     pub fn changed_paths(&self) -> Vec<String> {
         self.changed_files.iter().map(|c| c.path.clone()).collect()
     }
+
+    /// `review`'s coverage of the changed files: the retro's "Files reviewed" and "Coverage
+    /// misses".
+    pub fn coverage(&self, review: &Review) -> coverage::Coverage {
+        coverage::coverage_of(review, &self.changed_paths())
+    }
 }
 
 /// Verifies every finding of `reviews` against `ctx.repo` at `ctx.head` (and the merge-base
@@ -111,16 +143,7 @@ impl VerifyOutcome {
 /// Fails only when the repository or a revision cannot be read; a finding that cannot be
 /// checked is marked `unchecked` with the reason.
 pub fn verify_reviews(ctx: &VerifyContext, reviews: &mut [Review]) -> Result<VerifyOutcome> {
-    let changed = match &ctx.base {
-        Some(base) => changed_files(&ctx.repo, base, &ctx.head).with_context(|| {
-            format!(
-                "could not list the files changed between {base} and {}",
-                ctx.head
-            )
-        })?,
-        None => Vec::new(),
-    };
-    verify_reviews_with_changes(ctx, changed, reviews)
+    run(ctx, None, reviews)
 }
 
 /// [`verify_reviews`] with the changed files already known (the target stage computed them):
@@ -128,6 +151,14 @@ pub fn verify_reviews(ctx: &VerifyContext, reviews: &mut [Review]) -> Result<Ver
 pub fn verify_reviews_with_changes(
     ctx: &VerifyContext,
     changed: Vec<ChangedFile>,
+    reviews: &mut [Review],
+) -> Result<VerifyOutcome> {
+    run(ctx, Some(changed), reviews)
+}
+
+fn run(
+    ctx: &VerifyContext,
+    changed: Option<Vec<ChangedFile>>,
     reviews: &mut [Review],
 ) -> Result<VerifyOutcome> {
     let head = git::resolve_commit(&ctx.repo, &ctx.head)
@@ -146,18 +177,37 @@ pub fn verify_reviews_with_changes(
                 .to_string(),
         );
     }
-    let source = Source::open(&ctx.repo, head, base, changed)?;
+    let source = Source::open(&ctx.repo, head.clone(), base.clone(), Vec::new())?;
     let mut checker = Checker::new(source);
-    let (missing, note) = checker.missing_symbols(reviews.iter().flat_map(|r| r.findings.iter()));
-    outcome.notes.extend(note);
+    // The identifier lookup reads the whole tree: it runs while the diff and the checks do.
+    let search = checker.start_symbol_search(reviews.iter().flat_map(|r| r.findings.iter()));
+    checker.src.changed = match (changed, &base) {
+        (Some(changed), _) => changed,
+        (None, Some(base)) => changed_files(&ctx.repo, base, &head).with_context(|| {
+            format!(
+                "could not list the files changed between {} and {}",
+                ctx.base.as_deref().unwrap_or(base),
+                ctx.head
+            )
+        })?,
+        (None, None) => Vec::new(),
+    };
     checker.prefetch(reviews.iter().flat_map(|r| r.findings.iter()))?;
-    let mut missing = missing.into_iter();
+    let mut verifications = Vec::new();
     for review in reviews.iter_mut() {
         for finding in &mut review.findings {
-            let symbols = missing.next().unwrap_or_default();
             let v = checker
-                .check(finding, symbols)
+                .check(finding)
                 .with_context(|| format!("verifying finding {} of {}", finding.id, review.agent))?;
+            verifications.push(v);
+        }
+    }
+    outcome
+        .notes
+        .extend(search.finish(verifications.iter_mut()));
+    let mut verifications = verifications.into_iter();
+    for finding in reviews.iter_mut().flat_map(|r| r.findings.iter_mut()) {
+        if let Some(v) = verifications.next() {
             outcome.counts.add(&v);
             finding.verification = Some(v);
         }
