@@ -863,3 +863,63 @@ fn forge_links_and_windows_paths_are_read_as_repository_paths() {
         }
     );
 }
+
+#[test]
+fn malformed_findings_are_verified_without_a_panic() {
+    let repo = Repo::new();
+    repo.write("a.go", "package a\n\nfunc A() {}\n");
+    repo.write("ünï/cödé.rs", "fn ü() {}\n");
+    let base = repo.commit("base");
+    repo.write("a.go", "package a\n\nfunc A() {}\n\nfunc B() {}\n");
+    repo.commit("head");
+    let locations = [
+        "",
+        ":",
+        ":10",
+        "a.go:0",
+        "a.go:5-2",
+        "a.go:4294967295",
+        "../../etc/passwd",
+        "a.go\nb.go",
+        "ünï/cödé.rs:1",
+        "cödé.rs",
+        "/",
+        "https://github.com/o/r/blob/main",
+        "x.go#Lfoo",
+    ];
+    let codes = [
+        None,
+        Some(""),
+        Some("..."),
+        Some("\r\r\n"),
+        Some("}\n// ...\n}"),
+        Some("fn ü() {}"),
+        Some("+++\n---\n@@"),
+        Some("1: \n2: "),
+    ];
+    let mut findings = Vec::new();
+    for loc in locations {
+        for code in codes {
+            let mut f = finding("", code);
+            f.locations.push(Location::new(loc, None, None));
+            f.category = Some(Category::Regression);
+            f.title = "`` ` `a.b.` `::` `f()` `__` `…`".to_string();
+            findings.push(f);
+        }
+    }
+    let n = findings.len();
+    let (findings, outcome) = repo.verify(Some(&base), findings);
+    assert_eq!(findings.len(), n);
+    assert!(findings.iter().all(|f| f.verification.is_some()));
+    let c = outcome.counts;
+    assert_eq!(c.grounded + c.relocated + c.ungrounded + c.unchecked, n);
+    // The Unicode path with its quote is found; a bare Unicode name resolves.
+    let unicode = &findings[8 * codes.len() + 5];
+    assert_eq!(
+        v(unicode).status,
+        VerificationStatus::Grounded,
+        "{:?}",
+        v(unicode)
+    );
+    assert_eq!(findings[9 * codes.len()].locations[0].path, "ünï/cödé.rs");
+}

@@ -601,6 +601,9 @@ impl Checker {
         let Content::Text(head) = &*self.src.content(Side::Head, path)? else {
             return Ok(None);
         };
+        if start == 0 || end < start || end > head.line_count() {
+            return Ok(None);
+        }
         let changed = self.src.changed_file(path).cloned();
         let untouched = match &changed {
             None => true,
@@ -622,8 +625,9 @@ impl Checker {
             return Ok(None);
         }
         let lines = line_range(start, end);
-        let span: Vec<String> =
-            head.lines[(start as usize - 1)..(end as usize).min(head.lines.len())].to_vec();
+        let from = (start as usize).saturating_sub(1);
+        let to = (end as usize).min(head.lines.len());
+        let span: Vec<String> = head.lines.get(from..to).unwrap_or_default().to_vec();
         if let Some(reason) = self.change_uses(&span)? {
             return Ok(Some(format!(
                 "kept as a regression: lines {lines} predate the change, but {reason}"
@@ -676,7 +680,7 @@ impl Checker {
                     continue;
                 };
                 for (s, e) in history::added_ranges(&c.hunks) {
-                    for line in s..=e.min(ft.line_count()) {
+                    for line in s.max(1)..=e.min(ft.line_count()) {
                         let i = line as usize - 1;
                         index.add(&c.path, line, &ft.lines[i], &ft.folded[i]);
                     }
@@ -749,6 +753,24 @@ fn normalize_location(loc: &mut Location) {
                 }
                 break;
             }
+        }
+    }
+    // `a.rs:12`, `a.rs:12-14`, `a.rs:12:5` left in the path by a lenient parser.
+    if loc.start.is_none()
+        && let Some((p, rest)) = path.clone().split_once(':')
+        && !p.is_empty()
+        && !rest.is_empty()
+        && rest
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '-' | '–' | ':'))
+    {
+        let mut parts = rest.split(':').next().unwrap_or("").splitn(2, ['-', '–']);
+        let start = parts.next().and_then(|s| s.parse().ok());
+        let end = parts.next().and_then(|s| s.parse().ok());
+        if start.is_some() {
+            loc.start = start;
+            loc.end = end.or(start);
+            path = p.to_string();
         }
     }
     if let Some((p, anchor)) = path.clone().split_once("#L") {
