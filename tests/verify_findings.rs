@@ -923,3 +923,43 @@ fn malformed_findings_are_verified_without_a_panic() {
     );
     assert_eq!(findings[9 * codes.len()].locations[0].path, "ünï/cödé.rs");
 }
+
+#[test]
+fn a_distinctive_quote_in_another_changed_file_moves_the_finding_there() {
+    let repo = Repo::new();
+    repo.write("api/users.go", "package api\n");
+    repo.write("api/orders.go", "package api\n");
+    let base = repo.commit("base");
+    repo.write(
+        "api/users.go",
+        "package api\n\nfunc ListUsers() {\n\trows := db.Query(\"SELECT * FROM users\")\n\treturn nil\n}\n",
+    );
+    repo.write(
+        "api/orders.go",
+        "package api\n\nfunc ListOrders() {\n\treturn nil\n}\n",
+    );
+    repo.commit("head");
+    let (findings, _) = repo.verify(
+        Some(&base),
+        vec![
+            finding(
+                "api/orders.go:4",
+                Some("rows := db.Query(\"SELECT * FROM users\")"),
+            ),
+            // Too short to say where it belongs: stays ungrounded.
+            finding("api/orders.go:2", Some("func ListUsers() {")),
+        ],
+    );
+    assert_eq!(
+        v(&findings[0]),
+        &expected(
+            VerificationStatus::Relocated,
+            Some("quoted code is in api/users.go:4, not in api/orders.go")
+        )
+    );
+    assert_eq!(
+        findings[0].locations,
+        vec![Location::new("api/users.go", Some(4), Some(4))]
+    );
+    assert_eq!(v(&findings[1]).status, VerificationStatus::Ungrounded);
+}

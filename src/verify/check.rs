@@ -13,6 +13,10 @@ use super::symbols::{self, Symbol, contains_word};
 use crate::model::{Category, Finding, Location, Verification, VerificationStatus};
 use crate::target::diff::ChangeKind;
 
+/// How much text (see [`Quote::weight`]) a quote needs before it may move a finding to
+/// another file.
+const MIN_QUOTE_WEIGHT: usize = 24;
+
 /// How many files a quote-only finding's fallback search may look at.
 const GREP_LIMIT: usize = 20;
 
@@ -62,6 +66,8 @@ impl SymbolSearch {
 pub struct Checker {
     pub src: Source,
     added: Option<AddedIndex>,
+    /// Folded line → the changed files (at head) that have it, for finding a quote's file.
+    changed_lines: Option<HashMap<String, Vec<String>>>,
 }
 
 /// A cited location that resolved to a file, with the lines the reviewer gave.
@@ -81,7 +87,11 @@ struct Found {
 
 impl Checker {
     pub fn new(src: Source) -> Self {
-        Checker { src, added: None }
+        Checker {
+            src,
+            added: None,
+            changed_lines: None,
+        }
     }
 
     /// Starts looking up, in one `git grep` on a thread of its own, every identifier part the
@@ -383,6 +393,30 @@ impl Checker {
                     ));
                     quote_from_base = true;
                 }
+                // A reviewer may cite the wrong file of the change: a distinctive quote that
+                // exactly one other changed file holds moves the location there.
+                if found.is_none()
+                    && !quote_from_base
+                    && !text_targets.is_empty()
+                    && q.weight() >= MIN_QUOTE_WEIGHT
+                {
+                    let cited: Vec<String> = text_targets.iter().map(|t| t.path.clone()).collect();
+                    let mut holding = self.changed_files_holding(q, &cited)?;
+                    if holding.len() == 1
+                        && let Some((path, span)) = holding.pop()
+                    {
+                        let index = text_targets[0].index;
+                        let moved = Location::new(path.clone(), Some(span.0), Some(span.1));
+                        notes.push(format!(
+                            "quoted code is in {moved}, not in {}",
+                            f.locations[index].path
+                        ));
+                        f.locations[index] = moved;
+                        found = Some(Found { index, path, span });
+                        relocated = true;
+                        grounded_in_place = true;
+                    }
+                }
                 quote_ok = Some(found.is_some() || quote_from_base);
                 if found.is_none() && !quote_from_base {
                     let place = match text_targets.first() {
@@ -550,6 +584,13 @@ impl Checker {
     /// Looks for a quote whose cited file could not be found: in the changed files first, then
     /// in the files of the tree that hold its longest line.
     fn search_quote(&mut self, q: &Quote) -> Result<Option<Found>> {
+        if let Some((path, span)) = self.changed_files_holding(q, &[])?.into_iter().next() {
+            return Ok(Some(Found {
+                index: 0,
+                path,
+                span,
+            }));
+        }
         let changed: Vec<String> = self
             .src
             .changed
@@ -587,6 +628,60 @@ impl Checker {
             }
         }
         Ok(None)
+    }
+
+    /// The changed files (but `exclude`) that hold the quote, with where: found through an
+    /// index of the changed files' lines by the quote's longest line, so asking costs a lookup.
+    fn changed_files_holding(
+        &mut self,
+        q: &Quote,
+        exclude: &[String],
+    ) -> Result<Vec<(String, (u32, u32))>> {
+        let Some(needle) = q.longest_line() else {
+            return Ok(Vec::new());
+        };
+        if self.changed_lines.is_none() {
+            let mut index: HashMap<String, Vec<String>> = HashMap::new();
+            let changed: Vec<String> = self
+                .src
+                .changed
+                .iter()
+                .filter(|c| c.kind != ChangeKind::Deleted && !c.binary && !c.submodule)
+                .map(|c| c.path.clone())
+                .collect();
+            for path in changed {
+                if let Content::Text(ft) = &*self.src.content(Side::Head, &path)? {
+                    for line in ft.folded.iter().filter(|l| !l.is_empty()) {
+                        let paths = index.entry(line.clone()).or_default();
+                        if paths.last() != Some(&path) {
+                            paths.push(path.clone());
+                        }
+                    }
+                }
+            }
+            self.changed_lines = Some(index);
+        }
+        let candidates: Vec<String> = self
+            .changed_lines
+            .as_ref()
+            .and_then(|index| index.get(needle))
+            .map(|paths| {
+                paths
+                    .iter()
+                    .filter(|p| !exclude.contains(p))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut holding = Vec::new();
+        for path in candidates {
+            if let Content::Text(ft) = &*self.src.content(Side::Head, &path)?
+                && let Some(span) = q.find_in(ft).first()
+            {
+                holding.push((path, *span));
+            }
+        }
+        Ok(holding)
     }
 
     /// Decides whether head lines `start..=end` of `path` predate the change. Sets `*pre` and

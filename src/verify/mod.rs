@@ -21,8 +21,10 @@
 //!   written. At the cited lines: `grounded`. Elsewhere in the file: `relocated`, the location
 //!   moved to the real lines ("lines corrected 193 → 207"). Only in the merge-base version of a
 //!   changed file (the code the change removed): `grounded`, said in the note. Nowhere:
-//!   `ungrounded` ("quoted code not found in x.go at head"). A cited path that does not exist
-//!   is looked for by its quote in the changed files, then the tree.
+//!   `ungrounded` ("quoted code not found in x.go at head"). A distinctive quote that exactly
+//!   one other changed file holds moves the finding there (`relocated`, "quoted code is in
+//!   b.go:20, not in a.go"). A cited path that does not exist is looked for by its quote in
+//!   the changed files, then the tree.
 //! - **no quote**: `grounded` when path and lines exist, `ungrounded` when not; no location and
 //!   no quote: `unchecked`. Binary files and submodules are never quote-matched: `unchecked`
 //!   when a quote or lines were cited there.

@@ -169,6 +169,21 @@ impl Quote {
             .max_by_key(|t| t.len())
     }
 
+    /// How much text the quote pins down: the length of its required lines. A quote of a
+    /// `}` or a `return nil` could be anywhere; one of a few real lines could not.
+    pub fn weight(&self) -> usize {
+        self.items
+            .iter()
+            .map(|i| match i {
+                Item::Line {
+                    text,
+                    optional: false,
+                } => text.len(),
+                _ => 0,
+            })
+            .sum()
+    }
+
     /// Every place the quote occurs in `file`, as 1-based inclusive line ranges in file order.
     /// Tries a strict match first (quoted lines on consecutive non-blank lines); only when that
     /// finds nothing, allows a few skipped lines between quoted lines.
