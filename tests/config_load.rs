@@ -197,3 +197,39 @@ fn unreadable_config_is_an_error() {
     let err = load(dir.path()).unwrap_err().to_string();
     assert!(err.contains("cannot read config file"), "{err}");
 }
+
+#[test]
+fn custom_agents_need_a_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = write(
+        dir.path(),
+        "user.toml",
+        "[agents.mytool]\ncommand = \"/usr/local/bin/mytool\"\n",
+    );
+    let repo = write(
+        dir.path(),
+        "repo.toml",
+        "[agents.mytool]\nmodel = \"m1\"\ndisplay = \"My Tool\"\n",
+    );
+    let config = load_files(&[user, repo.clone()]).unwrap();
+    let specs = config.agent_specs(None).unwrap();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["claude", "codex", "gemini", "mytool"]);
+    let mine = &specs[3];
+    assert_eq!(
+        (mine.command.as_str(), mine.display.as_str()),
+        ("/usr/local/bin/mytool", "My Tool")
+    );
+    assert_eq!(mine.model.as_deref(), Some("m1"));
+    let picked = config.agent_specs(Some("mytool")).unwrap();
+    assert_eq!(picked.len(), 1);
+
+    let err = load_files(std::slice::from_ref(&repo))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`[agents.mytool]`") && err.contains("has no `command`"),
+        "{err}"
+    );
+    assert!(err.contains(&repo.display().to_string()), "{err}");
+}

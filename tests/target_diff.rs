@@ -222,3 +222,38 @@ fn unknown_revision_is_a_clear_error() {
         .to_string();
     assert!(err.contains("may not start with"), "{err}");
 }
+
+#[test]
+fn file_turned_symlink_is_one_type_change() {
+    let repo = Repo::new();
+    repo.write("target.txt", "t\n");
+    repo.write("link", "a\nb\n");
+    let base = repo.commit("base");
+    std::fs::remove_file(repo.file("link")).unwrap();
+    std::os::unix::fs::symlink("target.txt", repo.file("link")).unwrap();
+    let head = repo.commit("symlink");
+
+    let files = changed_files(repo.path(), &base, &head).unwrap();
+    assert_eq!(files.len(), 1, "{files:#?}");
+    let f = &files[0];
+    assert_eq!((f.path.as_str(), f.kind), ("link", ChangeKind::TypeChanged));
+    assert_eq!((f.added, f.removed), (1, 2));
+    // git prints a type change as a deletion and a creation: both hunks land on the one file.
+    assert_eq!(
+        f.hunks,
+        vec![
+            Hunk {
+                old_start: 1,
+                old_lines: 2,
+                new_start: 0,
+                new_lines: 0
+            },
+            Hunk {
+                old_start: 0,
+                old_lines: 0,
+                new_start: 1,
+                new_lines: 1
+            },
+        ]
+    );
+}

@@ -58,7 +58,9 @@ pub struct Layer {
     pub agents: BTreeMap<String, AgentLayer>,
 }
 
-/// Parses the text of config file `path`. `known` lists the agent names the registry can run.
+/// Parses the text of config file `path`. Agent names are lower-cased; besides the registry's
+/// (`known`), a name of letters, digits, `-` and `_` is a custom agent, which needs a `command`
+/// somewhere in the merged config (checked by [`super::load_files`]).
 pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<Layer> {
     let raw: RawFile = toml::from_str(text).map_err(|err| {
         let at = err.span().map(|s| locate(text, s)).unwrap_or_default();
@@ -79,9 +81,14 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
         let span = spanned.span();
         let agent = spanned.into_inner();
         let lname = name.to_ascii_lowercase();
-        if !known.contains(&lname.as_str()) {
+        let plain = !lname.is_empty()
+            && lname
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !known.contains(&lname.as_str()) && !plain {
             anyhow::bail!(
-                "{}{}: unknown agent `{name}` in `[agents.{name}]`: the agents are {}",
+                "{}{}: `{name}` is not a usable agent name: use letters, digits, `-` and `_` \
+                 (the registry's agents are {})",
                 path.display(),
                 locate(text, span),
                 known.join(", ")
@@ -207,10 +214,16 @@ enabled = false
     }
 
     #[test]
-    fn unknown_agent_is_refused() {
-        let e = err("[agents.copilot]\nmodel = \"x\"\n");
-        assert!(e.contains("unknown agent `copilot`"), "{e}");
+    fn odd_agent_name_is_refused() {
+        let e = err("[agents.\"my tool\"]\nmodel = \"x\"\n");
+        assert!(e.contains("`my tool` is not a usable agent name"), "{e}");
         assert!(e.contains("line 1"), "{e}");
+        let layer = parse_layer(
+            "[agents.Custom-1]\ncommand = \"x\"\n",
+            Path::new("c"),
+            KNOWN,
+        );
+        assert!(layer.unwrap().agents.contains_key("custom-1"));
     }
 
     #[test]

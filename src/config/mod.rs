@@ -83,6 +83,17 @@ pub fn load_files(files: &[PathBuf]) -> anyhow::Result<Config> {
         config.merge(layer);
         config.files.push(path.clone());
     }
+    for (name, agent) in &config.agents {
+        if !names.contains(&name.as_str()) && agent.command.is_none() {
+            anyhow::bail!(
+                "`[agents.{name}]` in {} has no `command`: an agent the registry does not know \
+                 ({}) runs as a generic agent (prompt on stdin, review on stdout) and needs \
+                 `command = \"PROGRAM\"`",
+                config.files_list(),
+                names.join(", ")
+            );
+        }
+    }
     Ok(config)
 }
 
@@ -114,10 +125,23 @@ impl Config {
         }
     }
 
+    /// Every agent name this config can run: the registry's, then custom ones from config.
+    pub fn agent_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = KNOWN_AGENTS.iter().map(|a| a.0.to_string()).collect();
+        for name in self.agents.keys() {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
     /// The agents to run: those named by `selection` (`"claude,codex"`, in that order, even when
-    /// config disables them), else every enabled agent in registry order.
+    /// config disables them), else every enabled agent: the registry's in its order, then custom
+    /// agents from config by name.
     pub fn agent_specs(&self, selection: Option<&str>) -> anyhow::Result<Vec<AgentSpec>> {
-        let known: Vec<&str> = KNOWN_AGENTS.iter().map(|a| a.0).collect();
+        let all = self.agent_names();
+        let known: Vec<&str> = all.iter().map(String::as_str).collect();
         let names: Vec<String> = match selection {
             Some(list) => {
                 let mut names: Vec<String> = Vec::new();

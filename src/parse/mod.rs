@@ -1,9 +1,19 @@
 //! Parse stage: raw review text → [`Review`]. Tolerant of the ways real reviews drift from the
 //! contract; what it cannot place is kept and named in a warning, never dropped.
+//!
+//! - [`markdown`]: the Markdown reader (the layout reviewers are asked to write, and its drift);
+//! - [`json`]: a review given as JSON of the `Review` schema;
+//! - [`report_reader`]: the raw reviews and metadata of an existing Deep Review report.
+
+mod blocks;
+mod head;
+pub mod json;
+pub mod markdown;
+pub mod report_reader;
 
 use std::path::Path;
 
-use crate::model::Review;
+use crate::model::{ParseWarning, Review};
 
 /// Why a raw review or report could not be read at all.
 #[derive(Debug, thiserror::Error)]
@@ -23,20 +33,62 @@ pub enum ParseError {
 }
 
 /// Parses one agent's raw review. JSON (the schema of `deep-review schema review`) when the text
-/// is a JSON object, Markdown otherwise. Never fails: problems become warnings on the review.
+/// is a JSON object, Markdown otherwise. Never fails: problems become warnings on the review,
+/// with the text that could not be read kept in `unparsed`.
 pub fn parse_review(agent: &str, text: &str) -> Review {
-    Review {
-        agent: agent.to_string(),
-        raw: text.to_string(),
-        ..Review::default()
+    if json::looks_like_json(text) {
+        match json::parse_json_review(agent, text, "<review>") {
+            Ok(r) => return r,
+            Err(e) => {
+                let (line, message) = match &e {
+                    ParseError::Invalid { line, message, .. } => (Some(*line), message.clone()),
+                    ParseError::Io { .. } => (None, e.to_string()),
+                };
+                return Review {
+                    agent: agent.to_string(),
+                    unparsed: vec![text.to_string()],
+                    warnings: vec![ParseWarning { line, message }],
+                    raw: text.to_string(),
+                    ..Review::default()
+                };
+            }
+        }
     }
+    markdown::parse_markdown(agent, text)
 }
 
-/// Reads and parses a raw review file.
+/// Reads and parses a raw review file. A file that is not UTF-8 is read lossily with a warning;
+/// a JSON file with a syntax or shape error is an error naming the file and line.
 pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> {
     let bytes = std::fs::read(path).map_err(|source| ParseError::Io {
         path: path.display().to_string(),
         source,
     })?;
-    Ok(parse_review(agent, &String::from_utf8_lossy(&bytes)))
+    let (text, lossy_at) = match String::from_utf8(bytes) {
+        Ok(t) => (t, None),
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let bytes = e.into_bytes();
+            let line = bytes[..valid].iter().filter(|b| **b == b'\n').count() + 1;
+            (String::from_utf8_lossy(&bytes).into_owned(), Some(line))
+        }
+    };
+    let mut review = if json::looks_like_json(&text) {
+        json::parse_json_review(agent, &text, &path.display().to_string())?
+    } else {
+        markdown::parse_markdown(agent, &text)
+    };
+    if let Some(line) = lossy_at {
+        review.warnings.insert(
+            0,
+            ParseWarning {
+                line: Some(line),
+                message: format!(
+                    "{}:{line}: the file is not valid UTF-8; bad bytes were replaced with U+FFFD",
+                    path.display()
+                ),
+            },
+        );
+    }
+    Ok(review)
 }

@@ -193,16 +193,20 @@ fn parse_patch_hunks(out: &[u8]) -> HashMap<String, Vec<Hunk>> {
     for line in out.split(|b| *b == b'\n') {
         if remaining_old > 0 || remaining_new > 0 {
             match line.first() {
-                Some(b'-') => remaining_old = remaining_old.saturating_sub(1),
-                Some(b'+') => remaining_new = remaining_new.saturating_sub(1),
-                Some(b'\\') => {}
+                Some(b'-') if remaining_old > 0 => {
+                    remaining_old -= 1;
+                    continue;
+                }
+                Some(b'+') if remaining_new > 0 => {
+                    remaining_new -= 1;
+                    continue;
+                }
+                Some(b'\\') => continue,
+                // Counts and body disagree (should not happen): read this line as a header.
                 _ => {
                     remaining_old = 0;
                     remaining_new = 0;
                 }
-            }
-            if remaining_old > 0 || remaining_new > 0 || line.first() != Some(&b'@') {
-                continue;
             }
         }
         if line.starts_with(b"diff --git ") {

@@ -37,6 +37,10 @@ pub struct TargetSpec {
 pub struct Target {
     /// The repository's top-level directory.
     pub repo: PathBuf,
+    /// How the report names the repository: `owner/name` from the `origin` remote's URL, else
+    /// the top-level directory's name.
+    #[serde(default)]
+    pub repo_name: String,
     /// The base commit as resolved (full sha): what the change is compared against.
     pub base: String,
     /// The head commit (full sha): what is reviewed.

@@ -66,7 +66,9 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Target> {
         (None, None) => head.chars().take(12).collect(),
     };
 
+    let repo_name = repo_name(&root);
     Ok(Target {
+        repo_name,
         repo: root,
         base,
         head,
@@ -103,6 +105,27 @@ fn repo_root(repo: &Path) -> anyhow::Result<PathBuf> {
         );
     }
     Ok(PathBuf::from(top))
+}
+
+/// `owner/name` from the `origin` remote (`git@github.com:o/n.git`, `https://host/o/n`), else
+/// the directory's name.
+fn repo_name(root: &Path) -> String {
+    let from_remote = git_probe(root, &["config", "--get", "remote.origin.url"]).and_then(|url| {
+        let url = url.trim().trim_end_matches('/').trim_end_matches(".git");
+        let path = url.rsplit_once(':').map(|(_, p)| p).unwrap_or(url);
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        match parts.as_slice() {
+            [.., owner, name] if !url.starts_with('/') && !url.starts_with("file:") => {
+                Some(format!("{owner}/{name}"))
+            }
+            _ => None,
+        }
+    });
+    from_remote.unwrap_or_else(|| {
+        root.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })
 }
 
 /// `A..B` / `A...B` → (Some(A), Some(B)), an empty side meaning HEAD; `X` → (None, Some(X)).
@@ -295,7 +318,41 @@ fn commits(root: &Path, merge_base: &str, head: &str) -> anyhow::Result<Vec<(Com
 
 #[cfg(test)]
 mod tests {
-    use super::split_target;
+    use super::{repo_name, split_target};
+
+    #[test]
+    fn repo_names_from_remotes_or_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("myrepo");
+        std::fs::create_dir(&root).unwrap();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&root)
+                .args(args)
+                .status();
+            assert!(ok.unwrap().success());
+        };
+        git(&["init", "-q"]);
+        assert_eq!(repo_name(&root), "myrepo");
+        for (url, want) in [
+            (
+                "git@github.com:rancher-sandbox/rancher-desktop-daemon.git",
+                "rancher-sandbox/rancher-desktop-daemon",
+            ),
+            ("https://github.com/o/n/", "o/n"),
+            ("ssh://git@host:22/group/sub/n.git", "sub/n"),
+            ("/srv/git/n.git", "myrepo"),
+        ] {
+            let _ = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&root)
+                .args(["remote", "remove", "origin"])
+                .status();
+            git(&["remote", "add", "origin", url]);
+            assert_eq!(repo_name(&root), want, "{url}");
+        }
+    }
 
     #[test]
     fn target_forms() {

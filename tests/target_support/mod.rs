@@ -66,7 +66,10 @@ impl Repo {
     }
 
     /// Points `path` at `sha` as a submodule (a gitlink), without needing a second repository.
+    /// Makes the (empty) directory too, as git leaves it for a submodule not checked out, so a
+    /// later `git add -A` does not stage the submodule's removal.
     pub fn add_gitlink(&self, path: &str, sha: &str) {
+        std::fs::create_dir_all(self.file(path)).unwrap();
         self.git(&[
             "update-index",
             "--add",

@@ -1,0 +1,455 @@
+//! Markdown → a small tree of blocks with byte ranges, built from pulldown-cmark events.
+//!
+//! The review parser works on blocks (headings, paragraphs, list items, code blocks, tables)
+//! rather than on lines, so a `#` inside a code fence or a `-` inside a table never looks like
+//! structure. Every block keeps its byte range in the source, so line numbers for warnings and
+//! verbatim text for explanations come from the review itself.
+
+use std::ops::Range;
+
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+
+/// What a block is.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum BlockKind {
+    Paragraph,
+    Heading(u8),
+    /// A code block. `closed` is false for a fence that runs to the end of the text.
+    Code {
+        lang: Option<String>,
+        text: String,
+        fenced: bool,
+        closed: bool,
+    },
+    /// A list; `start` is the number of the first item of an ordered list.
+    List {
+        start: Option<u64>,
+    },
+    Item,
+    Quote,
+    Table,
+    /// A table row; `head` for the header row.
+    Row {
+        head: bool,
+    },
+    Cell,
+    Rule,
+    Html,
+    Other,
+}
+
+/// A piece of inline text: plain text, a code span, or a line break.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Inline {
+    pub kind: InlineKind,
+    pub text: String,
+    /// Inside `**strong**`.
+    pub strong: bool,
+    /// Inside `*emphasis*`.
+    pub emph: bool,
+    pub range: Range<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InlineKind {
+    Text,
+    Code,
+    Break,
+}
+
+/// One block of the document with its children (list items, cells, nested blocks) and, for
+/// paragraphs, headings and cells, its inline content.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Block {
+    pub kind: BlockKind,
+    pub range: Range<usize>,
+    pub children: Vec<Block>,
+    pub inlines: Vec<Inline>,
+}
+
+impl Block {
+    fn new(kind: BlockKind, range: Range<usize>) -> Self {
+        Block {
+            kind,
+            range,
+            children: Vec::new(),
+            inlines: Vec::new(),
+        }
+    }
+
+    /// The inline content split at line breaks.
+    pub fn lines(&self) -> Vec<Vec<&Inline>> {
+        split_lines(&self.inlines)
+    }
+
+    /// The plain text of the inline content, code spans in backticks, lines joined by `\n`.
+    pub fn plain(&self) -> String {
+        self.lines()
+            .iter()
+            .map(|l| plain(l))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// For a list item or other container: the first paragraph in it, if any.
+    pub fn first_paragraph(&self) -> Option<&Block> {
+        self.children
+            .first()
+            .filter(|b| matches!(b.kind, BlockKind::Paragraph | BlockKind::Heading(_)))
+    }
+}
+
+/// Splits inline content into lines at soft and hard breaks.
+pub(crate) fn split_lines(inlines: &[Inline]) -> Vec<Vec<&Inline>> {
+    let mut lines = vec![Vec::new()];
+    for i in inlines {
+        if i.kind == InlineKind::Break {
+            lines.push(Vec::new());
+        } else if let Some(last) = lines.last_mut() {
+            last.push(i);
+        }
+    }
+    lines.retain(|l| !l.is_empty());
+    lines
+}
+
+/// The plain text of one line: text as written, code spans wrapped in backticks.
+pub(crate) fn plain(line: &[&Inline]) -> String {
+    let mut s = String::new();
+    for i in line {
+        match i.kind {
+            InlineKind::Code => {
+                s.push('`');
+                s.push_str(&i.text);
+                s.push('`');
+            }
+            _ => s.push_str(&i.text),
+        }
+    }
+    s
+}
+
+/// Maps byte offsets to 1-based line numbers.
+pub(crate) struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { starts }
+    }
+
+    /// The 1-based line of a byte offset.
+    pub fn line(&self, offset: usize) -> usize {
+        match self.starts.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+}
+
+/// The parser options every reader of reviews and reports uses.
+pub(crate) fn options() -> Options {
+    Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH
+}
+
+/// Parses Markdown into top-level blocks.
+pub(crate) fn parse_blocks(text: &str) -> Vec<Block> {
+    let mut root = Block::new(BlockKind::Other, 0..text.len());
+    let mut stack: Vec<Block> = Vec::new();
+    let mut strong = 0usize;
+    let mut emph = 0usize;
+
+    // Attach a finished block to its parent (or the root).
+    fn attach(stack: &mut [Block], root: &mut Block, b: Block) {
+        match stack.last_mut() {
+            Some(parent) => parent.children.push(b),
+            None => root.children.push(b),
+        }
+    }
+    // Tight list items hold inline content directly; before a nested block starts, wrap that
+    // content in a paragraph so the order of text and blocks is kept.
+    // The paragraph's range runs from the first inline (backed up over the `**`, `_` or `[`
+    // that open it) to where the next block starts, so its source is the text as written.
+    fn flush_item_inlines(stack: &mut [Block], text: &str, next: usize) {
+        if let Some(top) = stack.last_mut()
+            && top.kind == BlockKind::Item
+            && !top.inlines.is_empty()
+        {
+            let inl = std::mem::take(&mut top.inlines);
+            let bytes = text.as_bytes();
+            let mut start = inl
+                .first()
+                .map(|i| i.range.start)
+                .unwrap_or(top.range.start);
+            while start > top.range.start
+                && matches!(bytes.get(start - 1), Some(b'*' | b'_' | b'[' | b'~'))
+            {
+                start -= 1;
+            }
+            let mut end = next.max(start).min(text.len());
+            while end > start && bytes.get(end - 1).is_some_and(|b| b.is_ascii_whitespace()) {
+                end -= 1;
+            }
+            let mut p = Block::new(BlockKind::Paragraph, start..end);
+            p.inlines = inl;
+            top.children.push(p);
+        }
+    }
+
+    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+        match event {
+            Event::Start(tag) => {
+                let kind = match tag {
+                    Tag::Paragraph => Some(BlockKind::Paragraph),
+                    Tag::Heading { level, .. } => Some(BlockKind::Heading(level as u8)),
+                    Tag::BlockQuote(_) => Some(BlockKind::Quote),
+                    Tag::CodeBlock(kind) => {
+                        let (lang, fenced) = match kind {
+                            CodeBlockKind::Fenced(info) => {
+                                let lang = info.split_whitespace().next().map(str::to_string);
+                                (lang.filter(|l| !l.is_empty()), true)
+                            }
+                            CodeBlockKind::Indented => (None, false),
+                        };
+                        Some(BlockKind::Code {
+                            lang,
+                            text: String::new(),
+                            fenced,
+                            closed: true,
+                        })
+                    }
+                    Tag::HtmlBlock => Some(BlockKind::Html),
+                    Tag::List(start) => Some(BlockKind::List { start }),
+                    Tag::Item => Some(BlockKind::Item),
+                    Tag::Table(_) => Some(BlockKind::Table),
+                    Tag::TableHead => Some(BlockKind::Row { head: true }),
+                    Tag::TableRow => Some(BlockKind::Row { head: false }),
+                    Tag::TableCell => Some(BlockKind::Cell),
+                    Tag::Strong => {
+                        strong += 1;
+                        None
+                    }
+                    Tag::Emphasis => {
+                        emph += 1;
+                        None
+                    }
+                    Tag::Strikethrough
+                    | Tag::Superscript
+                    | Tag::Subscript
+                    | Tag::Link { .. }
+                    | Tag::Image { .. } => None,
+                    _ => Some(BlockKind::Other),
+                };
+                if let Some(kind) = kind {
+                    flush_item_inlines(&mut stack, text, range.start);
+                    stack.push(Block::new(kind, range));
+                }
+            }
+            Event::End(end) => match end {
+                TagEnd::Strong => strong = strong.saturating_sub(1),
+                TagEnd::Emphasis => emph = emph.saturating_sub(1),
+                TagEnd::Strikethrough
+                | TagEnd::Superscript
+                | TagEnd::Subscript
+                | TagEnd::Link
+                | TagEnd::Image => {}
+                _ => {
+                    flush_item_inlines(&mut stack, text, range.end);
+                    if let Some(mut b) = stack.pop() {
+                        if let BlockKind::Code {
+                            fenced: true,
+                            closed,
+                            ..
+                        } = &mut b.kind
+                        {
+                            *closed = fence_is_closed(text, &b.range);
+                        }
+                        attach(&mut stack, &mut root, b);
+                    }
+                }
+            },
+            Event::Text(t) => {
+                if let Some(top) = stack.last_mut() {
+                    if let BlockKind::Code { text: code, .. } = &mut top.kind {
+                        code.push_str(&t);
+                    } else {
+                        top.inlines.push(Inline {
+                            kind: InlineKind::Text,
+                            text: t.to_string(),
+                            strong: strong > 0,
+                            emph: emph > 0,
+                            range,
+                        });
+                    }
+                }
+            }
+            Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
+                if let Some(top) = stack.last_mut() {
+                    top.inlines.push(Inline {
+                        kind: InlineKind::Code,
+                        text: t.to_string(),
+                        strong: strong > 0,
+                        emph: emph > 0,
+                        range,
+                    });
+                }
+            }
+            Event::SoftBreak | Event::HardBreak => {
+                if let Some(top) = stack.last_mut() {
+                    top.inlines.push(Inline {
+                        kind: InlineKind::Break,
+                        text: String::new(),
+                        strong: false,
+                        emph: false,
+                        range,
+                    });
+                }
+            }
+            Event::Html(h) | Event::InlineHtml(h) => {
+                // `<br>` inside text reads as a line break; other HTML is kept as text.
+                if let Some(top) = stack.last_mut() {
+                    let is_br = h.trim().to_ascii_lowercase().starts_with("<br");
+                    top.inlines.push(Inline {
+                        kind: if is_br {
+                            InlineKind::Break
+                        } else {
+                            InlineKind::Text
+                        },
+                        text: if is_br { String::new() } else { h.to_string() },
+                        strong: strong > 0,
+                        emph: emph > 0,
+                        range,
+                    });
+                } else {
+                    let mut b = Block::new(BlockKind::Html, range);
+                    b.inlines.push(Inline {
+                        kind: InlineKind::Text,
+                        text: h.to_string(),
+                        strong: false,
+                        emph: false,
+                        range: b.range.clone(),
+                    });
+                    root.children.push(b);
+                }
+            }
+            Event::Rule => {
+                flush_item_inlines(&mut stack, text, range.start);
+                attach(&mut stack, &mut root, Block::new(BlockKind::Rule, range));
+            }
+            Event::TaskListMarker(done) => {
+                if let Some(top) = stack.last_mut() {
+                    top.inlines.push(Inline {
+                        kind: InlineKind::Text,
+                        text: if done { "[x] " } else { "[ ] " }.into(),
+                        strong: false,
+                        emph: false,
+                        range,
+                    });
+                }
+            }
+            Event::FootnoteReference(_) => {}
+        }
+    }
+    // Events are balanced, but be safe: attach anything left open.
+    while let Some(b) = stack.pop() {
+        attach(&mut stack, &mut root, b);
+    }
+    root.children
+}
+
+/// Whether a fenced code block's source ends with a closing fence. pulldown-cmark closes an
+/// unterminated fence at the end of the text; the parser warns about it.
+fn fence_is_closed(text: &str, range: &Range<usize>) -> bool {
+    let Some(src) = text.get(range.clone()) else {
+        return true;
+    };
+    let opener = src.trim_start();
+    let fence_char = match opener.chars().next() {
+        Some(c @ ('`' | '~')) => c,
+        _ => return true,
+    };
+    let fence_len = opener.chars().take_while(|&c| c == fence_char).count();
+    let mut lines = src.trim_end_matches(['\n', '\r']).lines();
+    lines.next();
+    match lines.next_back() {
+        Some(last) => {
+            let t = last.trim();
+            t.len() >= fence_len && t.chars().all(|c| c == fence_char)
+        }
+        None => false,
+    }
+}
+
+/// The source of a block, with the indentation of a list item's continuation lines removed.
+pub(crate) fn dedented(text: &str, range: &Range<usize>) -> String {
+    let Some(src) = text.get(range.clone()) else {
+        return String::new();
+    };
+    let src = src.trim_end();
+    let mut lines = src.lines();
+    let first = lines.next().unwrap_or("");
+    let rest: Vec<&str> = lines.collect();
+    let indent = rest
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut out = first.trim_start().to_string();
+    for l in rest {
+        out.push('\n');
+        out.push_str(l.get(indent.min(l.len())..).unwrap_or(l.trim_start()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_items_headings_and_code_with_offsets() {
+        let text = "# Title\n\n1. **A** — `x.rs:1`\n2. B\n\n```go\nfoo()\n```\n";
+        let blocks = parse_blocks(text);
+        assert_eq!(blocks.len(), 3);
+        assert_eq!(blocks[0].kind, BlockKind::Heading(1));
+        assert_eq!(blocks[1].kind, BlockKind::List { start: Some(1) });
+        assert_eq!(blocks[1].children.len(), 2);
+        let item = &blocks[1].children[0];
+        let p = item.first_paragraph().unwrap();
+        assert_eq!(p.plain(), "A — `x.rs:1`");
+        assert!(p.inlines[0].strong);
+        match &blocks[2].kind {
+            BlockKind::Code {
+                lang, text, closed, ..
+            } => {
+                assert_eq!(lang.as_deref(), Some("go"));
+                assert_eq!(text, "foo()\n");
+                assert!(closed);
+            }
+            k => panic!("unexpected {k:?}"),
+        }
+        let idx = LineIndex::new(text);
+        assert_eq!(idx.line(blocks[2].range.start), 6);
+    }
+
+    #[test]
+    fn unclosed_fence_is_noticed() {
+        let blocks = parse_blocks("text\n\n```go\nfoo()\n## Heading\n");
+        let Some(BlockKind::Code { closed, .. }) = blocks.last().map(|b| b.kind.clone()) else {
+            panic!("no code block")
+        };
+        assert!(!closed);
+    }
+
+    #[test]
+    fn dedent_removes_item_indentation() {
+        let text = "- a\n\n  ```diff\n  +x\n  ```\n";
+        let blocks = parse_blocks(text);
+        let code = &blocks[0].children[0].children[1];
+        assert_eq!(dedented(text, &code.range), "```diff\n+x\n```");
+    }
+}

@@ -1,0 +1,659 @@
+//! Reads an existing Deep Review report: its metadata table and the raw reviews in its
+//! "Appendix: Original Reviews", so an old report can be consolidated again (and a report the
+//! tool wrote reads back to the same raw reviews).
+//!
+//! The appendix holds one `### <Reviewer>` heading per agent (`### Claude Opus 4.6`,
+//! `### [Claude] — Pass 1`) followed by that agent's review verbatim. The reviews contain
+//! headings of every level themselves, so an agent heading is a level-3 heading that names a
+//! reviewer of the Reviewers row (or is a `[Name]` tag), and the appendix ends only at a
+//! report section that follows it (`## Resolution`).
+
+use std::ops::Range;
+use std::path::Path;
+
+use super::blocks::{LineIndex, options};
+use super::{ParseError, parse_review};
+use crate::model::{CommitInfo, PrInfo, ReportMeta, Review, Reviewer, Verdict};
+
+/// What a report holds that consolidation can use again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportSource {
+    pub meta: ReportMeta,
+    /// The report's verdict, when its Verdict row names one.
+    pub verdict: Option<Verdict>,
+    pub verdict_rationale: String,
+    /// One parsed review per agent heading of the appendix, in report order.
+    pub reviews: Vec<Review>,
+    /// What could not be read (unknown rows, reviewers with no review).
+    pub warnings: Vec<String>,
+}
+
+/// Reads a report file.
+pub fn read_report(path: &Path) -> Result<ReportSource, ParseError> {
+    let bytes = std::fs::read(path).map_err(|source| ParseError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let text = String::from_utf8_lossy(&bytes);
+    let mut src = parse_report(&text, &path.display().to_string())?;
+    if std::str::from_utf8(&bytes).is_err() {
+        src.warnings.insert(
+            0,
+            format!(
+                "{}: not valid UTF-8; bad bytes were replaced with U+FFFD",
+                path.display()
+            ),
+        );
+    }
+    Ok(src)
+}
+
+/// Reads a report's text. `path_for_errors` names it in errors and gives the report id when the
+/// title has none.
+pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, ParseError> {
+    let lines = LineIndex::new(text);
+    let headings = headings(text);
+    let mut warnings = Vec::new();
+
+    let appendix = headings
+        .iter()
+        .find(|h| h.level <= 2 && is_appendix(&h.text))
+        .ok_or_else(|| ParseError::Invalid {
+            path: path_for_errors.to_string(),
+            line: 1,
+            message: "the report holds no raw reviews: it has no \"## Appendix: Original \
+                      Reviews\" section. Give the raw reviews with --raw NAME=FILE instead"
+                .into(),
+        })?;
+
+    // Metadata: the table rows before the first section heading after the title.
+    let meta_end = headings
+        .iter()
+        .find(|h| h.level <= 2 && h.range.start > 0 && !h.text.starts_with("Deep Review"))
+        .map(|h| h.range.start)
+        .unwrap_or(appendix.range.start);
+    let mut meta = ReportMeta::default();
+    let mut verdict = None;
+    let mut verdict_rationale = String::new();
+    if let Some(title) = headings
+        .iter()
+        .find(|h| h.level == 1 && h.range.start < meta_end)
+    {
+        let t = title.text.trim();
+        if let Some(id) = t
+            .strip_prefix("Deep Review:")
+            .or_else(|| t.strip_prefix("Deep Review"))
+        {
+            meta.id = id.trim_matches([' ', ':', '—', '-']).to_string();
+        }
+    }
+    if meta.id.is_empty() {
+        meta.id = Path::new(path_for_errors)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+    }
+    let mut row_line = 0;
+    for line in text[..meta_end.min(text.len())].lines() {
+        row_line += 1;
+        let Some((key, value)) = table_row(line) else {
+            continue;
+        };
+        let value = value.trim();
+        match key.to_ascii_lowercase().as_str() {
+            "date" => meta.date = value.to_string(),
+            "repo" | "repository" => meta.repo = Some(link_text(value)),
+            "round" => meta.round = leading_number(value).map(|n| n as u32),
+            "author" => meta.author = Some(link_text(value).trim_start_matches('@').to_string()),
+            "pr" | "pull request" => meta.pr = parse_pr(value),
+            "branch" => meta.branch = Some(value.trim_matches('`').to_string()),
+            "commits" | "commit" => meta.commits = parse_commits(value),
+            "reviewers" | "agents" => meta.reviewers = parse_reviewers(value),
+            "verdict" => {
+                let (v, rationale) = parse_verdict(value);
+                if v.is_none() {
+                    warnings.push(format!(
+                        "{path_for_errors}:{row_line}: verdict {value:?} is not one of Merge, \
+                         Merge as-is, Merge with optional fixes, Merge with fixes, Rework"
+                    ));
+                }
+                verdict = v;
+                verdict_rationale = rationale;
+            }
+            "wall-clock time" | "wall clock time" | "wall-clock" | "duration" => {
+                meta.wall_clock_s = parse_duration(value);
+                if meta.wall_clock_s.is_none() {
+                    warnings.push(format!(
+                        "{path_for_errors}:{row_line}: wall-clock time {value:?} not understood"
+                    ));
+                }
+            }
+            "" => {}
+            other => warnings.push(format!(
+                "{path_for_errors}:{row_line}: metadata row {other:?} is not read"
+            )),
+        }
+    }
+
+    // Appendix: agent headings, then the end of the last review.
+    let after = appendix.range.end;
+    let mut agent_heads: Vec<(&Heading, String, Option<String>)> = Vec::new();
+    let mut end = text.len();
+    for h in headings.iter().filter(|h| h.range.start >= after) {
+        if h.level <= 2 && is_report_section(&h.text) {
+            end = h.range.start;
+            break;
+        }
+        if h.level != 3 {
+            continue;
+        }
+        if let Some((name, display)) = agent_of_heading(&h.text, &meta.reviewers) {
+            if h.in_code {
+                warnings.push(format!(
+                    "{path_for_errors}:{}: agent heading {:?} is inside an unclosed code fence \
+                     of the review before it; read it as a heading",
+                    lines.line(h.range.start),
+                    h.text
+                ));
+            }
+            agent_heads.push((h, name, display));
+        }
+    }
+    if agent_heads.is_empty() {
+        return Err(ParseError::Invalid {
+            path: path_for_errors.to_string(),
+            line: lines.line(appendix.range.start),
+            message: "the report holds no raw reviews: its appendix has no `### <Reviewer>` \
+                      heading naming a reviewer of the Reviewers row. Give the raw reviews \
+                      with --raw NAME=FILE instead"
+                .into(),
+        });
+    }
+    let mut reviews = Vec::new();
+    for (i, (h, name, display)) in agent_heads.iter().enumerate() {
+        let stop = agent_heads
+            .get(i + 1)
+            .map(|(n, _, _)| n.range.start)
+            .unwrap_or(end);
+        let body = text.get(h.range.end..stop).unwrap_or("");
+        let raw = trim_separators(body);
+        let mut review = parse_review(name, raw);
+        review.display_name = display.clone().or_else(|| Some(h.text.trim().to_string()));
+        if reviews.iter().any(|r: &Review| r.agent == *name) {
+            warnings.push(format!(
+                "{path_for_errors}:{}: a second review by {name} (another pass); both are kept",
+                lines.line(h.range.start)
+            ));
+        }
+        reviews.push(review);
+    }
+    for r in &meta.reviewers {
+        if !reviews.iter().any(|v| v.agent == r.name) {
+            warnings.push(format!(
+                "{path_for_errors}: reviewer {} has no raw review in the appendix",
+                r.display
+            ));
+        }
+    }
+    Ok(ReportSource {
+        meta,
+        verdict,
+        verdict_rationale,
+        reviews,
+        warnings,
+    })
+}
+
+/// An ATX or setext heading of the report.
+#[derive(Debug)]
+struct Heading {
+    level: u8,
+    text: String,
+    /// From the start of the heading line to the end of it (the review starts after).
+    range: Range<usize>,
+    /// Found by the line scan inside what pulldown-cmark read as a code block that never closes.
+    in_code: bool,
+}
+
+/// The report's headings. pulldown-cmark decides what is a heading (so `#` lines inside code
+/// blocks are not); a raw review with an unclosed fence would swallow every later agent
+/// heading, so `###` lines inside a fence that runs to the end of the text are taken too.
+fn headings(text: &str) -> Vec<Heading> {
+    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+    let mut out = Vec::new();
+    let mut current: Option<(u8, usize, String)> = None;
+    let mut open_code: Option<usize> = None;
+    let mut code_ranges: Vec<Range<usize>> = Vec::new();
+    for (ev, range) in Parser::new_ext(text, options()).into_offset_iter() {
+        match ev {
+            Event::Start(Tag::Heading { level, .. }) => {
+                current = Some((level as u8, range.start, String::new()))
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((level, start, t)) = current.take() {
+                    let line_end = text[start..]
+                        .find('\n')
+                        .map(|i| start + i + 1)
+                        .unwrap_or(text.len());
+                    out.push(Heading {
+                        level,
+                        text: t.trim().to_string(),
+                        range: start..range.end.max(line_end).min(text.len()),
+                        in_code: false,
+                    });
+                }
+            }
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => open_code = Some(range.start),
+            Event::End(TagEnd::CodeBlock) => {
+                if let Some(s) = open_code.take() {
+                    code_ranges.push(s..range.end);
+                }
+            }
+            Event::Text(t) => {
+                if let Some((_, _, s)) = current.as_mut() {
+                    s.push_str(&t);
+                }
+            }
+            Event::Code(t) => {
+                if let Some((_, _, s)) = current.as_mut() {
+                    s.push('`');
+                    s.push_str(&t);
+                    s.push('`');
+                }
+            }
+            _ => {}
+        }
+    }
+    // Fences that run to the end: scan their lines for `### ` headings.
+    for r in code_ranges {
+        let src = &text[r.clone()];
+        let body_closed = {
+            let last = src.trim_end().lines().last().unwrap_or("").trim();
+            src.trim_end().lines().count() > 1
+                && !last.is_empty()
+                && last.chars().all(|c| c == '`' || c == '~')
+        };
+        if body_closed || r.end < text.trim_end().len() {
+            continue;
+        }
+        let mut pos = r.start;
+        for line in src.split_inclusive('\n') {
+            let t = line.trim_end();
+            if let Some(h) = t.strip_prefix("### ") {
+                out.push(Heading {
+                    level: 3,
+                    text: h.trim().to_string(),
+                    range: pos..pos + line.len(),
+                    in_code: true,
+                });
+            } else if let Some(h) = t.strip_prefix("## ") {
+                out.push(Heading {
+                    level: 2,
+                    text: h.trim().to_string(),
+                    range: pos..pos + line.len(),
+                    in_code: true,
+                });
+            }
+            pos += line.len();
+        }
+    }
+    out.sort_by_key(|h| h.range.start);
+    out
+}
+
+fn is_appendix(t: &str) -> bool {
+    let l = t.to_lowercase();
+    l.starts_with("appendix") && (l.contains("review") || l.trim() == "appendix")
+}
+
+/// Report sections that may follow the appendix and are never part of a raw review.
+fn is_report_section(t: &str) -> bool {
+    let l = t.trim().to_lowercase();
+    [
+        "resolution",
+        "agent performance retro",
+        "review process notes",
+        "skill improvement",
+    ]
+    .iter()
+    .any(|p| l.starts_with(p))
+}
+
+/// The agent a level-3 appendix heading names: `[Claude] — Pass 1`, `Claude Opus 4.6`,
+/// `Claude Opus 4.6 — Pass 2`. Returns the short name and the display name from the
+/// Reviewers row when it is listed there.
+fn agent_of_heading(text: &str, reviewers: &[Reviewer]) -> Option<(String, Option<String>)> {
+    let t = text.trim();
+    if let Some(inner) = t
+        .strip_prefix('[')
+        .and_then(|r| r.split_once(']'))
+        .map(|(n, _)| n)
+    {
+        let name = short_name(inner);
+        if name.is_empty() {
+            return None;
+        }
+        let display = reviewers
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| r.display.clone());
+        if reviewers.is_empty() || display.is_some() {
+            return Some((name, display.or_else(|| Some(inner.trim().to_string()))));
+        }
+        return None;
+    }
+    let lower = t.to_lowercase();
+    for r in reviewers {
+        let d = r.display.to_lowercase();
+        if lower == d
+            || lower
+                .strip_prefix(&d)
+                .is_some_and(|rest| rest.starts_with([' ', '(', ':', '—', '–', '-']))
+        {
+            return Some((r.name.clone(), Some(r.display.clone())));
+        }
+    }
+    // No Reviewers row: the known agent CLIs by name.
+    if reviewers.is_empty() {
+        let name = short_name(t);
+        if [
+            "claude", "codex", "gemini", "opencode", "copilot", "cursor", "aider", "qwen",
+        ]
+        .contains(&name.as_str())
+        {
+            return Some((name, Some(t.to_string())));
+        }
+    }
+    None
+}
+
+/// The agent's short name: the first word of its display name, lower case.
+pub fn short_name(display: &str) -> String {
+    display
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_lowercase()
+}
+
+/// The appendix text of one review: trimmed of blank lines and of `---` separator lines at
+/// its start and end, nothing else.
+fn trim_separators(body: &str) -> &str {
+    let mut s = body;
+    loop {
+        let t = s.trim_matches(['\n', '\r', ' ', '\t']);
+        let t2 = t
+            .strip_prefix("---")
+            .filter(|r| r.starts_with(['\n', '\r']) || r.is_empty())
+            .unwrap_or(t);
+        let t3 = t2
+            .strip_suffix("---")
+            .filter(|r| r.ends_with(['\n', '\r']) || r.is_empty())
+            .unwrap_or(t2);
+        if t3.len() == s.len() {
+            return t3;
+        }
+        s = t3;
+    }
+}
+
+/// `| **Key** | value |` → (`Key`, `value`). The value keeps any `|` it contains.
+fn table_row(line: &str) -> Option<(String, String)> {
+    let l = line.trim();
+    let inner = l.strip_prefix('|')?;
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let (key, value) = inner.split_once('|')?;
+    let key = key.trim();
+    if key.chars().all(|c| c == '-' || c == ':' || c == ' ') {
+        return None;
+    }
+    let key = key.trim_matches('*').trim().to_string();
+    Some((key, value.trim().to_string()))
+}
+
+/// `[text](url)` → `text`; anything else unchanged (trimmed of backticks).
+fn link_text(s: &str) -> String {
+    let s = s.trim();
+    if let Some(rest) = s.strip_prefix('[')
+        && let Some((t, _)) = rest.split_once("](")
+    {
+        return t.trim().to_string();
+    }
+    s.trim_matches('`').to_string()
+}
+
+fn link_url(s: &str) -> Option<String> {
+    let (_, rest) = s.split_once("](")?;
+    let (url, _) = rest.split_once(')')?;
+    Some(url.trim().to_string())
+}
+
+fn leading_number(s: &str) -> Option<u64> {
+    let d: String = s
+        .trim()
+        .trim_start_matches('#')
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    d.parse().ok()
+}
+
+/// `[#236](url) — title` or `#236 — title`.
+fn parse_pr(s: &str) -> Option<PrInfo> {
+    let s = s.trim();
+    let text = link_text(s);
+    let number = leading_number(&text)?;
+    let url = link_url(s);
+    let after = match s.find(')') {
+        Some(i) if url.is_some() => &s[i + 1..],
+        _ => s
+            .trim_start_matches('#')
+            .trim_start_matches(|c: char| c.is_ascii_digit()),
+    };
+    let title = after
+        .trim()
+        .trim_start_matches(['—', '–', '-', ':'])
+        .trim()
+        .to_string();
+    Some(PrInfo { number, title, url })
+}
+
+/// `` `sha` subject<br>`sha` subject ``.
+fn parse_commits(s: &str) -> Vec<CommitInfo> {
+    let mut out = Vec::new();
+    let normalized = s.replace("<br/>", "<br>").replace("<br />", "<br>");
+    for part in normalized.split("<br>") {
+        let p = part.trim();
+        if p.is_empty() {
+            continue;
+        }
+        if let Some(rest) = p.strip_prefix('`')
+            && let Some((sha, subject)) = rest.split_once('`')
+        {
+            out.push(CommitInfo {
+                sha: sha.trim().to_string(),
+                subject: subject.trim().to_string(),
+            });
+        } else {
+            let (sha, subject) = p.split_once(' ').unwrap_or((p, ""));
+            out.push(CommitInfo {
+                sha: sha.to_string(),
+                subject: subject.trim().to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// `Claude Opus 4.7 (effort: xhigh), Codex GPT 5.5 (effort: xhigh)`.
+fn parse_reviewers(s: &str) -> Vec<Reviewer> {
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if c == ',' && depth <= 0 {
+            parts.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    parts.push(cur);
+    parts
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (display, paren) = match p.split_once('(') {
+                Some((d, rest)) => (d.trim().to_string(), Some(rest.trim_end_matches(')'))),
+                None => (p.clone(), None),
+            };
+            let effort = paren.and_then(|inner| {
+                inner.split(',').find_map(|kv| {
+                    let (k, v) = kv.split_once(':')?;
+                    (k.trim().eq_ignore_ascii_case("effort")).then(|| v.trim().to_string())
+                })
+            });
+            let model = display
+                .split_once(' ')
+                .map(|(_, m)| m.trim().to_string())
+                .filter(|m| !m.is_empty());
+            Reviewer {
+                name: short_name(&display),
+                display,
+                model,
+                effort,
+            }
+        })
+        .collect()
+}
+
+/// `**Merge with fixes** — rationale`.
+fn parse_verdict(s: &str) -> (Option<Verdict>, String) {
+    let s = s.trim();
+    let (word, rest) = if let Some(r) = s.strip_prefix("**") {
+        match r.split_once("**") {
+            Some((w, rest)) => (w.to_string(), rest.to_string()),
+            None => (r.to_string(), String::new()),
+        }
+    } else {
+        match s.split_once([' ']).filter(|_| s.contains(" — ")) {
+            Some(_) => {
+                let (w, r) = s.split_once(" — ").unwrap_or((s, ""));
+                (w.to_string(), r.to_string())
+            }
+            None => (s.to_string(), String::new()),
+        }
+    };
+    let rationale = rest
+        .trim()
+        .trim_start_matches(['—', '–', '-', ':'])
+        .trim()
+        .to_string();
+    (word.parse().ok(), rationale)
+}
+
+/// `15 min 6 s`, `` `37 min 45 s` ``, `5m 07s`, `1 h 2 min`, `12:05`, `90 s` → seconds.
+pub fn parse_duration(s: &str) -> Option<f64> {
+    let s = s.trim().trim_matches('`').trim();
+    if s.is_empty() {
+        return None;
+    }
+    if s.contains(':')
+        && s.chars()
+            .all(|c| c.is_ascii_digit() || c == ':' || c == '.')
+    {
+        let mut total = 0.0;
+        for p in s.split(':') {
+            total = total * 60.0 + p.parse::<f64>().ok()?;
+        }
+        return Some(total);
+    }
+    let re = regex::Regex::new(
+        r"(?i)(\d+(?:\.\d+)?)\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b",
+    )
+    .ok()?;
+    let mut total = 0.0;
+    let mut any = false;
+    for c in re.captures_iter(s) {
+        let n: f64 = c[1].parse().ok()?;
+        let unit = c[2].to_ascii_lowercase();
+        total += n * match unit.chars().next() {
+            Some('h') => 3600.0,
+            Some('m') => 60.0,
+            _ => 1.0,
+        };
+        any = true;
+    }
+    any.then_some(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("`15 min 6 s`"), Some(906.0));
+        assert_eq!(parse_duration("12 min 27 s"), Some(747.0));
+        assert_eq!(parse_duration("5m 07s"), Some(307.0));
+        assert_eq!(parse_duration("1 h 2 min"), Some(3720.0));
+        assert_eq!(parse_duration("7:09"), Some(429.0));
+        assert_eq!(parse_duration("soon"), None);
+    }
+
+    #[test]
+    fn reviewers_with_effort() {
+        let r = parse_reviewers("Claude Opus 4.7 (effort: xhigh), Gemini 3.1 Pro");
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].name, "claude");
+        assert_eq!(r[0].display, "Claude Opus 4.7");
+        assert_eq!(r[0].model.as_deref(), Some("Opus 4.7"));
+        assert_eq!(r[0].effort.as_deref(), Some("xhigh"));
+        assert_eq!(r[1].effort, None);
+    }
+
+    #[test]
+    fn pr_and_commits_and_verdict() {
+        let pr = parse_pr("[#236](https://x/pull/236) — Implement App controller").unwrap();
+        assert_eq!(pr.number, 236);
+        assert_eq!(pr.title, "Implement App controller");
+        assert_eq!(pr.url.as_deref(), Some("https://x/pull/236"));
+        let c = parse_commits("`2a3c5b2` Implement it<br>`049a3a0` Add test");
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[1].sha, "049a3a0");
+        assert_eq!(c[1].subject, "Add test");
+        let (v, why) = parse_verdict("**Merge with fixes** — must fix the leak");
+        assert_eq!(v, Some(Verdict::MergeWithFixes));
+        assert_eq!(why, "must fix the leak");
+    }
+
+    #[test]
+    fn separators_trimmed_only_at_the_ends() {
+        assert_eq!(
+            trim_separators("\n---\n\nA\n\n---\n\nB\n\n---\n"),
+            "A\n\n---\n\nB"
+        );
+        assert_eq!(trim_separators("\nA\n"), "A");
+    }
+
+    #[test]
+    fn agent_headings() {
+        let revs = parse_reviewers("Claude Opus 4.6, Codex GPT 5.4");
+        assert_eq!(
+            agent_of_heading("[Claude] — Pass 1", &revs).map(|a| a.0),
+            Some("claude".into())
+        );
+        assert_eq!(
+            agent_of_heading("Codex GPT 5.4", &revs),
+            Some(("codex".into(), Some("Codex GPT 5.4".into())))
+        );
+        assert_eq!(agent_of_heading("Executive Summary", &revs), None);
+        assert_eq!(agent_of_heading("Claude's take", &revs), None);
+    }
+}
