@@ -145,10 +145,8 @@ impl Checker {
             }
         }
         if need_changed {
-            for c in &self.src.changed {
-                if c.kind != ChangeKind::Deleted && !c.binary && !c.submodule {
-                    wanted.push((Side::Head, c.path.clone()));
-                }
+            for c in self.src.readable_changed() {
+                wanted.push((Side::Head, c.path.clone()));
             }
         }
         self.src.prefetch(wanted)
@@ -593,9 +591,7 @@ impl Checker {
         }
         let changed: Vec<String> = self
             .src
-            .changed
-            .iter()
-            .filter(|c| c.kind != ChangeKind::Deleted && !c.binary && !c.submodule)
+            .readable_changed()
             .map(|c| c.path.clone())
             .collect();
         for path in changed {
@@ -644,9 +640,7 @@ impl Checker {
             let mut index: HashMap<String, Vec<String>> = HashMap::new();
             let changed: Vec<String> = self
                 .src
-                .changed
-                .iter()
-                .filter(|c| c.kind != ChangeKind::Deleted && !c.binary && !c.submodule)
+                .readable_changed()
                 .map(|c| c.path.clone())
                 .collect();
             for path in changed {
@@ -762,13 +756,7 @@ impl Checker {
     fn added_index(&mut self) -> Result<&AddedIndex> {
         if self.added.is_none() {
             let mut index = AddedIndex::default();
-            let changed: Vec<_> = self
-                .src
-                .changed
-                .iter()
-                .filter(|c| c.kind != ChangeKind::Deleted && !c.binary && !c.submodule)
-                .cloned()
-                .collect();
+            let changed: Vec<_> = self.src.readable_changed().cloned().collect();
             for c in changed {
                 let content = self.src.content(Side::Head, &c.path)?;
                 let Content::Text(ft) = &*content else {

@@ -12,6 +12,9 @@ use super::git::{self, CatFile, TreeEntry};
 use super::quote::FileText;
 use crate::target::diff::{ChangeKind, ChangedFile};
 
+/// Changed files larger than this (generated code, vendored bundles) are not read in bulk.
+pub const MAX_BULK_FILE: u64 = 2 * 1024 * 1024;
+
 /// A file's content at one commit.
 #[derive(Debug)]
 pub enum Content {
@@ -100,6 +103,21 @@ impl Source {
     /// Whether `path` names a file or a file name in the head tree (so it is not a symbol).
     pub fn is_file_name(&self, path: &str) -> bool {
         self.tree.contains_key(path) || self.by_name.contains_key(path)
+    }
+
+    /// The changed files worth reading in bulk (to find a quote's file, or what the change
+    /// added): text files present at head, up to [`MAX_BULK_FILE`] bytes. A file a finding
+    /// cites is read whatever its size.
+    pub fn readable_changed(&self) -> impl Iterator<Item = &ChangedFile> {
+        self.changed.iter().filter(|c| {
+            c.kind != ChangeKind::Deleted
+                && !c.binary
+                && !c.submodule
+                && self
+                    .tree
+                    .get(&c.path)
+                    .is_some_and(|e| !e.is_submodule() && e.size <= MAX_BULK_FILE)
+        })
     }
 
     /// The changed file whose head path (or, for a deletion, base path) is `path`.
