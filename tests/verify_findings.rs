@@ -963,3 +963,29 @@ fn a_distinctive_quote_in_another_changed_file_moves_the_finding_there() {
     );
     assert_eq!(v(&findings[1]).status, VerificationStatus::Ungrounded);
 }
+
+#[test]
+fn a_regression_located_by_its_quote_alone_is_checked_for_pre_existing() {
+    let repo = Repo::new();
+    repo.write("conv/legacy.go", LEGACY);
+    let base = repo.commit("base");
+    repo.write("conv/legacy.go", format!("{LEGACY}\nfunc Other() {{}}\n"));
+    repo.commit("head");
+    let (findings, _) = repo.verify(
+        Some(&base),
+        vec![regression("", Some("n, _ := strconv.Atoi(s)\nreturn n"))],
+    );
+    assert_eq!(
+        v(&findings[0]),
+        &Verification {
+            pre_existing: true,
+            ..expected(
+                VerificationStatus::Grounded,
+                Some(
+                    "location from the quoted code: conv/legacy.go:4-5; pre-existing: lines 4-5 \
+                     are unchanged since the merge-base"
+                )
+            )
+        }
+    );
+}

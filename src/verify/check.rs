@@ -493,14 +493,12 @@ impl Checker {
                             .map(|s| (t.path.clone(), (s, loc.end_line().unwrap_or(s))))
                     }),
             };
-            let on_head = found
-                .as_ref()
-                .map(|fd| {
-                    targets
-                        .iter()
-                        .any(|t| t.index == fd.index && t.side == Side::Head)
-                })
-                .unwrap_or(true);
+            // Code of a deleted file is not pre-existing: the change removed it.
+            let on_head = found.as_ref().is_none_or(|fd| {
+                !targets
+                    .iter()
+                    .any(|t| t.index == fd.index && t.side == Side::Base)
+            });
             if let Some((path, (start, end))) = span
                 && on_head
                 && let Some(note) = self.pre_existing(&path, start, end, &mut pre_existing)?
