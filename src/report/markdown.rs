@@ -475,7 +475,11 @@ fn agent_paragraph(a: &AgentRetro) -> String {
         ));
     }
     if !a.worktree_changes.is_empty() {
-        let list: Vec<String> = a.worktree_changes.iter().map(|c| format!("`{c}`")).collect();
+        let list: Vec<String> = a
+            .worktree_changes
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect();
         parts.push(format!(
             "**Changed its read-only worktree:** {} (discarded; your checkout was not touched).",
             list.join(", ")
