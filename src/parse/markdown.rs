@@ -256,8 +256,7 @@ fn close_open_fences(text: &str) -> (String, Vec<(usize, usize)>, Vec<ParseWarni
             let line = work[pos..line_end].trim_start();
             if line.starts_with('#') && {
                 let hashes = line.chars().take_while(|c| *c == '#').count();
-                hashes <= 6
-                    && line[hashes..].starts_with(|c: char| c == ' ' || c == '\t' || c == '\n')
+                hashes <= 6 && line[hashes..].starts_with([' ', '\t', '\n'])
             } {
                 close_at = Some(pos);
                 break;
@@ -320,7 +319,7 @@ fn norm(s: &str) -> String {
     let s = s.to_lowercase();
     let s = s.trim_matches(|c: char| !c.is_alphanumeric() && c != '(' && c != ')');
     // Drop a leading number ("1. Findings", "A) Summary").
-    let s = match s.split_once(|c: char| c == '.' || c == ')') {
+    let s = match s.split_once(['.', ')']) {
         Some((n, rest))
             if !n.is_empty() && n.len() <= 2 && n.chars().all(|c| c.is_ascii_alphanumeric()) =>
         {
@@ -845,9 +844,8 @@ fn is_diff(lang: &Option<String>, code: &str) -> bool {
     }
     let mut changed = false;
     for l in code.lines().filter(|l| !l.is_empty()) {
-        if l.starts_with("@@") || l.starts_with("+++") || l.starts_with("---") {
-            changed = true;
-        } else if l.starts_with('+') || l.starts_with('-') {
+        // Hunk headers, file headers and +/- lines all mark a diff.
+        if l.starts_with("@@") || l.starts_with('+') || l.starts_with('-') {
             changed = true;
         } else if !l.starts_with(' ') {
             return false;
