@@ -87,7 +87,7 @@ struct Ctx<'t> {
     /// Bytes inserted into `text` to close unterminated fences: (offset in `text`, length).
     inserted: Vec<(usize, usize)>,
     review: Review,
-    used_ids: Vec<String>,
+    used_ids: std::collections::HashSet<String>,
 }
 
 impl Ctx<'_> {
@@ -149,7 +149,7 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
         lines: LineIndex::new(text),
         inserted,
         review,
-        used_ids: Vec::new(),
+        used_ids: Default::default(),
     };
     let chunks = split_sections(&blocks, &mut ctx);
     let mut preamble: Vec<(usize, String)> = Vec::new();
@@ -185,10 +185,17 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
                 }
             }
             Sec::Unknown(name) => {
-                let s = join_units(&chunk.units, &ctx);
+                // Findings with a `(severity, category)` note still count; the rest is kept.
+                let mut rest: Vec<(usize, String)> = Vec::new();
+                read_preamble(chunk, &mut ctx, &mut rest);
+                let s: Vec<String> = rest.into_iter().map(|(_, s)| s).collect();
                 let why = format!("section \"{name}\" is not part of the review layout");
                 let at = chunk.at;
-                ctx.keep_unparsed(at, format!("{name}\n\n{s}").trim().to_string(), &why);
+                ctx.keep_unparsed(
+                    at,
+                    format!("{name}\n\n{}", s.join("\n\n")).trim().to_string(),
+                    &why,
+                );
             }
         }
     }
@@ -257,7 +264,7 @@ fn close_open_fences(text: &str) -> (String, Vec<(usize, usize)>, Vec<ParseWarni
             if line.starts_with('#') && {
                 let hashes = line.chars().take_while(|c| *c == '#').count();
                 hashes <= 6
-                    && line[hashes..].starts_with(|c: char| c == ' ' || c == '\t' || c == '\n')
+                    && line[hashes..].starts_with([' ', '\t', '\n'])
             } {
                 close_at = Some(pos);
                 break;
@@ -320,7 +327,7 @@ fn norm(s: &str) -> String {
     let s = s.to_lowercase();
     let s = s.trim_matches(|c: char| !c.is_alphanumeric() && c != '(' && c != ')');
     // Drop a leading number ("1. Findings", "A) Summary").
-    let s = match s.split_once(|c: char| c == '.' || c == ')') {
+    let s = match s.split_once(['.', ')']) {
         Some((n, rest))
             if !n.is_empty() && n.len() <= 2 && n.chars().all(|c| c.is_ascii_alphanumeric()) =>
         {
@@ -845,9 +852,7 @@ fn is_diff(lang: &Option<String>, code: &str) -> bool {
     }
     let mut changed = false;
     for l in code.lines().filter(|l| !l.is_empty()) {
-        if l.starts_with("@@") || l.starts_with("+++") || l.starts_with("---") {
-            changed = true;
-        } else if l.starts_with('+') || l.starts_with('-') {
+        if l.starts_with("@@") || l.starts_with('+') || l.starts_with('-') {
             changed = true;
         } else if !l.starts_with(' ') {
             return false;
@@ -1028,11 +1033,18 @@ fn build_finding(d: Draft, sec_sev: Option<Severity>, position: usize, ctx: &mut
         .or(finding.severity)
         .map(Severity::id_prefix)
         .unwrap_or('F');
-    let mut id = head
-        .id
-        .clone()
-        .or_else(|| d.number.map(|n| format!("{letter}{n}")))
-        .unwrap_or_else(|| format!("{letter}{position}"));
+    let mut id = match (&head.id, d.number) {
+        (Some(own), _) => own.clone(),
+        (None, Some(n)) => format!("{letter}{n}"),
+        (None, None) => {
+            // Unnumbered: the next free number of the section's letter.
+            let mut n = position;
+            while ctx.used_ids.contains(&format!("{letter}{n}")) {
+                n += 1;
+            }
+            format!("{letter}{n}")
+        }
+    };
     if ctx.used_ids.contains(&id) {
         let original = id.clone();
         let mut k = 2;
@@ -1046,7 +1058,7 @@ fn build_finding(d: Draft, sec_sev: Option<Severity>, position: usize, ctx: &mut
             format!("line {line}: finding id {original} is used twice; this one is {id}"),
         );
     }
-    ctx.used_ids.push(id.clone());
+    ctx.used_ids.insert(id.clone());
     finding.id = id;
 
     let line = ctx.line(at);
@@ -1088,13 +1100,15 @@ fn read_preamble(chunk: &Chunk, ctx: &mut Ctx, preamble: &mut Vec<(usize, String
     let before = ctx.review.findings.len();
     read_findings(chunk, None, true, ctx);
     let found_any = ctx.review.findings.len() > before;
+    // Units that belong to a finding were consumed; keep the ones before the first.
+    let first_start = if found_any {
+        first_finding_start(chunk)
+    } else {
+        usize::MAX
+    };
     for u in &chunk.units {
-        if found_any {
-            // Units that belong to a finding were consumed; keep the ones before the first.
-            let first_start = first_finding_start(chunk);
-            if u.start() >= first_start {
-                break;
-            }
+        if u.start() >= first_start {
+            break;
         }
         let s = unit_src(u, ctx);
         if let Unit::Block(b) = u

@@ -409,7 +409,7 @@ fn table_row(line: &str) -> Option<(String, String)> {
         return None;
     }
     let key = key.trim_matches('*').trim().to_string();
-    Some((key, value.trim().to_string()))
+    Some((key, value.trim().replace("\\|", "|")))
 }
 
 /// `[text](url)` → `text`; anything else unchanged (trimmed of backticks).
