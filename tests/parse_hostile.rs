@@ -487,3 +487,50 @@ fn report_agent_heading_swallowed_by_an_unclosed_fence_is_still_found() {
             .any(|w| w.contains("unclosed code fence"))
     );
 }
+
+#[test]
+fn labelled_fields_tables_and_plain_bullets() {
+    let r = read("fields_and_tables.md");
+    assert_eq!(r.verdict.as_deref(), Some("Request changes"));
+    assert_eq!(ids(&r), ["C1", "I2", "S1", "S2", "S3", "S4"]);
+    let f1 = &r.findings[0];
+    assert_eq!(f1.title, "Token compared with `==`");
+    assert_eq!(f1.severity, Some(Severity::Critical));
+    assert_eq!(f1.category.as_ref().map(|c| c.as_str()), Some("security"));
+    assert_eq!(f1.locations[0].to_string(), "src/auth/token.rs:77");
+    assert_eq!(f1.explanation, "The comparison leaks timing.");
+    assert_eq!(f1.fix.as_deref(), Some("use a constant-time comparison."));
+    let f2 = &r.findings[1];
+    assert_eq!(f2.severity, Some(Severity::Important));
+    assert_eq!(f2.locations[0].to_string(), "src/auth/revoke.rs:15-30");
+    assert_eq!(f2.explanation, "Revocations leave no trace.");
+    // Table rows.
+    let s1 = &r.findings[2];
+    assert_eq!(s1.title, "Rename `tok` to `token`");
+    assert_eq!(s1.locations[0].to_string(), "src/auth/token.rs:12");
+    assert_eq!(s1.fix.as_deref(), Some("Rename it"));
+    assert_eq!(r.findings[3].severity, Some(Severity::Suggestion));
+    assert_eq!(r.findings[3].locations[0].path, "docs/auth.md");
+    // Plain bullets keep identifiers in their titles.
+    assert_eq!(
+        r.findings[4].title,
+        "Rename `helper_fn` in `src/auth/util.rs` to say what it does"
+    );
+    assert_eq!(r.findings[5].title, "Drop the unused `legacy` flag");
+    assert!(r.findings.iter().all(|f| f.severity.is_some()));
+    assert_eq!(r.coverage.len(), 1);
+    assert_eq!(r.coverage[0].path, "src/auth/token.rs");
+}
+
+#[test]
+fn verdict_forms() {
+    for (text, want) in [
+        ("**Verdict**: Approve\n\n## Findings\n", "Approve"),
+        ("**Verdict: Approve.**\n", "Approve"),
+        ("## Verdict\n\nRework needed.\n", "Rework needed"),
+        ("## Verdict — Merge\n", "Merge"),
+    ] {
+        let r = parse_review("x", text);
+        assert_eq!(r.verdict.as_deref(), Some(want), "{text:?}");
+    }
+}

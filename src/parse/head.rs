@@ -21,6 +21,8 @@ use crate::model::{Category, Location, Severity};
 pub(crate) struct Head {
     /// The reviewer's own id (`S1`, `I2`, `C1`), when written.
     pub id: Option<String>,
+    /// A plain number leading the line (`1. Title` in a heading or paragraph).
+    pub number: Option<u64>,
     pub title: String,
     /// Whether the title came from a bold lead.
     pub bold: bool,
@@ -40,7 +42,7 @@ static ID_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*([A-Z]{1,3}-?\d{1,4})(?:[.:)]|\s*$)\s*").unwrap());
 
 static SEV_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"`?\(\s*([A-Za-z]+)\s*(?:[,/;]\s*([A-Za-z][A-Za-z -]*?)\s*)?\)`?").unwrap()
+    Regex::new(r"`?\(\s*([A-Za-z]+)\s*(?:[,/;|—–]\s*([A-Za-z][A-Za-z -]*?)\s*)?\)`?").unwrap()
 });
 
 static SCOPE_RE: LazyLock<Regex> = LazyLock::new(|| {
@@ -207,6 +209,24 @@ pub(crate) fn parse_locations(s: &str) -> Vec<Location> {
         .collect()
 }
 
+/// The locations in free text: code spans that look like paths, else `path:lines` words.
+pub(crate) fn locations_in_text(s: &str) -> Vec<Location> {
+    static SPAN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]+)`").unwrap());
+    let mut out: Vec<Location> = SPAN
+        .captures_iter(s)
+        .filter(|c| looks_like_location(&c[1]))
+        .flat_map(|c| parse_locations(&c[1]))
+        .collect();
+    if out.is_empty() {
+        for c in PLAIN_LOC_RE.captures_iter(s) {
+            if looks_like_location(&c[1]) {
+                out.extend(parse_locations(&c[1]));
+            }
+        }
+    }
+    out
+}
+
 /// Reads the first line of a finding or observation.
 pub(crate) fn parse_head(line: &[&Inline]) -> Head {
     let mut head = Head::default();
@@ -272,6 +292,14 @@ pub(crate) fn parse_head(line: &[&Inline]) -> Head {
         }
         title = title[m.end()..].to_string();
     }
+    static NUM_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(\d{1,4})[.)]\s+").unwrap());
+    if head.id.is_none()
+        && let Some(c) = NUM_RE.captures(&title)
+        && let Some(m) = c.get(0)
+    {
+        head.number = c[1].parse().ok();
+        title = title[m.end()..].to_string();
+    }
     head.scopes = find_scopes(&full);
     let title = strip_scopes(&title);
     head.title = title
@@ -319,17 +347,50 @@ pub(crate) fn parse_head(line: &[&Inline]) -> Head {
     head
 }
 
-/// Splits a line with no bold lead into title and the rest at the first dash separator, code
-/// span or severity note.
+/// Splits a line with no bold lead into title and the rest: at the first dash separator, the
+/// severity note, or a code span that is clearly a location (`a/b.go`, `x.rs:12`). A code span
+/// such as `` `fs::metadata` `` stays in the title.
 fn split_title(s: &str) -> (String, String) {
-    let cut = [" — ", " – ", " - ", " `", " ("]
+    static SPAN_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r" `([^`]+)`").unwrap());
+    let mut cuts: Vec<usize> = [" — ", " – ", " - "]
         .iter()
         .filter_map(|sep| s.find(sep))
-        .min();
-    match cut {
+        .collect();
+    if let Some((_, _, r)) = find_severity(s) {
+        // Back up over a space and an opening backtick.
+        let start = s[..r.start].trim_end_matches('`').trim_end().len();
+        cuts.push(start);
+    }
+    for c in SPAN_RE.captures_iter(s) {
+        let t = &c[1];
+        let strong = t.contains('/')
+            || t.split_once(':')
+                .is_some_and(|(_, l)| l.starts_with(|ch: char| ch.is_ascii_digit()));
+        // Cut only where the location ends the sentence: `Fix x — a.go:3` or `Fix x `a.go:3``,
+        // not `Rename y in `a/b.go` to z`.
+        if strong
+            && looks_like_location(t)
+            && let Some(m) = c.get(0)
+            && only_notes(&s[m.end()..])
+        {
+            cuts.push(m.start());
+        }
+    }
+    match cuts.into_iter().min() {
         Some(i) => (s[..i].to_string(), s[i..].to_string()),
         None => (s.to_string(), String::new()),
     }
+}
+
+/// Whether text holds nothing but more locations, severity notes, `[Agent]` tags and
+/// punctuation.
+fn only_notes(s: &str) -> bool {
+    static NOTE_RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"`[^`]*`|\([^)]*\)|\[[^\]]*\]").unwrap());
+    !NOTE_RE
+        .replace_all(s, "")
+        .chars()
+        .any(|c| c.is_alphabetic())
 }
 
 /// The locations cited on the line: code spans that look like paths (a bare `355-374` after a

@@ -263,8 +263,7 @@ fn close_open_fences(text: &str) -> (String, Vec<(usize, usize)>, Vec<ParseWarni
             let line = work[pos..line_end].trim_start();
             if line.starts_with('#') && {
                 let hashes = line.chars().take_while(|c| *c == '#').count();
-                hashes <= 6
-                    && line[hashes..].starts_with([' ', '\t', '\n'])
+                hashes <= 6 && line[hashes..].starts_with([' ', '\t', '\n'])
             } {
                 close_at = Some(pos);
                 break;
@@ -340,7 +339,7 @@ fn norm(s: &str) -> String {
         _ => s,
     };
     // Drop a trailing count or note: "Suggestions (3)", "Critical Issues: none".
-    let s = s.split(['(', ':']).next().unwrap_or(s);
+    let s = s.split(['(', ':', '—']).next().unwrap_or(s);
     s.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
@@ -435,6 +434,13 @@ fn split_sections<'a>(blocks: &'a [Block], ctx: &mut Ctx) -> Vec<Chunk<'a>> {
                 let level = *level;
                 let name = b.plain();
                 if let Some(sec) = classify(&name) {
+                    if sec == Sec::Verdict
+                        && let Some(v) = inline_value(&name)
+                    {
+                        // `## Verdict: Approve`
+                        ctx.review.verdict = Some(clean_verdict(&v));
+                        continue;
+                    }
                     chunks.push(Chunk {
                         sec,
                         level: Some(level),
@@ -446,7 +452,7 @@ fn split_sections<'a>(blocks: &'a [Block], ctx: &mut Ctx) -> Vec<Chunk<'a>> {
                 let deeper = cur_level.is_none_or(|l| level > l);
                 let in_findings = matches!(cur_sec, Sec::Findings(_));
                 let has_sev = super::head::find_severity(&name).is_some();
-                if (in_findings && deeper) || has_sev {
+                if (in_findings && (deeper || NUMBERED_RE.is_match(&name))) || has_sev {
                     push_unit(&mut chunks, Unit::Block(b));
                 } else if cur_sec == Sec::Preamble {
                     // A title heading ("# Deep Review: PR #361"): nothing to keep but its place.
@@ -505,10 +511,18 @@ fn split_paragraph<'a>(b: &'a Block, chunks: &mut Vec<Chunk<'a>>, ctx: &mut Ctx)
         };
         let rest_inlines: Vec<&Inline> = lines[k][bold_end..].to_vec();
         let rest_text = strip_sep(&after).to_string();
-        if sec == Sec::Verdict && !rest_text.is_empty() {
-            ctx.review.verdict = Some(clean_verdict(&rest_text));
-            k += 1;
-            continue;
+        if sec == Sec::Verdict {
+            // `**Verdict**: Approve`, `**Verdict: Approve**`
+            let value = if rest_text.is_empty() {
+                inline_value(&bold)
+            } else {
+                Some(rest_text.clone())
+            };
+            if let Some(v) = value {
+                ctx.review.verdict = Some(clean_verdict(&v));
+                k += 1;
+                continue;
+            }
         }
         let at = lines[k]
             .first()
@@ -564,6 +578,21 @@ fn split_paragraph<'a>(b: &'a Block, chunks: &mut Vec<Chunk<'a>>, ctx: &mut Ctx)
             },
         );
     }
+}
+
+/// A heading such as `1. Title` or `C2: Title`: a finding even at its section's level.
+static NUMBERED_RE: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"^\s*(?:[A-Z]{1,3}-?)?\d{1,4}[.:)]\s").unwrap());
+
+/// The value after a label in one line: `Verdict: Approve` → `Approve`.
+fn inline_value(s: &str) -> Option<String> {
+    let i = s.find([':', '—'])?;
+    let v = s[i..]
+        .trim_start_matches([':', '—'])
+        .trim()
+        .trim_matches('*')
+        .trim();
+    (!v.is_empty()).then(|| v.to_string())
 }
 
 fn clean_verdict(s: &str) -> String {
@@ -727,16 +756,33 @@ struct Draft<'u, 'a> {
 /// Reads a findings section (or, with `strict`, the preamble or an unknown section, where only
 /// a line with a `(severity, category)` note starts a finding).
 fn read_findings(chunk: &Chunk, sec_sev: Option<Severity>, strict: bool, ctx: &mut Ctx) {
-    let mut drafts: Vec<Draft> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
     let mut style: Option<Style> = None;
     let mut first_list: Option<*const Block> = None;
+    let mut last_number: Option<u64> = None;
     for u in &chunk.units {
+        // A table whose header names the finding columns holds one finding per row.
+        if !strict
+            && let Unit::Block(b) = u
+            && b.kind == BlockKind::Table
+            && let Some(cols) = finding_columns(b)
+        {
+            for row in b
+                .children
+                .iter()
+                .filter(|r| r.kind == (BlockKind::Row { head: false }))
+            {
+                entries.push(Entry::Row(row, cols.clone()));
+            }
+            continue;
+        }
         let st = style_of(u);
         let head = first_line(u).map(|l| parse_head(&l));
         let number = match u {
             Unit::Item { number, .. } => *number,
-            _ => None,
+            _ => head.as_ref().and_then(|h| h.number),
         };
+        let any_draft = entries.iter().any(|e| matches!(e, Entry::Draft(_)));
         let is_fix =
             strip_fix_label(&first_line(u).map(|l| plain(&l)).unwrap_or_default()).is_some();
         let starts = match (&head, st) {
@@ -749,38 +795,40 @@ fn read_findings(chunk: &Chunk, sec_sev: Option<Severity>, strict: bool, ctx: &m
                     false
                 } else if strict {
                     h.severity.is_some() && (h.bold || h.id.is_some())
-                } else if drafts.is_empty() {
+                } else if !any_draft {
                     matches!(u, Unit::Item { .. })
                         || matches!(st, Style::Heading(_))
                         || h.bold
                         || h.id.is_some()
                         || h.severity.is_some()
-                } else if let (Unit::Item { list, .. }, Some(fl)) = (u, first_list) {
-                    if std::ptr::eq(*list as *const Block, fl) {
-                        true
-                    } else {
-                        Some(st) == style && looks_like_finding(h, number, drafts.last())
-                    }
+                } else if let (Unit::Item { list, .. }, Some(fl)) = (u, first_list)
+                    && std::ptr::eq(*list as *const Block, fl)
+                {
+                    true
+                } else if matches!(st, Style::Heading(_)) && Some(st) == style {
+                    // Findings written as headings: every heading of their level is one.
+                    true
                 } else {
-                    Some(st) == style && looks_like_finding(h, number, drafts.last())
+                    Some(st) == style && looks_like_finding(h, number, last_number)
                 }
             }
             _ => false,
         };
         if starts {
-            if drafts.is_empty() {
+            if !any_draft {
                 style = st;
                 if let Unit::Item { list, .. } = u {
                     first_list = Some(*list as *const Block);
                 }
             }
-            drafts.push(Draft {
+            last_number = number;
+            entries.push(Entry::Draft(Draft {
                 head: head.unwrap_or_default(),
                 start: u,
                 number,
                 body: Vec::new(),
-            });
-        } else if let Some(d) = drafts.last_mut() {
+            }));
+        } else if let Some(Entry::Draft(d)) = entries.last_mut() {
             d.body.push(u);
         } else {
             let s = unit_src(u, ctx);
@@ -797,14 +845,99 @@ fn read_findings(chunk: &Chunk, sec_sev: Option<Severity>, strict: bool, ctx: &m
         }
     }
     let mut position = 0;
-    for d in drafts {
+    for e in entries {
         position += 1;
-        let f = build_finding(d, sec_sev, position, ctx);
+        let f = match e {
+            Entry::Draft(d) => build_finding(d, sec_sev, position, ctx),
+            Entry::Row(row, cols) => finding_from_row(row, &cols, sec_sev, position, ctx),
+        };
         ctx.review.findings.push(f);
     }
 }
 
-fn looks_like_finding(h: &Head, number: Option<u64>, prev: Option<&Draft>) -> bool {
+/// A finding to build: a run of units, or a row of a findings table.
+enum Entry<'u, 'a> {
+    Draft(Draft<'u, 'a>),
+    Row(&'a Block, Columns),
+}
+
+/// Which columns of a findings table hold what.
+#[derive(Debug, Clone, Default)]
+struct Columns {
+    id: Option<usize>,
+    title: usize,
+    severity: Option<usize>,
+    category: Option<usize>,
+    location: Option<usize>,
+    fix: Option<usize>,
+    detail: Option<usize>,
+}
+
+/// The columns of a table that lists findings (`| # | Severity | File | Issue |`): it needs a
+/// title column and a severity or location column.
+fn finding_columns(table: &Block) -> Option<Columns> {
+    let head = table
+        .children
+        .iter()
+        .find(|r| r.kind == (BlockKind::Row { head: true }))?;
+    let names: Vec<String> = head.children.iter().map(|c| norm(&c.plain())).collect();
+    let find = |keys: &[&str]| names.iter().position(|n| keys.contains(&n.as_str()));
+    let mut cols = Columns {
+        id: find(&["#", "id", "no", "finding id"])
+            .or_else(|| names.iter().position(|n| n.is_empty())),
+        title: find(&["issue", "finding", "title", "problem", "summary", "what"])
+            .or_else(|| find(&["description"]))?,
+        severity: find(&["severity", "level", "priority", "sev"]),
+        category: find(&["category", "type", "kind"]),
+        location: find(&["file", "location", "path", "where", "lines", "file:line"]),
+        fix: find(&["fix", "suggested fix", "recommendation", "suggestion"]),
+        detail: None,
+    };
+    let d = find(&["description", "details", "explanation", "why", "impact"]);
+    if d != Some(cols.title) {
+        cols.detail = d;
+    }
+    (cols.severity.is_some() || cols.location.is_some()).then_some(cols)
+}
+
+fn finding_from_row(
+    row: &Block,
+    cols: &Columns,
+    sec_sev: Option<Severity>,
+    position: usize,
+    ctx: &mut Ctx,
+) -> Finding {
+    let cell = |i: Option<usize>| -> String {
+        i.and_then(|i| row.children.get(i))
+            .map(|c| c.plain().replace("**", "").trim().to_string())
+            .unwrap_or_default()
+    };
+    let at = row.range.start;
+    let mut f = Finding::new(String::new(), cell(Some(cols.title)));
+    let sev_text = cell(cols.severity);
+    f.severity = sev_text
+        .split(|c: char| !c.is_alphanumeric())
+        .find_map(|w| w.parse().ok())
+        .or(sec_sev);
+    let cat = cell(cols.category);
+    if !cat.is_empty() {
+        f.category = Some(cat.as_str().into());
+    }
+    f.locations = super::head::locations_in_text(&cell(cols.location));
+    f.explanation = cell(cols.detail);
+    let fix = cell(cols.fix);
+    if !fix.is_empty() {
+        f.fix = Some(fix);
+    }
+    let own = Some(cell(cols.id)).filter(|s| !s.is_empty());
+    let own_num = own
+        .as_deref()
+        .and_then(|s| s.trim_start_matches('#').parse::<u64>().ok());
+    let own_id = own.filter(|s| s.parse::<u64>().is_err() && !s.starts_with('#'));
+    finish_finding(f, own_id, own_num, sec_sev, position, at, ctx)
+}
+
+fn looks_like_finding(h: &Head, number: Option<u64>, prev_number: Option<u64>) -> bool {
     if h.id.is_some() || h.severity.is_some() {
         return true;
     }
@@ -814,7 +947,7 @@ fn looks_like_finding(h: &Head, number: Option<u64>, prev: Option<&Draft>) -> bo
     if !h.locations.is_empty() {
         return true;
     }
-    if let (Some(n), Some(p)) = (number, prev.and_then(|p| p.number))
+    if let (Some(n), Some(p)) = (number, prev_number)
         && n == p + 1
     {
         return true;
@@ -859,6 +992,61 @@ fn is_diff(lang: &Option<String>, code: &str) -> bool {
         }
     }
     changed
+}
+
+/// `**Severity:** important`, `Category: gap`, `Location: \`a.go:3\``: labelled lines some
+/// reviewers write under a finding's title. They fill what the first line did not say and are
+/// removed from the text.
+fn take_fields(text: &str, f: &mut Finding) -> String {
+    static FIELD_RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)^\s*(?:[-*]\s+)?\*{0,2}(severity|category|locations?|files?|where)\*{0,2}\s*:\s*\*{0,2}\s*(.*?)\s*$",
+        )
+        .unwrap()
+    });
+    if !text.contains(':') {
+        return text.to_string();
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        let Some(c) = FIELD_RE.captures(line) else {
+            kept.push(line);
+            continue;
+        };
+        let value = c[2].trim_matches('*').trim();
+        let used = match c[1].to_ascii_lowercase().as_str() {
+            "severity" => match value
+                .split(|ch: char| !ch.is_alphanumeric())
+                .find_map(|w| w.parse::<Severity>().ok())
+            {
+                Some(sev) => {
+                    f.severity.get_or_insert(sev);
+                    true
+                }
+                None => false,
+            },
+            "category" if !value.is_empty() => {
+                if f.category.is_none() {
+                    f.category = Some(value.trim_matches('`').into());
+                }
+                true
+            }
+            _ => {
+                let locs = super::head::locations_in_text(value);
+                let any = !locs.is_empty();
+                for l in locs {
+                    if !f.locations.contains(&l) {
+                        f.locations.push(l);
+                    }
+                }
+                any
+            }
+        };
+        if !used {
+            kept.push(line);
+        }
+    }
+    kept.join("\n")
 }
 
 /// `Fix: text`, `**Fix:** text`, `Suggested fix — text`: the text after the label.
@@ -976,6 +1164,11 @@ fn build_finding(d: Draft, sec_sev: Option<Severity>, position: usize, ctx: &mut
                 }
             }
             Piece::Text(s) => {
+                let s = if seen_fix {
+                    s
+                } else {
+                    take_fields(&s, &mut finding)
+                };
                 if let Some(rest) = strip_fix_label(&s) {
                     seen_fix = true;
                     if !rest.is_empty() {
@@ -1028,13 +1221,34 @@ fn build_finding(d: Draft, sec_sev: Option<Severity>, position: usize, ctx: &mut
         finding.severity = sec_sev;
     }
 
-    // Id: the reviewer's own, else section letter + number or position; unique in the review.
+    finish_finding(
+        finding,
+        head.id.clone(),
+        d.number,
+        sec_sev,
+        position,
+        at,
+        ctx,
+    )
+}
+
+/// Gives a finding its id (the reviewer's own, else section letter + number or position;
+/// unique in the review) and warns about what it lacks.
+fn finish_finding(
+    mut finding: Finding,
+    own_id: Option<String>,
+    number: Option<u64>,
+    sec_sev: Option<Severity>,
+    position: usize,
+    at: usize,
+    ctx: &mut Ctx,
+) -> Finding {
     let letter = sec_sev
         .or(finding.severity)
         .map(Severity::id_prefix)
         .unwrap_or('F');
-    let mut id = match (&head.id, d.number) {
-        (Some(own), _) => own.clone(),
+    let mut id = match (own_id, number) {
+        (Some(own), _) => own,
         (None, Some(n)) => format!("{letter}{n}"),
         (None, None) => {
             // Unnumbered: the next free number of the section's letter.
