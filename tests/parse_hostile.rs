@@ -534,3 +534,104 @@ fn verdict_forms() {
         assert_eq!(r.verdict.as_deref(), Some(want), "{text:?}");
     }
 }
+
+#[test]
+fn json_in_a_fence_is_read_and_errors_keep_the_file_line() {
+    let body = std::fs::read_to_string(fixture("review.json")).unwrap();
+    let text = format!("```json\n{body}```\n");
+    let r = parse_review("codex", &text);
+    assert_eq!(ids(&r), ["I1", "S1"]);
+    assert_eq!(r.raw, text);
+    let bad = std::fs::read_to_string(fixture("bad_syntax.json")).unwrap();
+    let r = parse_review("codex", &format!("```json\n{bad}```"));
+    assert_eq!(r.warnings[0].line, Some(9), "{:?}", r.warnings);
+}
+
+/// Random sequences of the tokens reviews are made of: no input may panic, and every warning
+/// of a Markdown review names a line.
+#[test]
+fn token_soup_never_panics() {
+    let toks = [
+        "\n",
+        "\n\n",
+        "# ",
+        "## ",
+        "### ",
+        "#### ",
+        "Findings",
+        "Critical Issues",
+        "Important Issues",
+        "Suggestions",
+        "Design Observations",
+        "Concerns",
+        "Strengths",
+        "Coverage Summary",
+        "Testing Assessment",
+        "Verdict",
+        "**",
+        "`",
+        "```",
+        "```diff",
+        "~~~",
+        "1. ",
+        "2. ",
+        "- ",
+        "  ",
+        "S1. ",
+        "I2: ",
+        "— ",
+        "`a/b.rs:1-2`",
+        "`355-374`",
+        "(critical, regression)",
+        "(important, gap)",
+        "`(suggestion, x)`",
+        "(in-scope)",
+        "*(future)*",
+        "Fix:",
+        "**Fix:**",
+        "None.",
+        "| a | b |\n|---|---|\n",
+        "| `x.rs` | ok |\n",
+        "---",
+        "İ",
+        "ß",
+        "é",
+        "\u{feff}",
+        "text",
+        "word ",
+        ":",
+        "Severity: high",
+        "Location: `q.go:3`",
+        "<br>",
+        "[Claude]",
+        "\t",
+        "\r\n",
+        "> ",
+        "* ",
+        "1) ",
+        "**S1.**",
+        "## Appendix: Original Reviews\n",
+        "### Claude Opus 4.6\n",
+        "| **Reviewers** | Claude Opus 4.6 |\n",
+        "## Resolution\n",
+    ];
+    let mut state: u64 = 11;
+    for round in 0..600 {
+        let mut s = String::new();
+        for _ in 0..(20 + round % 150) {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            s.push_str(toks[((state >> 33) as usize) % toks.len()]);
+        }
+        let r = parse_review("soup", &s);
+        if !s
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .starts_with('{')
+        {
+            assert_warnings_have_lines(&r);
+        }
+        let _ = parse_report(&s, "soup.md");
+    }
+}

@@ -1053,7 +1053,7 @@ fn take_fields(text: &str, f: &mut Finding) -> String {
 fn strip_fix_label(s: &str) -> Option<String> {
     let t = s.trim_start();
     let unbold = t.trim_start_matches(['*', '_']);
-    let lower = unbold.to_lowercase();
+    let lower = unbold.to_ascii_lowercase();
     for label in [
         "fix",
         "suggested fix",

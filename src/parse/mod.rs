@@ -36,9 +36,14 @@ pub enum ParseError {
 /// is a JSON object, Markdown otherwise. Never fails: problems become warnings on the review,
 /// with the text that could not be read kept in `unparsed`.
 pub fn parse_review(agent: &str, text: &str) -> Review {
-    if json::looks_like_json(text) {
-        match json::parse_json_review(agent, text, "<review>") {
-            Ok(r) => return r,
+    if let Some((json_text, shift)) = json_part(text) {
+        match json::parse_json_review(agent, json_text, "<review>")
+            .map_err(|e| shift_line(e, shift))
+        {
+            Ok(mut r) => {
+                r.raw = text.to_string();
+                return r;
+            }
             Err(e) => {
                 let (line, message) = match &e {
                     ParseError::Invalid { line, message, .. } => (Some(*line), message.clone()),
@@ -57,6 +62,37 @@ pub fn parse_review(agent: &str, text: &str) -> Review {
     markdown::parse_markdown(agent, text)
 }
 
+/// The JSON of a review that is a JSON object, or only a ```` ```json ```` block, with the
+/// number of lines before it.
+fn json_part(text: &str) -> Option<(&str, usize)> {
+    if json::looks_like_json(text) {
+        return Some((text, 0));
+    }
+    let body = json::fenced_json(text)?;
+    let offset = body.as_ptr() as usize - text.as_ptr() as usize;
+    let lines_before = text
+        .get(..offset)
+        .map(|s| s.matches('\n').count())
+        .unwrap_or(0);
+    Some((body, lines_before))
+}
+
+/// Moves an error's line from the JSON block to the whole text.
+fn shift_line(e: ParseError, shift: usize) -> ParseError {
+    match e {
+        ParseError::Invalid {
+            path,
+            line,
+            message,
+        } => ParseError::Invalid {
+            path,
+            line: line + shift,
+            message,
+        },
+        other => other,
+    }
+}
+
 /// Reads and parses a raw review file. A file that is not UTF-8 is read lossily with a warning;
 /// a JSON file with a syntax or shape error is an error naming the file and line.
 pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> {
@@ -73,8 +109,11 @@ pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> 
             (String::from_utf8_lossy(&bytes).into_owned(), Some(line))
         }
     };
-    let mut review = if json::looks_like_json(&text) {
-        json::parse_json_review(agent, &text, &path.display().to_string())?
+    let mut review = if let Some((json_text, shift)) = json_part(&text) {
+        let mut r = json::parse_json_review(agent, json_text, &path.display().to_string())
+            .map_err(|e| shift_line(e, shift))?;
+        r.raw = text.clone();
+        r
     } else {
         markdown::parse_markdown(agent, &text)
     };
