@@ -384,6 +384,14 @@ fn pr_361_round_2_metadata_and_reviews() {
     assert!(claude.raw.starts_with("Now I have a complete picture."));
     assert!(claude.unparsed.iter().any(|u| u.starts_with("Now I have")));
     assert!(claude.warnings.iter().any(|w| w.line == Some(1)));
+    // The report names the same warning at its own line (the first line of Claude's review).
+    assert!(
+        src.warnings
+            .iter()
+            .any(|w| w.contains("20260521-205512-pr-361.md:222: review by claude: text before")),
+        "{:?}",
+        src.warnings
+    );
     assert_eq!(
         claude.verdict.as_deref(),
         Some("Approve with minor cleanups")

@@ -179,6 +179,16 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         let raw = trim_separators(body);
         let mut review = parse_review(name, raw);
         review.display_name = display.clone().or_else(|| Some(h.text.trim().to_string()));
+        // The review's warnings count lines within the review; name them in the report too.
+        let raw_offset = raw.as_ptr() as usize - text.as_ptr() as usize;
+        let first_line = lines.line(raw_offset);
+        for w in &review.warnings {
+            let at = first_line + w.line.unwrap_or(1) - 1;
+            let message = strip_line_prefix(&w.message);
+            warnings.push(format!(
+                "{path_for_errors}:{at}: review by {name}: {message}"
+            ));
+        }
         if reviews.iter().any(|r: &Review| r.agent == *name) {
             warnings.push(format!(
                 "{path_for_errors}:{}: a second review by {name} (another pass); both are kept",
@@ -202,6 +212,15 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         reviews,
         warnings,
     })
+}
+
+/// `line 12: text` → `text`: the line is given separately.
+fn strip_line_prefix(m: &str) -> &str {
+    m.strip_prefix("line ")
+        .and_then(|r| r.split_once(": "))
+        .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
+        .map(|(_, rest)| rest)
+        .unwrap_or(m)
 }
 
 /// An ATX or setext heading of the report.
