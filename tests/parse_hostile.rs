@@ -635,3 +635,14 @@ fn token_soup_never_panics() {
         let _ = parse_report(&s, "soup.md");
     }
 }
+
+/// A parsed review written out as JSON (the `Review` schema) reads back to the same review.
+#[test]
+fn json_round_trip_of_a_parsed_review() {
+    for name in ["contract.md", "drift.md", "fields_and_tables.md"] {
+        let r = read(name);
+        let json = serde_json::to_string_pretty(&r).unwrap();
+        let back = parse_review("claude", &json);
+        assert_eq!(back, r, "{name}");
+    }
+}

@@ -328,6 +328,28 @@ pub(crate) fn parse_head(line: &[&Inline]) -> Head {
             head.title = head.title.trim().to_string();
         }
     }
+    // `[Critical] Title` and `Severity: high` on the first line.
+    static TAG_RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*[\[(]([A-Za-z]+)[\])]\s*[:—-]?\s*").unwrap());
+    static LABEL_RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\bseverity\s*[:=]\s*\**\s*([A-Za-z]+)\**[.,;]?").unwrap()
+    });
+    if head.severity.is_none()
+        && let Some(c) = TAG_RE.captures(&head.title)
+        && let Ok(sev) = c[1].parse::<Severity>()
+        && let Some(m) = c.get(0)
+    {
+        head.severity = Some(sev);
+        head.title = head.title[m.end()..].trim().to_string();
+    }
+    if head.severity.is_none()
+        && let Some(c) = LABEL_RE.captures(&rest)
+        && let Ok(sev) = c[1].parse::<Severity>()
+        && let Some(m) = c.get(0)
+    {
+        head.severity = Some(sev);
+        rest.replace_range(m.range(), "");
+    }
     head.rest_full = strip_scopes(&rest)
         .trim()
         .trim_start_matches(['—', '–', '-', ':', '.'])
@@ -509,6 +531,16 @@ mod tests {
         assert_eq!(h.scopes, vec!["in-scope".to_string()]);
         assert_eq!(h.title, "Aggressive hijacking");
         assert!(h.colon_after_bold);
+    }
+
+    #[test]
+    fn severity_tag_and_label_on_the_first_line() {
+        let h = head_of("### [Critical] Token compared with `==`\n");
+        assert_eq!(h.severity, Some(Severity::Critical));
+        assert_eq!(h.title, "Token compared with `==`");
+        let h = head_of("1. **Leak** — Severity: high — `a/b.go:3`\n");
+        assert_eq!(h.severity, Some(Severity::Critical));
+        assert_eq!(h.locations[0].to_string(), "a/b.go:3");
     }
 
     #[test]

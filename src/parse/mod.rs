@@ -41,7 +41,9 @@ pub fn parse_review(agent: &str, text: &str) -> Review {
             .map_err(|e| shift_line(e, shift))
         {
             Ok(mut r) => {
-                r.raw = text.to_string();
+                if r.raw == json_text {
+                    r.raw = text.to_string();
+                }
                 return r;
             }
             Err(e) => {
@@ -112,7 +114,9 @@ pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> 
     let mut review = if let Some((json_text, shift)) = json_part(&text) {
         let mut r = json::parse_json_review(agent, json_text, &path.display().to_string())
             .map_err(|e| shift_line(e, shift))?;
-        r.raw = text.clone();
+        if r.raw == json_text {
+            r.raw = text.clone();
+        }
         r
     } else {
         markdown::parse_markdown(agent, &text)
