@@ -1,12 +1,127 @@
-//! `deep-review consolidate` (not built yet).
+//! `deep-review consolidate`: consolidate saved raw reviews, or the raw reviews in an old
+//! report's appendix, into one report. Offline: no agent runs.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use anyhow::{Context, bail};
 use clap::Args;
 
-#[derive(Debug, Args)]
-pub struct ConsolidateArgs {}
+use crate::consolidate::{ConsolidateOptions, consolidate};
+use crate::model::{Review, Reviewer};
+use crate::parse::{read_review_file, report_reader};
+use crate::report::{self, Format};
 
-pub fn execute(_args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`deep-review consolidate` is not available yet")
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).multiple(true).args(["from_report", "raw"])))]
+pub struct ConsolidateArgs {
+    /// A Deep Review report whose "Appendix: Original Reviews" holds the raw reviews to use.
+    #[arg(long, value_name = "FILE")]
+    pub from_report: Option<PathBuf>,
+
+    /// A raw review of one agent, Markdown or JSON: `claude=review.md`. Repeat for each agent.
+    #[arg(long, value_name = "NAME=FILE", value_parser = parse_pair)]
+    pub raw: Vec<(String, String)>,
+
+    /// How the report names an agent: `claude="Claude Opus 4.6"`. Repeatable.
+    #[arg(long, value_name = "NAME=DISPLAY", value_parser = parse_pair)]
+    pub reviewer: Vec<(String, String)>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: Format,
+
+    /// Write the report to this file instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Splits `name=value`; the name is lower-cased (agent names are).
+fn parse_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() && !value.trim().is_empty() => Ok((
+            name.trim().to_ascii_lowercase(),
+            value.trim().trim_matches('"').to_string(),
+        )),
+        _ => Err(format!(
+            "expected NAME=VALUE (e.g. claude=review.md), got {s:?}"
+        )),
+    }
+}
+
+pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
+    let mut opts = ConsolidateOptions::default();
+    let mut reviews: Vec<Review> = Vec::new();
+
+    if let Some(path) = &args.from_report {
+        let source = report_reader::read_report(path)
+            .with_context(|| format!("cannot consolidate from the report {}", path.display()))?;
+        for w in &source.warnings {
+            eprintln!("deep-review: warning: {}: {w}", path.display());
+        }
+        opts.meta = source.meta;
+        reviews.extend(source.reviews);
+    }
+    for (name, file) in &args.raw {
+        if reviews.iter().any(|r| &r.agent == name) {
+            bail!(
+                "--raw {name}=... is given twice: each agent has one review; rename one (e.g. {name}2={file})"
+            );
+        }
+        let review = read_review_file(name, Path::new(file))
+            .with_context(|| format!("cannot read the raw review of `{name}`"))?;
+        reviews.push(review);
+    }
+    for (name, display) in &args.reviewer {
+        let Some(review) = reviews.iter_mut().find(|r| &r.agent == name) else {
+            bail!(
+                "--reviewer {name}=\"{display}\" names no agent of the input; agents are: {}",
+                reviews
+                    .iter()
+                    .map(|r| r.agent.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        };
+        review.display_name = Some(display.clone());
+        match opts.meta.reviewers.iter_mut().find(|r| &r.name == name) {
+            Some(r) => r.display = display.clone(),
+            None => opts.meta.reviewers.push(Reviewer {
+                name: name.clone(),
+                display: display.clone(),
+                model: None,
+                effort: None,
+            }),
+        }
+    }
+    for review in &reviews {
+        for w in &review.warnings {
+            let at = w.line.map(|l| format!(" line {l}:")).unwrap_or_default();
+            eprintln!(
+                "deep-review: warning: {} review:{at} {}",
+                review.agent, w.message
+            );
+        }
+    }
+    if opts.meta.id.is_empty() {
+        opts.meta.id = format!(
+            "{}-consolidated",
+            chrono::Local::now().format("%Y%m%d-%H%M%S")
+        );
+    }
+    if opts.meta.date.is_empty() {
+        opts.meta.date = chrono::Local::now().format("%Y-%m-%d %H:%M").to_string();
+    }
+
+    let report = consolidate(&reviews, &opts);
+    let text = report::render(&report, args.format);
+    match &args.out {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .with_context(|| format!("cannot write the report to {}", path.display()))?;
+            eprintln!("deep-review: wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
 }

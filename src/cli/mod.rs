@@ -48,8 +48,14 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("deep-review: error: {err}");
+            let mut previous = err.to_string();
             for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                // Errors that already quote their source would otherwise say it twice.
+                let text = cause.to_string();
+                if !previous.contains(&text) {
+                    eprintln!("  caused by: {text}");
+                }
+                previous = text;
             }
             ExitCode::from(2)
         }

@@ -1,1 +1,606 @@
-//! Consolidate stage: verified reviews → one [`Report`](crate::model::Report), in code.
+//! Consolidate stage: verified reviews → one [`Report`], entirely in code.
+//!
+//! 1. findings that verification found pre-existing leave the findings for the design
+//!    observations (tagged `future, pre-existing`);
+//! 2. the rest are clustered across agents ([`cluster`]): one defect, one merged finding, with
+//!    every source finding's id kept so that attribution is a fact, not a claim;
+//! 3. each cluster's severity is calibrated ([`calibrate`]) and its confidence computed
+//!    ([`confidence`]);
+//! 4. the verdict follows from what stands ([`verdict`]); the prose sections are merged
+//!    ([`notes`]); the retro counts what each agent did ([`retro`]).
+
+pub mod calibrate;
+pub mod cluster;
+pub mod confidence;
+pub mod notes;
+pub mod retro;
+pub mod similarity;
+pub mod summary;
+pub mod verdict;
+
+use std::collections::BTreeMap;
+
+use crate::model::{
+    AppendixEntry, Finding, MergedFinding, MergedObservation, Observation, ObservationKind,
+    RawReview, Report, ReportMeta, Review, Reviewer, Severity, SourceRef, VerificationStatus,
+};
+use crate::verify::coverage::paths_match;
+
+use calibrate::{CalibrationContext, Vote};
+use notes::Note;
+use retro::AgentOutcome;
+use similarity::{Corpus, FindingProfile};
+
+/// What consolidation needs besides the reviews.
+#[derive(Debug, Clone, Default)]
+pub struct ConsolidateOptions {
+    /// The metadata table. Reviewers missing here are added from the reviews.
+    pub meta: ReportMeta,
+    /// The files the change touched, when known: coverage is measured against them.
+    pub changed_files: Option<Vec<String>>,
+    /// How each agent's run went (status, duration, usage), when the reviews come from a run.
+    pub runs: Vec<RawReview>,
+}
+
+/// A finding of one agent, with where it came from.
+struct Source<'a> {
+    agent: usize,
+    finding: &'a Finding,
+}
+
+/// Consolidates the reviews into one report.
+pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
+    let roster = Roster::new(reviews, opts);
+
+    // 1. Pre-existing findings become design observations; the rest are clustered.
+    let mut sources: Vec<Source<'_>> = Vec::new();
+    let mut pre_existing: Vec<(usize, Observation)> = Vec::new();
+    for review in reviews {
+        let agent = roster.index(&review.agent);
+        for finding in &review.findings {
+            if finding
+                .verification
+                .as_ref()
+                .is_some_and(|v| v.pre_existing)
+            {
+                pre_existing.push((agent, pre_existing_observation(finding)));
+            } else {
+                sources.push(Source { agent, finding });
+            }
+        }
+    }
+
+    // 2. Cluster.
+    let profiles: Vec<FindingProfile> = sources
+        .iter()
+        .map(|s| FindingProfile::of(s.finding))
+        .collect();
+    let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
+    let clusters = cluster::cluster(&Corpus::new(profiles), &agents_of);
+
+    // 3. One merged finding per cluster.
+    let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
+    let mut merged: Vec<(MergedFinding, usize)> = clusters
+        .iter()
+        .map(|members| {
+            let first = members[0];
+            (merge_cluster(members, &sources, &roster, reviews), first)
+        })
+        .collect();
+
+    // Report order: severity, then support, then the order the agents wrote them in.
+    merged.sort_by(|(a, ia), (b, ib)| {
+        b.confident
+            .cmp(&a.confident)
+            .then(b.severity.cmp(&a.severity))
+            .then(b.agents.len().cmp(&a.agents.len()))
+            .then(ia.cmp(ib))
+    });
+    let mut findings: Vec<MergedFinding> = merged.into_iter().map(|(f, _)| f).collect();
+    assign_ids(&mut findings);
+
+    for f in &findings {
+        for src in &f.sources {
+            let a = roster.index(&src.agent);
+            if f.confident && f.agents.len() == 1 {
+                outcomes[a].unique_insights += 1;
+            }
+            if is_unverified(f) {
+                outcomes[a].false_positives += 1;
+            }
+        }
+        if let Some(reason) = &f.calibration {
+            for src in &f.sources {
+                let a = roster.index(&src.agent);
+                if src.severity.is_some_and(|s| s != f.severity) {
+                    outcomes[a].calibrations.push(format!(
+                        "{} {} → {} ({})",
+                        src.id,
+                        src.severity.map(|s| s.as_str()).unwrap_or("none"),
+                        f.severity,
+                        reason_tail(reason)
+                    ));
+                }
+            }
+        }
+    }
+    for (agent, obs) in &pre_existing {
+        outcomes[*agent].calibrations.push(format!(
+            "{} moved to design observations (pre-existing)",
+            obs.title.as_deref().unwrap_or("a finding")
+        ));
+    }
+
+    // 4. Verdict, prose sections, retro, summary.
+    let verdict = verdict::verdict(&findings);
+    let observations = merge_all_observations(reviews, &roster, pre_existing);
+    let testing_gaps = notes::merge_notes(
+        &collect_notes(reviews, &roster, |r| r.testing.gaps.clone()),
+        &roster.names,
+    );
+    let documentation = notes::merge_notes(
+        &collect_notes(reviews, &roster, |r| r.documentation.clone()),
+        &roster.names,
+    );
+    let limitations = notes::merge_notes(
+        &collect_notes(reviews, &roster, |r| r.limitations.clone()),
+        &roster.names,
+    );
+
+    let universe = retro::coverage_universe(reviews, opts.changed_files.as_deref());
+    let agents: Vec<_> = (0..roster.len())
+        .map(|a| {
+            let name = &roster.names[a];
+            retro::agent_retro(
+                name,
+                &roster.displays[a],
+                reviews.iter().find(|r| &r.agent == name),
+                opts.runs.iter().find(|r| &r.agent == name),
+                &outcomes[a],
+                &universe,
+            )
+        })
+        .collect();
+
+    let files = opts.changed_files.as_ref().map_or(0, Vec::len);
+    let summary = summary::executive_summary(&findings, &agents, files);
+    let verdict_rationale = summary::verdict_rationale(verdict, &findings);
+
+    let mut meta = opts.meta.clone();
+    for a in 0..roster.len() {
+        if !meta.reviewers.iter().any(|r| r.name == roster.names[a]) {
+            let run = opts.runs.iter().find(|r| r.agent == roster.names[a]);
+            meta.reviewers.push(Reviewer {
+                name: roster.names[a].clone(),
+                display: roster.displays[a].clone(),
+                model: run.and_then(|r| r.model.clone()),
+                effort: run.and_then(|r| r.effort.clone()),
+            });
+        }
+    }
+
+    let appendix = reviews
+        .iter()
+        .map(|r| AppendixEntry {
+            agent: r.agent.clone(),
+            display: roster.displays[roster.index(&r.agent)].clone(),
+            text: r.raw.clone(),
+        })
+        .collect();
+
+    let mut warnings = Vec::new();
+    for r in reviews {
+        for w in &r.warnings {
+            match w.line {
+                Some(line) => warnings.push(format!(
+                    "{} review, line {line}: {}",
+                    r.display(),
+                    w.message
+                )),
+                None => warnings.push(format!("{} review: {}", r.display(), w.message)),
+            }
+        }
+    }
+
+    Report {
+        meta,
+        verdict,
+        verdict_rationale,
+        summary,
+        findings,
+        observations,
+        testing_gaps,
+        documentation,
+        limitations,
+        agents,
+        appendix,
+        warnings,
+    }
+}
+
+/// The agents of the report in reviewer order: the metadata's reviewers first, then the
+/// reviews', then runs that produced no review.
+struct Roster {
+    names: Vec<String>,
+    displays: Vec<String>,
+}
+
+impl Roster {
+    fn new(reviews: &[Review], opts: &ConsolidateOptions) -> Self {
+        let mut roster = Roster {
+            names: Vec::new(),
+            displays: Vec::new(),
+        };
+        for r in &opts.meta.reviewers {
+            roster.add(&r.name, &r.display);
+        }
+        for r in reviews {
+            roster.add(&r.agent, r.display());
+        }
+        for r in &opts.runs {
+            roster.add(&r.agent, r.display_name.as_deref().unwrap_or(&r.agent));
+        }
+        roster
+    }
+
+    fn add(&mut self, name: &str, display: &str) {
+        if !self.names.iter().any(|n| n == name) {
+            self.names.push(name.to_string());
+            self.displays.push(if display == name {
+                capitalized(name)
+            } else {
+                display.to_string()
+            });
+        }
+    }
+
+    fn index(&self, name: &str) -> usize {
+        self.names.iter().position(|n| n == name).unwrap_or(0)
+    }
+
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+}
+
+/// `claude` → `Claude`: the display name of an agent nobody named.
+fn capitalized(name: &str) -> String {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Builds the merged finding of one cluster.
+fn merge_cluster(
+    members: &[usize],
+    sources: &[Source<'_>],
+    roster: &Roster,
+    reviews: &[Review],
+) -> MergedFinding {
+    let votes: Vec<Vote<'_>> = members
+        .iter()
+        .map(|&i| Vote {
+            display: &roster.displays[sources[i].agent],
+            severity: sources[i].finding.severity,
+        })
+        .collect();
+
+    let ctx = CalibrationContext {
+        others_saw_the_code: others_saw_the_code(members, sources, roster, reviews),
+        quote_missing: members.iter().all(|&i| {
+            sources[i]
+                .finding
+                .verification
+                .as_ref()
+                .is_some_and(|v| v.quote_ok == Some(false))
+        }),
+    };
+    let calibration = calibrate::calibrate(&votes, ctx);
+    let representative = choose_representative(members, sources, calibration.severity);
+    let rep = sources[representative].finding;
+    let verification = rep.verification.clone();
+
+    // The representative first: it is the source the report shows.
+    let mut ordered: Vec<usize> = members.to_vec();
+    ordered.sort_by_key(|&i| (i != representative, sources[i].agent));
+    let sources_out: Vec<SourceRef> = ordered
+        .iter()
+        .map(|&i| SourceRef {
+            agent: roster.names[sources[i].agent].clone(),
+            id: sources[i].finding.id.clone(),
+            severity: sources[i].finding.severity,
+        })
+        .collect();
+    let mut agent_idx: Vec<usize> = members.iter().map(|&i| sources[i].agent).collect();
+    agent_idx.sort_unstable();
+    let agents: Vec<String> = agent_idx.iter().map(|&a| roster.names[a].clone()).collect();
+
+    let specific = !rep.locations.is_empty()
+        || rep.code.is_some()
+        || !similarity::backticked(&rep.explanation).is_empty();
+    let best_verification = members
+        .iter()
+        .filter_map(|&i| sources[i].finding.verification.as_ref().map(|v| v.status))
+        .min_by_key(|s| match s {
+            VerificationStatus::Grounded => 0,
+            VerificationStatus::Relocated => 1,
+            VerificationStatus::Unchecked => 2,
+            VerificationStatus::Ungrounded => 3,
+        });
+    let score = confidence::confidence(&confidence::Evidence {
+        agents: agents.len(),
+        total_agents: roster.len(),
+        verification: best_verification,
+        specific,
+        severity: Some(calibration.severity),
+    });
+
+    MergedFinding {
+        id: String::new(),
+        title: rep.title.clone(),
+        body: rep.explanation.clone(),
+        severity: calibration.severity,
+        category: rep.category.clone(),
+        locations: rep.locations.clone(),
+        code: rep.code.clone(),
+        fix: rep.fix.clone(),
+        fix_diff: rep.fix_diff.clone(),
+        agents,
+        sources: sources_out,
+        calibration: calibration.reason,
+        confidence: Some((score * 100.0).round() / 100.0),
+        confident: confidence::is_confident(score),
+        verification,
+    }
+}
+
+/// The member the report shows: the most checkable and most explained one. Grounded before
+/// unverified, then one whose severity is the calibrated one (an outlier's wording tends to
+/// overstate), with a location (a full path before a bare file name) and a quote before without, the longer explanation, and the
+/// earlier agent on ties.
+fn choose_representative(members: &[usize], sources: &[Source<'_>], severity: Severity) -> usize {
+    *members
+        .iter()
+        .max_by_key(|&&i| {
+            let f = sources[i].finding;
+            let grounded = f.verification.as_ref().map_or(1, |v| match v.status {
+                VerificationStatus::Grounded | VerificationStatus::Relocated => 2,
+                VerificationStatus::Unchecked => 1,
+                VerificationStatus::Ungrounded => 0,
+            });
+            (
+                grounded,
+                f.severity == Some(severity),
+                !f.locations.is_empty(),
+                f.locations.iter().any(|l| l.path.contains('/')),
+                f.code.is_some(),
+                f.explanation.len(),
+                std::cmp::Reverse(sources[i].agent),
+            )
+        })
+        .unwrap_or(&members[0])
+}
+
+/// True when an agent outside the cluster says in its coverage that it reviewed a file the
+/// cluster's findings are in.
+fn others_saw_the_code(
+    members: &[usize],
+    sources: &[Source<'_>],
+    roster: &Roster,
+    reviews: &[Review],
+) -> bool {
+    let paths: Vec<&str> = members
+        .iter()
+        .flat_map(|&i| sources[i].finding.locations.iter().map(|l| l.path.as_str()))
+        .collect();
+    let inside: Vec<&str> = members
+        .iter()
+        .map(|&i| roster.names[sources[i].agent].as_str())
+        .collect();
+    reviews
+        .iter()
+        .filter(|r| !inside.contains(&r.agent.as_str()))
+        .any(|r| {
+            r.coverage
+                .iter()
+                .any(|c| paths.iter().any(|p| paths_match(&c.path, p)))
+        })
+}
+
+/// Numbers the findings within each section: `C1`, `I1`, `S1` for those shown, `U1` for the
+/// unverified and `L1` for the low-confidence ones.
+fn assign_ids(findings: &mut [MergedFinding]) {
+    let mut next: BTreeMap<char, usize> = BTreeMap::new();
+    for f in findings.iter_mut() {
+        let letter = if is_unverified(f) {
+            'U'
+        } else if !f.confident {
+            'L'
+        } else {
+            f.severity.id_prefix()
+        };
+        let n = next.entry(letter).or_insert(0);
+        *n += 1;
+        f.id = format!("{letter}{n}");
+    }
+}
+
+/// An unverified finding: one agent's, not shown with confidence, and its code not found.
+pub fn is_unverified(f: &MergedFinding) -> bool {
+    !f.confident
+        && f.agents.len() == 1
+        && f.verification
+            .as_ref()
+            .is_some_and(|v| v.status == VerificationStatus::Ungrounded)
+}
+
+/// The part of a calibration reason in parentheses, for the retro.
+fn reason_tail(reason: &str) -> &str {
+    reason
+        .rsplit_once(" (")
+        .map(|(_, tail)| tail.trim_end_matches(')'))
+        .unwrap_or(reason)
+}
+
+fn pre_existing_observation(f: &Finding) -> Observation {
+    let mut text = f.explanation.clone();
+    if let Some(note) = f.verification.as_ref().and_then(|v| v.note.as_ref()) {
+        text.push_str(&format!(" _(Verification: {note}.)_"));
+    }
+    if let Some(loc) = f.locations.first() {
+        text = format!("`{loc}`: {text}");
+    }
+    Observation {
+        kind: ObservationKind::Concern,
+        title: Some(f.title.clone()),
+        text,
+        scopes: vec!["future".into(), "pre-existing".into()],
+    }
+}
+
+fn merge_all_observations(
+    reviews: &[Review],
+    roster: &Roster,
+    pre_existing: Vec<(usize, Observation)>,
+) -> Vec<MergedObservation> {
+    let mut out = Vec::new();
+    for kind in [ObservationKind::Concern, ObservationKind::Strength] {
+        let mut of_kind: Vec<(usize, Observation)> = reviews
+            .iter()
+            .flat_map(|r| {
+                let a = roster.index(&r.agent);
+                r.observations
+                    .iter()
+                    .filter(|o| o.kind == kind)
+                    .map(move |o| (a, o.clone()))
+            })
+            .collect();
+        if kind == ObservationKind::Concern {
+            of_kind.extend(pre_existing.iter().cloned());
+        }
+        out.extend(notes::merge_observations(&of_kind, &roster.names));
+    }
+    out
+}
+
+fn collect_notes(
+    reviews: &[Review],
+    roster: &Roster,
+    pick: impl Fn(&Review) -> Vec<String>,
+) -> Vec<Note> {
+    reviews
+        .iter()
+        .flat_map(|r| {
+            let agent = roster.index(&r.agent);
+            pick(r).into_iter().map(move |text| Note {
+                agent,
+                title: None,
+                text,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CodeSnippet, CoverageEntry, Location, Verdict};
+
+    fn finding(id: &str, title: &str, sev: Severity, loc: &str, code: &str) -> Finding {
+        let mut f = Finding::new(id, title);
+        f.severity = Some(sev);
+        f.locations = vec![loc.parse::<Location>().unwrap()];
+        f.code = Some(CodeSnippet {
+            language: Some("go".into()),
+            code: code.into(),
+        });
+        f.explanation = format!("{title}. Details about `{}`.", id);
+        f
+    }
+
+    fn review(agent: &str, findings: Vec<Finding>, covered: &[&str]) -> Review {
+        Review {
+            agent: agent.into(),
+            findings,
+            coverage: covered
+                .iter()
+                .map(|p| CoverageEntry {
+                    path: p.to_string(),
+                    status: "Reviewed".into(),
+                })
+                .collect(),
+            ..Review::default()
+        }
+    }
+
+    #[test]
+    fn same_defect_from_two_agents_merges_with_both_attributed() {
+        let a = review(
+            "claude",
+            vec![finding(
+                "I1",
+                "ObservedGeneration copied from the child",
+                Severity::Important,
+                "app.go:207",
+                "ObservedGeneration: cond.ObservedGeneration,",
+            )],
+            &["app.go"],
+        );
+        let b = review(
+            "gemini",
+            vec![
+                finding(
+                    "C1",
+                    "Incorrect ObservedGeneration in mirrored conditions",
+                    Severity::Critical,
+                    "pkg/app.go:193",
+                    "Message: m,\nObservedGeneration: cond.ObservedGeneration,",
+                ),
+                finding(
+                    "C2",
+                    "Swallowed error leaks the input ConfigMap",
+                    Severity::Critical,
+                    "pkg/app.go:69-71",
+                    "log.Error(cmErr, \"Failed to fetch input ConfigMap during cleanup\")",
+                ),
+            ],
+            &["pkg/app.go"],
+        );
+        let report = consolidate(&[a, b], &ConsolidateOptions::default());
+        assert_eq!(report.findings.len(), 2);
+        let og = &report.findings[0];
+        assert_eq!(og.agents, ["claude", "gemini"]);
+        assert_eq!(og.severity, Severity::Important);
+        assert_eq!(
+            og.calibration.as_deref(),
+            Some("Gemini: critical → important (1 of 2 agents rated it important)")
+        );
+        let leak = &report.findings[1];
+        assert_eq!(leak.agents, ["gemini"]);
+        // A lone critical on a file Claude reviewed too is shown as important.
+        assert_eq!(leak.severity, Severity::Important);
+        assert_eq!(report.verdict, Verdict::MergeWithFixes);
+        assert_eq!(report.agents[1].counts.critical, 2);
+        assert_eq!(report.agents[1].unique_insights, 1);
+        assert_eq!(
+            report
+                .findings
+                .iter()
+                .map(|f| f.id.as_str())
+                .collect::<Vec<_>>(),
+            ["I1", "I2"]
+        );
+    }
+
+    #[test]
+    fn no_findings_means_merge_as_is() {
+        let report = consolidate(
+            &[review("claude", vec![], &[])],
+            &ConsolidateOptions::default(),
+        );
+        assert_eq!(report.verdict, Verdict::MergeAsIs);
+        assert!(report.findings.is_empty());
+    }
+}

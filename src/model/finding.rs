@@ -21,7 +21,11 @@ pub enum Severity {
 
 impl Severity {
     /// All severities, most severe first: the order of the report's sections.
-    pub const ALL: [Severity; 3] = [Severity::Critical, Severity::Important, Severity::Suggestion];
+    pub const ALL: [Severity; 3] = [
+        Severity::Critical,
+        Severity::Important,
+        Severity::Suggestion,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -24,7 +24,10 @@ impl Coverage {
 pub fn coverage_of(review: &Review, files: &[String]) -> Coverage {
     let mut misses = Vec::new();
     for file in files {
-        let named = review.coverage.iter().any(|entry| paths_match(&entry.path, file));
+        let named = review
+            .coverage
+            .iter()
+            .any(|entry| paths_match(&entry.path, file));
         if !named {
             misses.push(file.clone());
         }

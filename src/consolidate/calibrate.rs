@@ -1,0 +1,169 @@
+//! Severity calibration: the severity a merged finding is shown with, and why.
+//!
+//! The rules, applied in order:
+//!
+//! 1. **Agreement.** When several agents found the defect, it takes the median of the severities
+//!    they wrote (the lower middle one when their number is even): one agent's alarm does not
+//!    outvote the others' reading of the same code.
+//! 2. **Lone critical.** A critical that only one agent raised, while another agent reviewed the
+//!    same file and did not call it out, is shown as important.
+//! 3. **Unverified critical.** A critical whose quoted code is not in the repository at head is
+//!    not a critical: it is shown as important.
+//! 4. **No severity.** A finding whose source gave no severity (benchmark data) is a suggestion.
+//!
+//! Every change is recorded per agent ("Gemini: critical → important") with the rule's reason.
+
+use crate::model::Severity;
+
+/// One member of a cluster: who wrote it and with which severity.
+#[derive(Debug, Clone)]
+pub struct Vote<'a> {
+    pub display: &'a str,
+    pub severity: Option<Severity>,
+}
+
+/// What calibration knows beyond the votes.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CalibrationContext {
+    /// Another agent reviewed a file this finding is in and did not raise it.
+    pub others_saw_the_code: bool,
+    /// The finding quotes code that verification did not find at head.
+    pub quote_missing: bool,
+}
+
+/// The calibrated severity and, when it differs from what an agent wrote, the reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    pub severity: Severity,
+    /// "Gemini: critical → important (2 of 3 agents rated it important)"; `None` when every
+    /// agent's severity stands.
+    pub reason: Option<String>,
+    /// `(display, from, to)` for each agent whose severity changed.
+    pub changes: Vec<(String, Severity, Severity)>,
+}
+
+pub fn calibrate(votes: &[Vote<'_>], ctx: CalibrationContext) -> Calibration {
+    let mut written: Vec<Severity> = votes.iter().filter_map(|v| v.severity).collect();
+    if written.is_empty() {
+        return Calibration {
+            severity: Severity::Suggestion,
+            reason: None,
+            changes: Vec::new(),
+        };
+    }
+    written.sort();
+    // Lower median: for [important, critical] that is important.
+    let mut severity = written[(written.len() - 1) / 2];
+    let mut why = if written.len() > 1 {
+        let agreeing = written.iter().filter(|s| **s == severity).count();
+        format!("{agreeing} of {} agents rated it {severity}", written.len())
+    } else {
+        String::new()
+    };
+
+    if severity == Severity::Critical && votes.len() == 1 && ctx.others_saw_the_code {
+        severity = Severity::Important;
+        why = "a lone critical: other agents reviewed the same code and did not raise it".into();
+    }
+    if severity == Severity::Critical && ctx.quote_missing {
+        severity = Severity::Important;
+        why = "its quoted code is not in the file at head".into();
+    }
+
+    let changes: Vec<(String, Severity, Severity)> = votes
+        .iter()
+        .filter_map(|v| {
+            v.severity
+                .filter(|s| *s != severity)
+                .map(|s| (v.display.to_string(), s, severity))
+        })
+        .collect();
+    let reason = (!changes.is_empty()).then(|| {
+        let list: Vec<String> = changes
+            .iter()
+            .map(|(who, from, to)| format!("{who}: {from} → {to}"))
+            .collect();
+        format!("{} ({why})", list.join("; "))
+    });
+    Calibration {
+        severity,
+        reason,
+        changes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Severity::*;
+
+    fn votes(list: &[(&'static str, Severity)]) -> Vec<Vote<'static>> {
+        list.iter()
+            .map(|(d, s)| Vote {
+                display: d,
+                severity: Some(*s),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn agreement_takes_the_median_and_records_the_outlier() {
+        let v = votes(&[
+            ("Claude", Important),
+            ("Codex", Important),
+            ("Gemini", Critical),
+        ]);
+        let c = calibrate(&v, CalibrationContext::default());
+        assert_eq!(c.severity, Important);
+        assert_eq!(
+            c.reason.as_deref(),
+            Some("Gemini: critical → important (2 of 3 agents rated it important)")
+        );
+    }
+
+    #[test]
+    fn two_agents_that_disagree_take_the_lower() {
+        let v = votes(&[("Claude", Important), ("Gemini", Critical)]);
+        assert_eq!(
+            calibrate(&v, CalibrationContext::default()).severity,
+            Important
+        );
+    }
+
+    #[test]
+    fn lone_critical_is_important_when_others_saw_the_code() {
+        let v = votes(&[("Gemini", Critical)]);
+        let seen = CalibrationContext {
+            others_saw_the_code: true,
+            ..Default::default()
+        };
+        let c = calibrate(&v, seen);
+        assert_eq!(c.severity, Important);
+        assert!(
+            c.reason
+                .unwrap()
+                .starts_with("Gemini: critical → important (a lone critical")
+        );
+        assert_eq!(
+            calibrate(&v, CalibrationContext::default()).severity,
+            Critical
+        );
+    }
+
+    #[test]
+    fn a_critical_quoting_absent_code_is_not_critical() {
+        let v = votes(&[("Claude", Critical), ("Codex", Critical)]);
+        let ctx = CalibrationContext {
+            quote_missing: true,
+            ..Default::default()
+        };
+        assert_eq!(calibrate(&v, ctx).severity, Important);
+    }
+
+    #[test]
+    fn unanimous_severity_has_no_reason() {
+        let v = votes(&[("Claude", Suggestion), ("Gemini", Suggestion)]);
+        let c = calibrate(&v, CalibrationContext::default());
+        assert_eq!((c.severity, c.reason), (Suggestion, None));
+    }
+}

@@ -1,0 +1,155 @@
+//! The executive summary and the verdict's rationale, composed from the findings in code.
+//! (A synthesizer model may later write prose; this text is what stands without one.)
+
+use crate::model::{AgentRetro, MergedFinding, RunStatus, Severity, Verdict};
+
+/// A finding's title with where it is, for sentences.
+fn cite(f: &MergedFinding) -> String {
+    match f.locations.first() {
+        Some(loc) => format!("{} (`{loc}`)", f.title),
+        None => f.title.clone(),
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// One or two sentences saying why the verdict is what it is.
+pub fn verdict_rationale(verdict: Verdict, findings: &[MergedFinding]) -> String {
+    let shown: Vec<&MergedFinding> = findings.iter().filter(|f| f.confident).collect();
+    let of = |s: Severity| {
+        shown
+            .iter()
+            .filter(|f| f.severity == s)
+            .copied()
+            .collect::<Vec<_>>()
+    };
+    let titles = |list: &[&MergedFinding]| {
+        list.iter()
+            .take(3)
+            .map(|f| f.title.clone())
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    match verdict {
+        Verdict::Rework => {
+            let c = of(Severity::Critical);
+            format!(
+                "{} must be resolved: {}",
+                plural(c.len(), "critical issue", "critical issues"),
+                titles(&c)
+            )
+        }
+        Verdict::MergeWithFixes => {
+            let i = of(Severity::Important);
+            format!(
+                "{} to fix before merging: {}",
+                plural(i.len(), "important issue", "important issues"),
+                titles(&i)
+            )
+        }
+        Verdict::MergeWithOptionalFixes => {
+            let s = of(Severity::Suggestion);
+            format!(
+                "no blocking issues; {} worth considering",
+                plural(s.len(), "suggestion", "suggestions")
+            )
+        }
+        Verdict::MergeAsIs | Verdict::Merge => {
+            "no issue stands after verification and de-duplication".to_string()
+        }
+    }
+}
+
+/// The executive summary: who reviewed, what remains, what matters most, what failed.
+pub fn executive_summary(
+    findings: &[MergedFinding],
+    agents: &[AgentRetro],
+    files: usize,
+) -> String {
+    let ok: Vec<&AgentRetro> = agents
+        .iter()
+        .filter(|a| {
+            !matches!(
+                a.status,
+                Some(RunStatus::Failed | RunStatus::TimedOut | RunStatus::Cancelled)
+            )
+        })
+        .collect();
+    let names: Vec<&str> = ok.iter().map(|a| a.display.as_str()).collect();
+    let mut out = String::new();
+    if files > 0 {
+        out.push_str(&format!(
+            "{} ({}) reviewed {}.",
+            plural(names.len(), "reviewer", "reviewers"),
+            names.join(", "),
+            plural(files, "changed file", "changed files")
+        ));
+    } else {
+        out.push_str(&format!(
+            "{} ({}) reviewed the change.",
+            plural(names.len(), "reviewer", "reviewers"),
+            names.join(", ")
+        ));
+    }
+    let shown: Vec<&MergedFinding> = findings.iter().filter(|f| f.confident).collect();
+    let count = |s: Severity| shown.iter().filter(|f| f.severity == s).count();
+    let raised: usize = agents
+        .iter()
+        .map(|a| a.counts.critical + a.counts.important + a.counts.suggestion)
+        .sum();
+    out.push_str(&format!(
+        " Their {} consolidate into {}: {} critical, {} important, {}.",
+        plural(raised, "finding", "findings"),
+        plural(shown.len(), "distinct issue", "distinct issues"),
+        count(Severity::Critical),
+        count(Severity::Important),
+        plural(count(Severity::Suggestion), "suggestion", "suggestions"),
+    ));
+    let shared = shown.iter().filter(|f| f.agents.len() > 1).count();
+    if shared > 0 {
+        out.push_str(&format!(
+            " {} raised by more than one reviewer.",
+            if shared == 1 {
+                "One was".to_string()
+            } else {
+                format!("{shared} were")
+            }
+        ));
+    }
+    let top: Vec<String> = shown
+        .iter()
+        .filter(|f| f.severity >= Severity::Important)
+        .take(3)
+        .map(|f| cite(f))
+        .collect();
+    if !top.is_empty() {
+        out.push_str(&format!("\n\nMost important: {}.", top.join("; ")));
+    }
+    let set_aside = findings.len() - shown.len();
+    if set_aside > 0 {
+        out.push_str(&format!(
+            "\n\n{} could not be verified or had too little support and {} listed apart.",
+            plural(set_aside, "further finding", "further findings"),
+            if set_aside == 1 { "is" } else { "are" }
+        ));
+    }
+    for a in agents {
+        if let Some(status @ (RunStatus::Failed | RunStatus::TimedOut | RunStatus::Cancelled)) =
+            a.status
+        {
+            let what = match status {
+                RunStatus::TimedOut => "timed out",
+                RunStatus::Cancelled => "was cancelled",
+                _ => "failed",
+            };
+            out.push_str(&format!(
+                "\n\n**{}** {what}: {} The report stands on the other reviewers.",
+                a.display,
+                a.error.as_deref().unwrap_or("no reason was reported.")
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,512 @@
+//! The report as Markdown, in the reference layout of the Deep Review reports: metadata table,
+//! Executive Summary, Critical/Important/Suggestions, Design Observations, Testing,
+//! Documentation, Acknowledged Limitations, the Agent Performance Retro and the raw reviews
+//! verbatim in the appendix. The report reader reads this layout back (round trip).
+
+use std::fmt::Write;
+
+use crate::consolidate::is_unverified;
+use crate::model::{
+    AgentRetro, AttributedNote, MergedFinding, ObservationKind, Report, RunStatus, Severity,
+};
+
+const RULE: &str = "\n---\n\n";
+
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let displays = DisplayNames::new(report);
+    metadata(&mut out, report);
+    out.push_str(RULE);
+    section(&mut out, "Executive Summary", &report.summary);
+    out.push_str(RULE);
+
+    for severity in Severity::ALL {
+        let title = match severity {
+            Severity::Critical => "Critical Issues",
+            Severity::Important => "Important Issues",
+            Severity::Suggestion => "Suggestions",
+        };
+        let list: Vec<&MergedFinding> = report
+            .findings
+            .iter()
+            .filter(|f| f.confident && f.severity == severity)
+            .collect();
+        findings_section(&mut out, title, &list, &displays);
+        out.push_str(RULE);
+    }
+
+    let unverified: Vec<&MergedFinding> = report
+        .findings
+        .iter()
+        .filter(|f| is_unverified(f))
+        .collect();
+    if !unverified.is_empty() {
+        out.push_str("## Unverified Findings\n\nRaised by one reviewer only, and the code they cite \
+            is not in the repository at head: likely false positives, kept here so nothing is lost.\n\n");
+        for f in unverified {
+            finding(&mut out, f, &displays);
+        }
+        out.push_str(RULE);
+    }
+    let low: Vec<&MergedFinding> = report
+        .findings
+        .iter()
+        .filter(|f| !f.confident && !is_unverified(f))
+        .collect();
+    if !low.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Low Confidence\n\n<details>\n<summary>{} finding{} with too little support to \
+             stand among the findings</summary>\n",
+            low.len(),
+            if low.len() == 1 { "" } else { "s" }
+        );
+        for f in low {
+            finding(&mut out, f, &displays);
+        }
+        out.push_str("</details>\n");
+        out.push_str(RULE);
+    }
+
+    observations(&mut out, report, &displays);
+    out.push_str(RULE);
+    testing(&mut out, &report.testing_gaps, &displays);
+    out.push_str(RULE);
+    notes_section(
+        &mut out,
+        "Documentation Assessment",
+        &report.documentation,
+        &displays,
+    );
+    out.push_str(RULE);
+    notes_section(
+        &mut out,
+        "Acknowledged Limitations",
+        &report.limitations,
+        &displays,
+    );
+    out.push_str(RULE);
+    retro(&mut out, &report.agents);
+    if !report.warnings.is_empty() {
+        out.push_str(RULE);
+        out.push_str("## Run Notes\n\n");
+        for w in &report.warnings {
+            let _ = writeln!(out, "- {w}");
+        }
+    }
+    out.push_str(RULE);
+    appendix(&mut out, report);
+    out
+}
+
+/// Agent short names → the names the report shows.
+struct DisplayNames(Vec<(String, String)>);
+
+impl DisplayNames {
+    fn new(report: &Report) -> Self {
+        let mut v: Vec<(String, String)> = report
+            .meta
+            .reviewers
+            .iter()
+            .map(|r| (r.name.clone(), r.display.clone()))
+            .collect();
+        for a in &report.agents {
+            if !v.iter().any(|(n, _)| n == &a.name) {
+                v.push((a.name.clone(), a.display.clone()));
+            }
+        }
+        DisplayNames(v)
+    }
+
+    fn of<'a>(&'a self, name: &'a str) -> &'a str {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(name, |(_, d)| d.as_str())
+    }
+
+    fn list(&self, names: &[String]) -> String {
+        names
+            .iter()
+            .map(|n| self.of(n))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn metadata(out: &mut String, report: &Report) {
+    let m = &report.meta;
+    let _ = writeln!(out, "# Deep Review: {}\n", m.id);
+    out.push_str("| | |\n|---|---|\n");
+    let mut row = |k: &str, v: String| {
+        let _ = writeln!(
+            out,
+            "| **{k}** | {} |",
+            v.replace('|', "\\|").replace('\n', " ")
+        );
+    };
+    if !m.date.is_empty() {
+        row("Date", m.date.clone());
+    }
+    if let Some(repo) = &m.repo {
+        row("Repo", repo.clone());
+    }
+    if let Some(round) = m.round {
+        row("Round", round.to_string());
+    }
+    if let Some(author) = &m.author {
+        row("Author", author.clone());
+    }
+    if let Some(pr) = &m.pr {
+        let link = match &pr.url {
+            Some(url) => format!("[#{}]({url})", pr.number),
+            None => format!("#{}", pr.number),
+        };
+        row("PR", format!("{link} — {}", pr.title));
+    }
+    if let Some(branch) = &m.branch {
+        row("Branch", format!("`{branch}`"));
+    }
+    if !m.commits.is_empty() {
+        let commits: Vec<String> = m
+            .commits
+            .iter()
+            .map(|c| format!("`{}` {}", c.sha, c.subject))
+            .collect();
+        row("Commits", commits.join("<br>"));
+    }
+    let reviewers: Vec<String> = m
+        .reviewers
+        .iter()
+        .map(|r| match &r.effort {
+            Some(effort) => format!("{} (effort: {effort})", r.display),
+            None => r.display.clone(),
+        })
+        .collect();
+    row("Reviewers", reviewers.join(", "));
+    row(
+        "Verdict",
+        format!("**{}** — {}", report.verdict, report.verdict_rationale),
+    );
+    if let Some(s) = m.wall_clock_s {
+        row("Wall-clock time", format!("`{}`", format_duration(s)));
+    }
+}
+
+/// `15 min 6 s`, `42 s`.
+pub fn format_duration(seconds: f64) -> String {
+    let total = seconds.round() as u64;
+    let (m, s) = (total / 60, total % 60);
+    if m == 0 {
+        format!("{s} s")
+    } else {
+        format!("{m} min {s} s")
+    }
+}
+
+fn section(out: &mut String, title: &str, body: &str) {
+    let _ = writeln!(out, "## {title}\n");
+    if body.trim().is_empty() {
+        out.push_str("None.\n");
+    } else {
+        let _ = writeln!(out, "{}", body.trim_end());
+    }
+}
+
+fn findings_section(
+    out: &mut String,
+    title: &str,
+    list: &[&MergedFinding],
+    displays: &DisplayNames,
+) {
+    let _ = writeln!(out, "## {title}\n");
+    if list.is_empty() {
+        out.push_str("None.\n");
+        return;
+    }
+    for f in list {
+        finding(out, f, displays);
+    }
+}
+
+fn finding(out: &mut String, f: &MergedFinding, displays: &DisplayNames) {
+    let locations: Vec<String> = f.locations.iter().map(|l| format!("`{l}`")).collect();
+    let location = if locations.is_empty() {
+        String::new()
+    } else {
+        format!(" — {}", locations.join(", "))
+    };
+    let category = f
+        .category
+        .as_ref()
+        .map(|c| format!(", {c}"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "**{}. {}**{location} [{}] ({}{category})\n",
+        f.id,
+        f.title,
+        displays.list(&f.agents),
+        f.severity
+    );
+    let mut notes = Vec::new();
+    if let Some(c) = &f.calibration {
+        notes.push(format!("Severity: {c}."));
+    }
+    if let Some(note) = f.verification.as_ref().and_then(|v| v.note.as_ref()) {
+        notes.push(format!("Verification: {note}."));
+    }
+    if !notes.is_empty() {
+        let _ = writeln!(out, "> {}\n", notes.join(" "));
+    }
+    if let Some(code) = &f.code {
+        fenced(out, code.language.as_deref().unwrap_or(""), &code.code);
+    }
+    if !f.body.trim().is_empty() {
+        let _ = writeln!(out, "{}\n", f.body.trim());
+    }
+    if let Some(fix) = &f.fix {
+        let fix = fix.trim();
+        if fix.to_ascii_lowercase().starts_with("fix") {
+            let _ = writeln!(out, "{fix}\n");
+        } else {
+            let _ = writeln!(out, "Fix: {fix}\n");
+        }
+    }
+    if let Some(diff) = &f.fix_diff {
+        fenced(out, "diff", diff);
+    }
+    if f.sources.len() > 1 {
+        let ids: Vec<String> = f
+            .sources
+            .iter()
+            .map(|s| {
+                let sev = s.severity.map(|v| format!(", {v}")).unwrap_or_default();
+                format!("{} {}{sev}", displays.of(&s.agent), s.id)
+            })
+            .collect();
+        let _ = writeln!(out, "_Sources: {}._\n", ids.join("; "));
+    }
+}
+
+/// A fenced code block whose fence is longer than any backtick run inside it.
+fn fenced(out: &mut String, lang: &str, code: &str) {
+    let longest = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let _ = writeln!(
+        out,
+        "{fence}{lang}\n{}\n{fence}\n",
+        code.trim_end_matches('\n')
+    );
+}
+
+fn observations(out: &mut String, report: &Report, displays: &DisplayNames) {
+    out.push_str("## Design Observations\n\n");
+    if report.observations.is_empty() {
+        out.push_str("None.\n");
+        return;
+    }
+    for (kind, title) in [
+        (ObservationKind::Concern, "Concerns"),
+        (ObservationKind::Strength, "Strengths"),
+    ] {
+        let list: Vec<_> = report
+            .observations
+            .iter()
+            .filter(|o| o.kind == kind)
+            .collect();
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "**{title}**\n");
+        for o in list {
+            let lead = o
+                .title
+                .as_ref()
+                .map(|t| format!("**{t}** "))
+                .unwrap_or_default();
+            let scopes = if o.scopes.is_empty() {
+                String::new()
+            } else {
+                format!("({}) ", o.scopes.join(", "))
+            };
+            let _ = writeln!(
+                out,
+                "- {lead}{scopes}[{}] — {}",
+                displays.list(&o.agents),
+                one_paragraph(&o.text)
+            );
+        }
+        out.push('\n');
+    }
+}
+
+fn testing(out: &mut String, gaps: &[AttributedNote], displays: &DisplayNames) {
+    out.push_str("## Testing Assessment\n\n");
+    if gaps.is_empty() {
+        out.push_str("None.\n");
+        return;
+    }
+    out.push_str("Untested scenarios, ranked by the reviewers:\n\n");
+    for (i, g) in gaps.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{}. {} [{}]",
+            i + 1,
+            one_paragraph(&g.text),
+            displays.list(&g.agents)
+        );
+    }
+}
+
+fn notes_section(out: &mut String, title: &str, notes: &[AttributedNote], displays: &DisplayNames) {
+    let _ = writeln!(out, "## {title}\n");
+    if notes.is_empty() {
+        out.push_str("None.\n");
+        return;
+    }
+    for n in notes {
+        let _ = writeln!(
+            out,
+            "- {} [{}]",
+            one_paragraph(&n.text),
+            displays.list(&n.agents)
+        );
+    }
+}
+
+/// Folds a multi-line note into one line so it stays one bullet.
+fn one_paragraph(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn retro(out: &mut String, agents: &[AgentRetro]) {
+    out.push_str("## Agent Performance Retro\n\n");
+    for a in agents {
+        let _ = writeln!(out, "### [{}]\n", a.display);
+        let _ = writeln!(out, "{}\n", agent_paragraph(a));
+    }
+    out.push_str("### Summary\n\n");
+    let mut header = String::from("| Metric |");
+    let mut sep = String::from("|---|");
+    for a in agents {
+        let _ = write!(header, " {} |", a.display);
+        sep.push_str("---|");
+    }
+    let _ = writeln!(out, "{header}\n{sep}");
+    let mut row = |name: &str, cell: &dyn Fn(&AgentRetro) -> String| {
+        let mut line = format!("| {name} |");
+        for a in agents {
+            let _ = write!(line, " {} |", cell(a));
+        }
+        let _ = writeln!(out, "{line}");
+    };
+    let dash = || "—".to_string();
+    row("Status", &|a| {
+        a.status
+            .map(|s| match s {
+                RunStatus::Ok => "ok".to_string(),
+                RunStatus::Failed => "failed".to_string(),
+                RunStatus::TimedOut => "timed out".to_string(),
+                RunStatus::Cancelled => "cancelled".to_string(),
+            })
+            .unwrap_or_else(dash)
+    });
+    row("Duration", &|a| {
+        a.duration_s.map(clock).unwrap_or_else(dash)
+    });
+    row("Critical", &|a| a.counts.critical.to_string());
+    row("Important", &|a| a.counts.important.to_string());
+    row("Suggestion", &|a| a.counts.suggestion.to_string());
+    row("Design observations", &|a| {
+        a.design_observations.to_string()
+    });
+    row("False positives", &|a| a.false_positives.to_string());
+    row("Unique insights", &|a| a.unique_insights.to_string());
+    row("Files reviewed", &|a| a.files_reviewed.clone());
+    row("Coverage misses", &|a| a.coverage_misses.len().to_string());
+    row("Tool calls", &|a| {
+        a.tool_calls.map(|n| n.to_string()).unwrap_or_else(dash)
+    });
+    row("Tokens (in/out)", &|a| {
+        a.tokens
+            .as_ref()
+            .map(|t| format!("{}/{}", t.input, t.output))
+            .unwrap_or_else(dash)
+    });
+    row("Cost", &|a| {
+        a.cost_usd.map(|c| format!("${c:.2}")).unwrap_or_else(dash)
+    });
+}
+
+/// `7:09`
+fn clock(seconds: f64) -> String {
+    let total = seconds.round() as u64;
+    format!("{}:{:02}", total / 60, total % 60)
+}
+
+fn agent_paragraph(a: &AgentRetro) -> String {
+    let mut parts = Vec::new();
+    if let Some(err) = &a.error {
+        parts.push(format!("The run did not complete: {err}"));
+    }
+    let total = a.counts.critical + a.counts.important + a.counts.suggestion;
+    parts.push(format!(
+        "Wrote {total} finding{} ({} critical, {} important, {} suggestion{}) and {} design observation{}; {} unique to it.",
+        if total == 1 { "" } else { "s" },
+        a.counts.critical,
+        a.counts.important,
+        a.counts.suggestion,
+        if a.counts.suggestion == 1 { "" } else { "s" },
+        a.design_observations,
+        if a.design_observations == 1 { "" } else { "s" },
+        a.unique_insights,
+    ));
+    parts.push(format!("Files reviewed: {}.", a.files_reviewed));
+    if !a.coverage_misses.is_empty() {
+        let list: Vec<String> = a.coverage_misses.iter().map(|m| format!("`{m}`")).collect();
+        parts.push(format!("**Coverage misses:** {}.", list.join(", ")));
+    }
+    if a.false_positives > 0 {
+        parts.push(format!(
+            "**False positives:** {} finding{} whose cited code is not in the repository.",
+            a.false_positives,
+            if a.false_positives == 1 { "" } else { "s" }
+        ));
+    }
+    if !a.calibrations.is_empty() {
+        parts.push(format!("**Calibrated:** {}.", a.calibrations.join("; ")));
+    }
+    parts.join(" ")
+}
+
+fn appendix(out: &mut String, report: &Report) {
+    out.push_str("## Appendix: Original Reviews\n");
+    for entry in &report.appendix {
+        let _ = write!(
+            out,
+            "\n### {}\n\n{}\n",
+            entry.display,
+            entry.text.trim_end()
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_like_the_reference_reports() {
+        assert_eq!(format_duration(906.0), "15 min 6 s");
+        assert_eq!(format_duration(42.4), "42 s");
+        assert_eq!(clock(429.0), "7:09");
+    }
+
+    #[test]
+    fn fences_outgrow_backticks_inside() {
+        let mut out = String::new();
+        fenced(&mut out, "md", "a ``` b");
+        assert!(out.starts_with("````md\n"));
+    }
+}

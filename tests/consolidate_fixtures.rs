@@ -1,0 +1,138 @@
+//! `deep-review consolidate --from-report` on the four reference reports in ../shared: the seed
+//! report's consolidation, the per-agent raw counts, and the round trip through our own report.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// The reference reports, or `None` (with the reason printed) when ../shared is absent.
+/// In CI the data must be there: a missing directory fails the test.
+fn reports_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/reports");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{} is missing: CI must run beside a copy of shared/", dir.display());
+    }
+    eprintln!("skipped: {} is absent (these tests read the reference reports there)", dir.display());
+    None
+}
+
+fn consolidate_json(args: &[&str]) -> Value {
+    let out = Command::cargo_bin("deep-review")
+        .unwrap()
+        .arg("consolidate")
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn find<'a>(report: &'a Value, title_part: &str) -> &'a Value {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["title"].as_str().unwrap().to_lowercase().contains(&title_part.to_lowercase()))
+        .unwrap_or_else(|| panic!("no finding titled like {title_part:?}"))
+}
+
+fn agents(finding: &Value) -> Vec<&str> {
+    finding["agents"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect()
+}
+
+#[test]
+fn seed_report_consolidates_to_its_six_findings_with_their_attributions() {
+    let Some(dir) = reports_dir() else { return };
+    let path = dir.join("20260324-131047-pr-236.md");
+    let report = consolidate_json(&["--from-report", path.to_str().unwrap()]);
+
+    assert_eq!(report["verdict"], "Merge with fixes");
+    // Each kept finding of the seed consolidation, found by a word of one of its source titles.
+    let expected: [(&str, &[&str]); 6] = [
+        ("Deleting Resources Owned by Another Controller", &["claude", "codex", "gemini"]),
+        ("ObservedGeneration", &["claude", "gemini"]),
+        ("Resource Leak on App Deletion", &["gemini"]),
+        ("Template ConfigMap name duplicated", &["claude"]),
+        ("Swallowed API Errors During Normal Reconcile", &["gemini"]),
+        ("counts runes", &["claude", "gemini"]),
+    ];
+    for (title, who) in expected {
+        let f = find(&report, title);
+        assert_eq!(agents(f), who, "attribution of {title:?}");
+    }
+    // The ownership finding holds exactly one finding of each agent, named by id.
+    let ownership = find(&report, "Deleting Resources Owned by Another Controller");
+    let mut sources: Vec<(String, String)> = ownership["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["agent"].as_str().unwrap().into(), s["id"].as_str().unwrap().into()))
+        .collect();
+    sources.sort();
+    assert_eq!(
+        sources,
+        [("claude".into(), "I1".into()), ("codex".into(), "I1".into()), ("gemini".into(), "C2".into())]
+    );
+    // Gemini's lone critical (the deletion-path leak) is calibrated down with a reason.
+    let leak = find(&report, "Resource Leak on App Deletion");
+    assert_eq!(leak["severity"], "important");
+    assert!(leak["calibration"].as_str().unwrap().contains("critical → important"));
+    // The only extra findings are the two the raw reviews hold beyond the seed's six.
+    let titles: Vec<&str> = report["findings"].as_array().unwrap().iter().map(|f| f["title"].as_str().unwrap()).collect();
+    assert_eq!(titles.len(), 8, "{titles:#?}");
+}
+
+/// Per-agent counts of findings by the severity the agent wrote, read from each raw review in
+/// the fixtures' appendices by hand: (report, [(agent, critical, important, suggestion)]).
+const RAW_COUNTS: [(&str, [(&str, usize, usize, usize); 3]); 4] = [
+    ("20260316-111459-pr-238.md", [("claude", 0, 1, 2), ("codex", 0, 1, 1), ("gemini", 1, 1, 1)]),
+    ("20260324-131047-pr-236.md", [("claude", 0, 2, 3), ("codex", 0, 2, 0), ("gemini", 2, 2, 1)]),
+    ("20260521-153126-pr-361.md", [("claude", 0, 0, 4), ("codex", 0, 0, 2), ("gemini", 0, 2, 0)]),
+    ("20260521-205512-pr-361.md", [("claude", 0, 0, 6), ("codex", 0, 0, 1), ("gemini", 0, 2, 1)]),
+];
+
+#[test]
+fn per_agent_raw_counts_match_the_raw_reviews_of_all_four_fixtures() {
+    let Some(dir) = reports_dir() else { return };
+    for (file, expected) in RAW_COUNTS {
+        let report = consolidate_json(&["--from-report", dir.join(file).to_str().unwrap()]);
+        let agents = report["agents"].as_array().unwrap();
+        assert_eq!(agents.len(), 3, "{file}");
+        for (name, c, i, s) in expected {
+            let a = agents.iter().find(|a| a["name"] == name).unwrap_or_else(|| panic!("{file}: no agent {name}"));
+            let counts = &a["counts"];
+            assert_eq!(
+                (counts["critical"].as_u64(), counts["important"].as_u64(), counts["suggestion"].as_u64()),
+                (Some(c as u64), Some(i as u64), Some(s as u64)),
+                "{file}: counts of {name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_report_we_write_reads_back_with_nothing_lost() {
+    let Some(dir) = reports_dir() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    for (file, _) in RAW_COUNTS {
+        let first_md = tmp.path().join(format!("first-{file}"));
+        let src = dir.join(file);
+        Command::cargo_bin("deep-review")
+            .unwrap()
+            .args(["consolidate", "--from-report", src.to_str().unwrap(), "--out", first_md.to_str().unwrap()])
+            .assert()
+            .success();
+        let original = consolidate_json(&["--from-report", src.to_str().unwrap()]);
+        let again = consolidate_json(&["--from-report", first_md.to_str().unwrap()]);
+        assert_eq!(again["findings"], original["findings"], "{file}: findings differ after the round trip");
+        assert_eq!(again["agents"], original["agents"], "{file}: retro differs after the round trip");
+        assert_eq!(again["appendix"], original["appendix"], "{file}: raw reviews differ after the round trip");
+        assert_eq!(again["meta"], original["meta"], "{file}: metadata differs after the round trip");
+        assert_eq!(again["verdict"], original["verdict"]);
+    }
+}
