@@ -646,3 +646,16 @@ fn json_round_trip_of_a_parsed_review() {
         assert_eq!(back, r, "{name}");
     }
 }
+
+#[test]
+fn agent_headings_at_another_level_are_found() {
+    let text = "| **Reviewers** | Claude Opus 4.6, Codex GPT 5.4 |\n\n\
+                ## Appendix: Original Reviews\n\n#### Claude Opus 4.6\n\n## Findings\n\n\
+                ### Suggestions\n\n1. **A** — `a.rs:1` (suggestion, gap)\n\n\
+                #### Codex GPT 5.4\n\n**Suggestions**\n\n1. **B** — `b.rs:2` (suggestion, gap)\n";
+    let src = parse_report(text, "r.md").unwrap();
+    let agents: Vec<&str> = src.reviews.iter().map(|r| r.agent.as_str()).collect();
+    assert_eq!(agents, ["claude", "codex"]);
+    assert_eq!(src.reviews[0].findings[0].title, "A");
+    assert_eq!(src.reviews[1].findings[0].title, "B");
+}

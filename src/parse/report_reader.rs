@@ -139,15 +139,23 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
     let after = appendix.range.end;
     let mut agent_heads: Vec<(&Heading, String, Option<String>)> = Vec::new();
     let mut end = text.len();
+    let mut agent_level: Option<u8> = None;
     for h in headings.iter().filter(|h| h.range.start >= after) {
         if h.level <= 2 && is_report_section(&h.text) {
             end = h.range.start;
             break;
         }
-        if h.level != 3 {
+        // Agent headings are `###` in the reference layout; a hand-edited report may use `##`
+        // or `####`, and then every agent heading has the level of the first.
+        let level_ok = match agent_level {
+            Some(l) => h.level == l,
+            None => (2..=4).contains(&h.level),
+        };
+        if !level_ok {
             continue;
         }
         if let Some((name, display)) = agent_of_heading(&h.text, &meta.reviewers) {
+            agent_level.get_or_insert(h.level);
             if h.in_code {
                 warnings.push(format!(
                     "{path_for_errors}:{}: agent heading {:?} is inside an unclosed code fence \
