@@ -659,3 +659,18 @@ fn agent_headings_at_another_level_are_found() {
     assert_eq!(src.reviews[0].findings[0].title, "A");
     assert_eq!(src.reviews[1].findings[0].title, "B");
 }
+
+/// 100,000 nested quotes or list items must not overflow the stack (the block tree is capped).
+#[test]
+fn deep_nesting_does_not_overflow_the_stack() {
+    for unit in ["> ", "- ", "1. ", "> - "] {
+        let text = format!("{}x\n", unit.repeat(100_000));
+        let r = parse_review("deep", &text);
+        assert!(
+            r.warnings.iter().any(|w| w.message.contains("nested")),
+            "{unit:?}"
+        );
+        assert!(r.summary.ends_with('x'), "{unit:?}");
+        let _ = parse_report(&text, "deep.md");
+    }
+}

@@ -16,7 +16,8 @@
 use std::ops::Range;
 
 use super::blocks::{
-    Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks, plain,
+    Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks, parse_blocks_checked,
+    plain,
 };
 use super::head::{Head, find_scopes, find_trailing_severity, parse_head, strip_scopes};
 use crate::model::{
@@ -96,7 +97,7 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
     }
     let (work, inserted, fence_warnings) = close_open_fences(text);
     review.warnings.extend(fence_warnings);
-    let blocks = parse_blocks(&work);
+    let (blocks, too_deep) = parse_blocks_checked(&work);
     let mut ctx = Ctx {
         text: &work,
         lines: LineIndex::new(text),
@@ -104,6 +105,16 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
         review,
         used_ids: Default::default(),
     };
+    if let Some(at) = too_deep {
+        let line = ctx.line(at);
+        ctx.warn(
+            at,
+            format!(
+                "line {line}: blocks nested more than {} deep were read as one block",
+                super::blocks::MAX_DEPTH
+            ),
+        );
+    }
     let chunks = split_sections(&blocks, &mut ctx);
     let mut preamble: Vec<(usize, String)> = Vec::new();
     for chunk in &chunks {
