@@ -674,3 +674,20 @@ fn deep_nesting_does_not_overflow_the_stack() {
         let _ = parse_report(&text, "deep.md");
     }
 }
+
+#[test]
+fn location_and_severity_on_the_line_after_the_title() {
+    let r = parse_review(
+        "x",
+        "## Findings\n\n1. **Leak in the handler**\n   `src/serve.rs:30-35` (important, regression)\n   \
+         The descriptor lives too long.\n\n2. **Typo**\n   Just a typo in a comment.\n",
+    );
+    assert_eq!(r.findings.len(), 2);
+    let f = &r.findings[0];
+    assert_eq!(f.locations[0].to_string(), "src/serve.rs:30-35");
+    assert_eq!(f.severity, Some(Severity::Important));
+    assert_eq!(f.explanation, "The descriptor lives too long.");
+    // A second line that is prose stays in the body.
+    assert_eq!(r.findings[1].explanation, "Just a typo in a comment.");
+    assert!(r.findings[1].locations.is_empty());
+}

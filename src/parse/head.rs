@@ -406,7 +406,7 @@ fn split_title(s: &str) -> (String, String) {
 
 /// Whether text holds nothing but more locations, severity notes, `[Agent]` tags and
 /// punctuation.
-fn only_notes(s: &str) -> bool {
+pub(crate) fn only_notes(s: &str) -> bool {
     static NOTE_RE: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"`[^`]*`|\([^)]*\)|\[[^\]]*\]").unwrap());
     !NOTE_RE

@@ -367,14 +367,33 @@ fn first_line<'a>(u: &Unit<'a>) -> Option<Vec<&'a Inline>> {
     }
 }
 
+/// The second line of a unit's first paragraph: where some reviewers put a finding's location.
+fn second_line<'a>(u: &Unit<'a>) -> Option<Vec<&'a Inline>> {
+    match u {
+        Unit::Block(b) if b.kind == BlockKind::Paragraph => {
+            split_lines_owned(&b.inlines).into_iter().nth(1)
+        }
+        Unit::Item { item, .. } => item
+            .first_paragraph()
+            .and_then(|p| split_lines_owned(&p.inlines).into_iter().nth(1)),
+        Unit::Fragment { lines, .. } => lines.get(1).cloned(),
+        _ => None,
+    }
+}
+
 fn split_lines_owned(inlines: &[Inline]) -> Vec<Vec<&Inline>> {
     super::blocks::split_lines(inlines)
 }
 
 /// The rest of a paragraph after its first line.
 fn rest_lines_src(p: &Block, ctx: &Ctx) -> Option<String> {
+    rest_lines_src_from(p, ctx, 1)
+}
+
+/// The rest of a paragraph from its line `from` (0-based) on.
+fn rest_lines_src_from(p: &Block, ctx: &Ctx, from: usize) -> Option<String> {
     let lines = p.lines();
-    let second = lines.get(1)?.first()?;
+    let second = lines.get(from)?.first()?;
     let s = ctx.src(&(second.range.start..p.range.end));
     (!s.trim().is_empty()).then_some(s)
 }

@@ -64,6 +64,8 @@ pub(super) struct Draft<'u, 'a> {
     pub(super) head: Head,
     pub(super) start: &'u Unit<'a>,
     pub(super) number: Option<u64>,
+    /// Lines of the first paragraph the head took (2 when the location is on its own line).
+    pub(super) head_lines: usize,
     pub(super) body: Vec<&'u Unit<'a>>,
 }
 
@@ -91,7 +93,8 @@ pub(super) fn read_findings(chunk: &Chunk, sec_sev: Option<Severity>, strict: bo
             continue;
         }
         let st = style_of(u);
-        let head = first_line(u).map(|l| parse_head(&l));
+        let mut head = first_line(u).map(|l| parse_head(&l));
+        let head_lines = head.as_mut().map(|h| take_second_line(h, u)).unwrap_or(1);
         let number = match u {
             Unit::Item { number, .. } => *number,
             _ => head.as_ref().and_then(|h| h.number),
@@ -140,6 +143,7 @@ pub(super) fn read_findings(chunk: &Chunk, sec_sev: Option<Severity>, strict: bo
                 head: head.unwrap_or_default(),
                 start: u,
                 number,
+                head_lines,
                 body: Vec::new(),
             }));
         } else if let Some(Entry::Draft(d)) = entries.last_mut() {
@@ -167,6 +171,33 @@ pub(super) fn read_findings(chunk: &Chunk, sec_sev: Option<Severity>, strict: bo
         };
         ctx.review.findings.push(f);
     }
+}
+
+/// `1. **Title**` with `` `a.go:3` (important, gap) `` on the next line: when the first line
+/// names no place and no severity and the second holds only such notes, the head takes both.
+/// Returns how many lines of the paragraph the head used.
+fn take_second_line(h: &mut Head, u: &Unit) -> usize {
+    if !h.locations.is_empty() || h.severity.is_some() {
+        return 1;
+    }
+    let Some(line) = second_line(u) else {
+        return 1;
+    };
+    let text = plain(&line);
+    if !crate::parse::head::only_notes(&text) {
+        return 1;
+    }
+    let locs = crate::parse::head::locations_in_text(&text);
+    let sev = crate::parse::head::find_severity(&text);
+    if locs.is_empty() && sev.is_none() {
+        return 1;
+    }
+    h.locations = locs;
+    if let Some((s, c, _)) = sev {
+        h.severity = Some(s);
+        h.category = c;
+    }
+    2
 }
 
 /// A finding to build: a run of units, or a row of a findings table.
@@ -409,7 +440,7 @@ pub(super) fn build_finding(
     let mut pieces: Vec<Piece> = Vec::new();
     match d.start {
         Unit::Block(b) if matches!(b.kind, BlockKind::Paragraph) => {
-            if let Some(s) = rest_lines_src(b, ctx) {
+            if let Some(s) = rest_lines_src_from(b, ctx, d.head_lines) {
                 pieces.push(Piece::Text(s));
             }
         }
@@ -418,7 +449,7 @@ pub(super) fn build_finding(
             let mut children = item.children.iter();
             if let Some(first) = item.first_paragraph() {
                 children.next();
-                if let Some(s) = rest_lines_src(first, ctx) {
+                if let Some(s) = rest_lines_src_from(first, ctx, d.head_lines) {
                     pieces.push(Piece::Text(s));
                 }
             }
@@ -427,7 +458,7 @@ pub(super) fn build_finding(
             }
         }
         Unit::Fragment { lines, range } => {
-            if let Some(second) = lines.get(1).and_then(|l| l.first()) {
+            if let Some(second) = lines.get(d.head_lines).and_then(|l| l.first()) {
                 pieces.push(Piece::Text(ctx.src(&(second.range.start..range.end))));
             }
         }
