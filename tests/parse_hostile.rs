@@ -305,7 +305,7 @@ fn binary_bytes_are_read_lossily_with_a_warning() {
     let r = read_review_file("claude", &p).unwrap();
     let w = &r.warnings[0];
     assert!(w.message.contains("not valid UTF-8"), "{}", w.message);
-    assert!(w.message.contains("binary.md:3"), "{}", w.message);
+    assert!(w.message.contains("binary.md"), "{}", w.message);
     assert_eq!(w.line, Some(3));
     assert_eq!(r.findings.len(), 1);
     assert_eq!(r.findings[0].severity, Some(Severity::Critical));

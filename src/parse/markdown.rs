@@ -72,11 +72,7 @@ impl Ctx<'_> {
         if text.trim().is_empty() {
             return;
         }
-        let line = self.line(offset);
-        self.warn(
-            offset,
-            format!("line {line}: {why}; the text is kept in `unparsed`"),
-        );
+        self.warn(offset, format!("{why}; the text is kept in `unparsed`"));
         self.review.unparsed.push(text);
     }
 }
@@ -106,11 +102,10 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
         used_ids: Default::default(),
     };
     if let Some(at) = too_deep {
-        let line = ctx.line(at);
         ctx.warn(
             at,
             format!(
-                "line {line}: blocks nested more than {} deep were read as one block",
+                "blocks nested more than {} deep were read as one block",
                 super::blocks::MAX_DEPTH
             ),
         );
@@ -248,7 +243,7 @@ fn close_open_fences(text: &str) -> (String, Vec<(usize, usize)>, Vec<ParseWarni
                 warnings.push(ParseWarning {
                     line: Some(open_line),
                     message: format!(
-                        "line {open_line}: code fence is never closed; read it as closed before \
+                        "code fence is never closed; read it as closed before \
                          the heading at line {heading_line}"
                     ),
                 });
@@ -256,10 +251,8 @@ fn close_open_fences(text: &str) -> (String, Vec<(usize, usize)>, Vec<ParseWarni
             None => {
                 warnings.push(ParseWarning {
                     line: Some(open_line),
-                    message: format!(
-                        "line {open_line}: code fence is never closed; everything after it was \
-                         read as code"
-                    ),
+                    message: "code fence is never closed; everything after it was read as code"
+                        .into(),
                 });
                 break;
             }

@@ -127,7 +127,7 @@ pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> 
             ParseWarning {
                 line: Some(line),
                 message: format!(
-                    "{}:{line}: the file is not valid UTF-8; bad bytes were replaced with U+FFFD",
+                    "{} is not valid UTF-8 from this line on; bad bytes were replaced with U+FFFD",
                     path.display()
                 ),
             },

@@ -608,31 +608,26 @@ pub(super) fn finish_finding(
             id = format!("{original}-{k}");
             k += 1;
         }
-        let line = ctx.line(at);
         ctx.warn(
             at,
-            format!("line {line}: finding id {original} is used twice; this one is {id}"),
+            format!("finding id {original} is used twice; this one is {id}"),
         );
     }
     ctx.used_ids.insert(id.clone());
     finding.id = id;
 
-    let line = ctx.line(at);
     if finding.severity.is_none() {
         ctx.warn(
             at,
             format!(
-                "line {line}: finding {} has no severity: no `(severity, category)` note and no \
+                "finding {} has no severity: no `(severity, category)` note and no \
                  severity section",
                 finding.id
             ),
         );
     }
     if finding.title.trim().is_empty() {
-        ctx.warn(
-            at,
-            format!("line {line}: finding {} has no title", finding.id),
-        );
+        ctx.warn(at, format!("finding {} has no title", finding.id));
     }
     if finding.explanation.is_empty()
         && finding.code.is_none()
@@ -641,10 +636,7 @@ pub(super) fn finish_finding(
     {
         ctx.warn(
             at,
-            format!(
-                "line {line}: finding {} has a title but no body",
-                finding.id
-            ),
+            format!("finding {} has a title but no body", finding.id),
         );
     }
     finding
