@@ -25,7 +25,9 @@ fn word(seed: usize) -> &'static str {
 
 fn review_text(agent: usize, n: usize) -> String {
     let defects = (n * 3 / 4).max(1);
-    let mut out = String::from("## Executive Summary\n\nGenerated review.\n\n## Findings\n\n### Important Issues\n\n");
+    let mut out = String::from(
+        "## Executive Summary\n\nGenerated review.\n\n## Findings\n\n### Important Issues\n\n",
+    );
     for j in 0..n {
         let d = (j + agent * 7) % defects;
         let (a, b, c) = (word(d), word(d + 101), word(d + 977));
@@ -59,4 +61,24 @@ fn parse_and_consolidate(bencher: divan::Bencher, n: usize) {
             .collect();
         consolidate(&reviews, &ConsolidateOptions::default())
     });
+}
+
+#[divan::bench(args = [1000], sample_count = 3)]
+fn parse_only(bencher: divan::Bencher, n: usize) {
+    let texts: Vec<String> = (0..AGENTS).map(|a| review_text(a, n)).collect();
+    bencher.bench(|| {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(a, t)| parse_review(&format!("agent{a}"), t))
+            .collect::<Vec<_>>()
+    });
+}
+
+#[divan::bench(args = [1000], sample_count = 3)]
+fn consolidate_only(bencher: divan::Bencher, n: usize) {
+    let reviews: Vec<_> = (0..AGENTS)
+        .map(|a| parse_review(&format!("agent{a}"), &review_text(a, n)))
+        .collect();
+    bencher.bench(|| consolidate(&reviews, &ConsolidateOptions::default()));
 }

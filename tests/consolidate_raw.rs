@@ -28,21 +28,42 @@ fn example_reviews_consolidate_into_one_json_report() {
         .args(["--reviewer", "claude=Claude Opus 4.6", "--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
 
     assert_eq!(r["verdict"], "Merge with fixes");
     let findings = r["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 3);
     let retry = &findings[0];
-    for key in ["id", "title", "body", "severity", "category", "locations", "agents", "sources"] {
+    for key in [
+        "id",
+        "title",
+        "body",
+        "severity",
+        "category",
+        "locations",
+        "agents",
+        "sources",
+    ] {
         assert!(retry.get(key).is_some(), "finding lacks `{key}`");
     }
     assert_eq!(retry["id"], "I1");
-    assert_eq!(retry["agents"], serde_json::json!(["claude", "codex", "gemini"]));
+    assert_eq!(
+        retry["agents"],
+        serde_json::json!(["claude", "codex", "gemini"])
+    );
     assert_eq!(retry["severity"], "important");
     assert_eq!(retry["locations"][0]["path"], "src/fetch.rs");
-    let gemini_source = retry["sources"].as_array().unwrap().iter().find(|s| s["agent"] == "gemini").unwrap();
+    let gemini_source = retry["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["agent"] == "gemini")
+        .unwrap();
     assert_eq!(gemini_source["id"], "C1");
     assert_eq!(gemini_source["severity"], "critical");
 
@@ -50,7 +71,10 @@ fn example_reviews_consolidate_into_one_json_report() {
     let claude = &agents[0];
     assert_eq!(claude["name"], "claude");
     assert_eq!(claude["display"], "Claude Opus 4.6");
-    assert_eq!(claude["counts"], serde_json::json!({"critical": 0, "important": 1, "suggestion": 1}));
+    assert_eq!(
+        claude["counts"],
+        serde_json::json!({"critical": 0, "important": 1, "suggestion": 1})
+    );
     assert_eq!(claude["unique_insights"], 1);
     assert_eq!(claude["files_reviewed"], "2/2");
     assert_eq!(agents[1]["display"], "Codex");
@@ -59,7 +83,11 @@ fn example_reviews_consolidate_into_one_json_report() {
 
 #[test]
 fn markdown_report_has_the_reference_sections_in_order() {
-    let out = deep_review().arg("consolidate").args(EXAMPLES).output().unwrap();
+    let out = deep_review()
+        .arg("consolidate")
+        .args(EXAMPLES)
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let md = String::from_utf8(out.stdout).unwrap();
     let order = [
@@ -83,11 +111,17 @@ fn markdown_report_has_the_reference_sections_in_order() {
     ];
     let mut at = 0;
     for needle in order {
-        let found = md[at..].find(needle).unwrap_or_else(|| panic!("`{needle}` missing or out of order"));
+        let found = md[at..]
+            .find(needle)
+            .unwrap_or_else(|| panic!("`{needle}` missing or out of order"));
         at += found + needle.len();
     }
     // The raw reviews are in the appendix verbatim.
-    let raw = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/reviews/codex.md")).unwrap();
+    let raw = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/reviews/codex.md"
+    ))
+    .unwrap();
     assert!(md.contains(raw.trim_end()));
 }
 
@@ -102,7 +136,11 @@ fn out_writes_the_file_and_says_where() {
         .assert()
         .success()
         .stderr(contains("report.md"));
-    assert!(std::fs::read_to_string(&path).unwrap().starts_with("# Deep Review:"));
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .starts_with("# Deep Review:")
+    );
 }
 
 #[test]
@@ -118,12 +156,24 @@ fn bad_arguments_get_one_clear_sentence() {
         .code(2)
         .stderr(contains("does/not/exist.md"));
     deep_review()
-        .args(["consolidate", "--raw", "claude=examples/reviews/claude.md", "--raw", "claude=examples/reviews/codex.md"])
+        .args([
+            "consolidate",
+            "--raw",
+            "claude=examples/reviews/claude.md",
+            "--raw",
+            "claude=examples/reviews/codex.md",
+        ])
         .assert()
         .code(2)
         .stderr(contains("given twice"));
     deep_review()
-        .args(["consolidate", "--raw", "claude=examples/reviews/claude.md", "--reviewer", "codex=Codex"])
+        .args([
+            "consolidate",
+            "--raw",
+            "claude=examples/reviews/claude.md",
+            "--reviewer",
+            "codex=Codex",
+        ])
         .assert()
         .code(2)
         .stderr(contains("names no agent"));

@@ -86,9 +86,9 @@ fn average_link(
 
 /// Cross-agent pairs `(a, b)` with `a < b` that share at least one blocking key.
 fn candidate_pairs(corpus: &Corpus, agents: &[usize]) -> Vec<(usize, usize)> {
-    let mut postings: HashMap<String, Vec<usize>> = HashMap::new();
-    for (i, profile) in corpus.profiles.iter().enumerate() {
-        for key in profile.blocking_keys() {
+    let mut postings: HashMap<u32, Vec<usize>> = HashMap::new();
+    for i in 0..corpus.len() {
+        for &key in corpus.blocking_keys(i) {
             postings.entry(key).or_default().push(i);
         }
     }

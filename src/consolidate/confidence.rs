@@ -1,53 +1,197 @@
 //! Confidence: how sure consolidation is that a merged finding is a real defect worth the
 //! author's time, and the keep rule that decides where the report shows it.
 //!
-//! Evidence, each stated as a term of the score:
-//! - agreement: every further agent that found the same defect is strong evidence;
-//! - verification: grounded in the code adds, quoted code that is not there takes away;
-//! - specificity: a location, a quote or named identifiers make a claim checkable;
-//! - severity: the author's own reviewers thought it mattered.
+//! The confidence is a probability built as log-odds, one stated term per piece of evidence, no
+//! weight learnt from any data set:
 //!
-//! Keep rule: a finding is shown among the findings when its confidence is at least
-//! [`KEEP_THRESHOLD`]; a finding one agent alone raised can stand when it is grounded and specific.
+//! - **prior**: one finding in four that a reviewer writes is a defect the author must fix
+//!   ([`PRIOR`]);
+//! - **agreement**: reviewers work independently. An agent finds a given real defect with
+//!   probability [`P_FIND_REAL`] and raises the same spurious point with probability
+//!   [`P_FIND_SPURIOUS`], so each agent that raised it multiplies the odds by
+//!   `P_FIND_REAL / P_FIND_SPURIOUS` and each agent that reported findings on the change but not
+//!   this one divides them by `(1 - P_FIND_SPURIOUS) / (1 - P_FIND_REAL)`. (An agent that
+//!   reported nothing at all may have failed or been silenced: it is no evidence either way.)
+//!   Two agents of three are strong evidence; two of twelve are not, because a real defect is
+//!   usually seen by several;
+//! - **verification**: grounded in the code adds, an ungrounded claim takes much away;
+//! - **specificity**: a location or quoted code makes the claim checkable; identifiers named in
+//!   backticks a little;
+//! - **severity**: what the agents wrote (critical or important adds; a suggestion is neutral:
+//!   the report has a section for it). When none wrote one (benchmark data), the wording stands
+//!   in for it ([`Wording`]): consequences such as a crash, a wrong result or a race read as a
+//!   defect (+0.5); remarks about style, upkeep, tests or docs read as a remark (−1.5). The
+//!   asymmetry is deliberate: remark words ("consider", "readability", "tests") are rarely used
+//!   of a defect, while defect words also turn up in remarks ("could fail").
+//!
+//! **Keep rule**: a finding is shown among the findings when its log-odds are at least 0
+//! (confidence ≥ [`KEEP_THRESHOLD`]). A finding one agent alone raised stands when it is grounded
+//! or located: one of three agents (−0.81), located (+0.9) and important (+0.5) gives +0.58, and
+//! grounded adds +1.0 more; ungrounded (−2.0) it falls. With text alone (no location, no
+//! severity) it takes agreement: two of three agents (+0.51) unless the text reads as a remark,
+//! four of twelve (+0.04) unless it reads as a remark, six of twelve in any case.
 
-use crate::model::{Severity, VerificationStatus};
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use crate::model::{Finding, Severity, VerificationStatus};
 
 /// Findings at or above this confidence are shown among the findings.
 pub const KEEP_THRESHOLD: f64 = 0.5;
+
+/// Share of the findings reviewers write that are defects the author must fix.
+pub const PRIOR: f64 = 0.25;
+
+/// Chance that one agent finds a given real defect of the change.
+pub const P_FIND_REAL: f64 = 0.4;
+
+/// Chance that one agent independently raises a given point that is not a real defect.
+pub const P_FIND_SPURIOUS: f64 = 0.15;
+
+/// Log-odds added when verification found the claim in the code, and taken when it did not.
+const GROUNDED: f64 = 1.0;
+const UNGROUNDED: f64 = -2.0;
+/// A location or quoted code: the claim points at a place and can be checked.
+const LOCATED: f64 = 0.9;
+/// Identifiers in backticks but no location.
+const NAMES_IDENTIFIERS: f64 = 0.3;
+/// Critical or important as written (and calibrated).
+const SEVERE: f64 = 0.5;
+/// With no severity written: the wording of a defect; the wording of a remark.
+const DEFECT_WORDING: f64 = 0.5;
+const REMARK_WORDING: f64 = -1.5;
+
+/// How a finding reads when no severity was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wording {
+    /// Names a consequence: a crash, an exception, a wrong result, a race, a leak.
+    Defect,
+    /// Names a concern of form: style, naming, docs, tests, performance, duplication.
+    Remark,
+    Neutral,
+}
+
+impl Wording {
+    /// The wording of one text: whichever kind of word it uses more.
+    pub fn of_text(text: &str) -> Wording {
+        let lower = text.to_lowercase();
+        let defect =
+            defect_words().find_iter(&lower).count() + error_names().find_iter(text).count();
+        let remark = remark_words().find_iter(&lower).count();
+        match defect.cmp(&remark) {
+            std::cmp::Ordering::Greater => Wording::Defect,
+            std::cmp::Ordering::Less => Wording::Remark,
+            std::cmp::Ordering::Equal => Wording::Neutral,
+        }
+    }
+
+    /// The wording of a merged finding: the majority of its source findings (title and text).
+    pub fn of_findings<'a>(findings: impl IntoIterator<Item = &'a Finding>) -> Wording {
+        let (mut defect, mut remark) = (0, 0);
+        for f in findings {
+            let text = if f.explanation.starts_with(f.title.trim_end_matches('.')) {
+                f.explanation.clone()
+            } else {
+                format!("{}\n{}", f.title, f.explanation)
+            };
+            match Wording::of_text(&text) {
+                Wording::Defect => defect += 1,
+                Wording::Remark => remark += 1,
+                Wording::Neutral => {}
+            }
+        }
+        match defect.cmp(&remark) {
+            std::cmp::Ordering::Greater => Wording::Defect,
+            std::cmp::Ordering::Less => Wording::Remark,
+            std::cmp::Ordering::Equal => Wording::Neutral,
+        }
+    }
+}
+
+fn defect_words() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"\b(crash\w*|panic\w*|exceptions?|null|nil|undefined|deadlock\w*|race|racy|leak\w*|overflow\w*|underflow\w*|incorrect\w*|wrong\w*|broken|breaks?|fails?|failing|failure|never|bypass\w*|vulnerab\w*|injection|unauthori[sz]ed|infinite|off-by-one|corrupt\w*|lost|loses?|losing|missing|mismatch\w*|invalid|silently|regression|compile|won't|cannot|can't|doesn't|does not|not be|errors?|bug)\b",
+        )
+        .expect("the defect word pattern is valid")
+    })
+}
+
+/// Names of errors and exceptions as code spells them: `TypeError`, `NullPointerException`.
+fn error_names() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"\b[A-Z][A-Za-z]*(Error|Exception)\b").expect("the error name pattern is valid")
+    })
+}
+
+fn remark_words() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"\b(consider\w*|inefficien\w*|performance|maintainab\w*|readab\w*|naming|rename\w*|documentation|docs?|comments?|typo\w*|style|nit|clean\w*up|refactor\w*|duplicat\w*|hard-?coded|magic|unused|redundant|verbose|simplif\w*|clarity|unclear|confusing|misleading|test coverage|coverage|tests?|logging|log|consisten\w*|inconsisten\w*|best practices?|could be|might be|may be|extract\w*|helper)\b",
+        )
+        .expect("the remark word pattern is valid")
+    })
+}
 
 /// What the confidence of one merged finding is computed from.
 #[derive(Debug, Clone, Copy)]
 pub struct Evidence {
     /// Agents whose findings the cluster holds.
     pub agents: usize,
-    /// Agents that reviewed the change.
+    /// Agents that reported at least one finding on the change.
     pub total_agents: usize,
+    /// The best verification among the cluster's findings; `None` when verify did not run.
     pub verification: Option<VerificationStatus>,
-    /// Has a location, a code quote or identifiers in backticks.
-    pub specific: bool,
+    /// Some finding of the cluster has a location or quotes code.
+    pub located: bool,
+    /// Names identifiers in backticks.
+    pub names_identifiers: bool,
+    /// The (calibrated) severity, when some agent wrote one.
     pub severity: Option<Severity>,
+    /// How the findings read; used when no severity was written.
+    pub wording: Wording,
 }
 
+/// The log-odds that the finding is a real defect worth the author's time: the sum of the terms
+/// in the module's documentation.
+pub fn log_odds(e: &Evidence) -> f64 {
+    let odds = |p: f64| (p / (1.0 - p)).ln();
+    let found = e.agents.max(1) as f64;
+    let missed = e.total_agents.saturating_sub(e.agents.max(1)) as f64;
+    let mut s = odds(PRIOR) + found * (P_FIND_REAL / P_FIND_SPURIOUS).ln()
+        - missed * ((1.0 - P_FIND_SPURIOUS) / (1.0 - P_FIND_REAL)).ln();
+    s += match e.verification {
+        Some(VerificationStatus::Grounded) | Some(VerificationStatus::Relocated) => GROUNDED,
+        Some(VerificationStatus::Ungrounded) => UNGROUNDED,
+        Some(VerificationStatus::Unchecked) | None => 0.0,
+    };
+    if e.located {
+        s += LOCATED;
+    } else if e.names_identifiers {
+        s += NAMES_IDENTIFIERS;
+    }
+    s += match e.severity {
+        Some(Severity::Critical) | Some(Severity::Important) => SEVERE,
+        Some(Severity::Suggestion) => 0.0,
+        None => match e.wording {
+            Wording::Defect => DEFECT_WORDING,
+            Wording::Remark => REMARK_WORDING,
+            Wording::Neutral => 0.0,
+        },
+    };
+    s
+}
+
+/// The confidence in 0..1: the logistic of [`log_odds`].
 pub fn confidence(e: &Evidence) -> f64 {
-    let mut score: f64 = 0.45;
-    if e.agents >= 2 {
-        score += 0.25 + 0.1 * (e.agents.min(4) - 2) as f64;
-    }
-    match e.verification {
-        Some(VerificationStatus::Grounded) | Some(VerificationStatus::Relocated) => score += 0.15,
-        Some(VerificationStatus::Ungrounded) => score -= 0.35,
-        _ => {}
-    }
-    if e.specific {
-        score += 0.05;
-    }
-    match e.severity {
-        Some(Severity::Critical) | Some(Severity::Important) => score += 0.05,
-        _ => {}
-    }
-    score.clamp(0.0, 1.0)
+    1.0 / (1.0 + (-log_odds(e)).exp())
 }
 
+/// The keep rule: shown among the findings at confidence ≥ [`KEEP_THRESHOLD`] (log-odds ≥ 0).
 pub fn is_confident(score: f64) -> bool {
     score >= KEEP_THRESHOLD
 }
@@ -56,36 +200,96 @@ pub fn is_confident(score: f64) -> bool {
 mod tests {
     use super::*;
 
-    fn ev(agents: usize, v: Option<VerificationStatus>) -> Evidence {
+    fn ev(agents: usize, total: usize, v: Option<VerificationStatus>) -> Evidence {
         Evidence {
             agents,
-            total_agents: 3,
+            total_agents: total,
             verification: v,
-            specific: true,
+            located: true,
+            names_identifiers: true,
             severity: Some(Severity::Important),
+            wording: Wording::Neutral,
+        }
+    }
+
+    fn text_only(agents: usize, total: usize, wording: Wording) -> Evidence {
+        Evidence {
+            agents,
+            total_agents: total,
+            verification: None,
+            located: false,
+            names_identifiers: false,
+            severity: None,
+            wording,
         }
     }
 
     #[test]
     fn a_grounded_specific_finding_of_one_agent_stands() {
-        assert!(is_confident(confidence(&ev(
-            1,
-            Some(VerificationStatus::Grounded)
-        ))));
-        assert!(is_confident(confidence(&ev(1, None))));
+        let grounded = ev(1, 3, Some(VerificationStatus::Grounded));
+        assert!(is_confident(confidence(&grounded)));
+        // Located and important, before any verification ran (a report read back).
+        assert!(is_confident(confidence(&ev(1, 3, None))));
+        // Even a suggestion stands when grounded.
+        let sugg = Evidence {
+            severity: Some(Severity::Suggestion),
+            ..grounded
+        };
+        assert!(is_confident(confidence(&sugg)));
     }
 
     #[test]
     fn an_ungrounded_finding_of_one_agent_does_not() {
-        assert!(!is_confident(confidence(&ev(
-            1,
-            Some(VerificationStatus::Ungrounded)
+        let e = ev(1, 3, Some(VerificationStatus::Ungrounded));
+        assert!(!is_confident(confidence(&e)));
+        // Nor one with nothing to check and no severity.
+        assert!(!is_confident(confidence(&text_only(1, 3, Wording::Defect))));
+    }
+
+    #[test]
+    fn agreement_raises_confidence_and_silence_lowers_it() {
+        assert!(confidence(&ev(2, 3, None)) > confidence(&ev(1, 3, None)));
+        assert!(confidence(&ev(3, 3, None)) > confidence(&ev(2, 3, None)));
+        // Two of three agents agreeing on a defect: kept on text alone.
+        assert!(is_confident(confidence(&text_only(2, 3, Wording::Defect))));
+        assert!(is_confident(confidence(&text_only(2, 3, Wording::Neutral))));
+        // Two of twelve: ten agents looked and did not see it.
+        assert!(!is_confident(confidence(&text_only(
+            2,
+            12,
+            Wording::Defect
+        ))));
+        assert!(is_confident(confidence(&text_only(
+            5,
+            12,
+            Wording::Neutral
         ))));
     }
 
     #[test]
-    fn agreement_raises_confidence() {
-        assert!(confidence(&ev(2, None)) > confidence(&ev(1, None)));
-        assert!(confidence(&ev(3, None)) > confidence(&ev(2, None)));
+    fn a_remark_needs_more_agreement_than_a_defect() {
+        assert!(!is_confident(confidence(&text_only(2, 3, Wording::Remark))));
+        assert!(is_confident(confidence(&text_only(3, 3, Wording::Remark))));
+        assert!(
+            confidence(&text_only(4, 12, Wording::Defect))
+                > confidence(&text_only(4, 12, Wording::Remark))
+        );
+    }
+
+    #[test]
+    fn wording_tells_a_defect_from_a_remark() {
+        assert_eq!(
+            Wording::of_text("Calling math.floor on a datetime raises TypeError at runtime"),
+            Wording::Defect
+        );
+        assert_eq!(
+            Wording::of_text("Two concurrent requests race and the limit check is bypassed"),
+            Wording::Defect
+        );
+        assert_eq!(
+            Wording::of_text("Consider renaming tmp for readability and add documentation"),
+            Wording::Remark
+        );
+        assert_eq!(Wording::of_text("The handler changed"), Wording::Neutral);
     }
 }

@@ -76,7 +76,8 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .map(|s| FindingProfile::of(s.finding))
         .collect();
     let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
-    let clusters = cluster::cluster(&Corpus::new(profiles), &agents_of);
+    let corpus = Corpus::new(profiles);
+    let clusters = cluster::cluster(&corpus, &agents_of);
 
     // 3. One merged finding per cluster.
     let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
@@ -84,7 +85,10 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .iter()
         .map(|members| {
             let first = members[0];
-            (merge_cluster(members, &sources, &roster, reviews), first)
+            (
+                merge_cluster(members, &sources, &roster, reviews, &corpus),
+                first,
+            )
         })
         .collect();
 
@@ -278,6 +282,7 @@ fn merge_cluster(
     sources: &[Source<'_>],
     roster: &Roster,
     reviews: &[Review],
+    corpus: &Corpus,
 ) -> MergedFinding {
     let votes: Vec<Vote<'_>> = members
         .iter()
@@ -298,7 +303,7 @@ fn merge_cluster(
         }),
     };
     let calibration = calibrate::calibrate(&votes, ctx);
-    let representative = choose_representative(members, sources, calibration.severity);
+    let representative = choose_representative(members, sources, calibration.severity, corpus);
     let rep = sources[representative].finding;
     let verification = rep.verification.clone();
 
@@ -317,9 +322,11 @@ fn merge_cluster(
     agent_idx.sort_unstable();
     let agents: Vec<String> = agent_idx.iter().map(|&a| roster.names[a].clone()).collect();
 
-    let specific = !rep.locations.is_empty()
-        || rep.code.is_some()
-        || !similarity::backticked(&rep.explanation).is_empty();
+    let located = members.iter().any(|&i| {
+        let f = sources[i].finding;
+        !f.locations.is_empty() || f.code.is_some()
+    });
+    let names_identifiers = !similarity::backticked(&rep.explanation).is_empty();
     let best_verification = members
         .iter()
         .filter_map(|&i| sources[i].finding.verification.as_ref().map(|v| v.status))
@@ -329,12 +336,18 @@ fn merge_cluster(
             VerificationStatus::Unchecked => 2,
             VerificationStatus::Ungrounded => 3,
         });
+    let written = members
+        .iter()
+        .any(|&i| sources[i].finding.severity.is_some());
     let score = confidence::confidence(&confidence::Evidence {
         agents: agents.len(),
-        total_agents: roster.len(),
+        // Agents that reported nothing may have failed: no evidence against this finding.
+        total_agents: reviews.iter().filter(|r| !r.findings.is_empty()).count(),
         verification: best_verification,
-        specific,
-        severity: Some(calibration.severity),
+        located,
+        names_identifiers,
+        severity: written.then_some(calibration.severity),
+        wording: confidence::Wording::of_findings(members.iter().map(|&i| sources[i].finding)),
     });
 
     MergedFinding {
@@ -358,9 +371,15 @@ fn merge_cluster(
 
 /// The member the report shows: the most checkable and most explained one. Grounded before
 /// unverified, then one whose severity is the calibrated one (an outlier's wording tends to
-/// overstate), with a location (a full path before a bare file name) and a quote before without, the longer explanation, and the
-/// earlier agent on ties.
-fn choose_representative(members: &[usize], sources: &[Source<'_>], severity: Severity) -> usize {
+/// overstate), with a location (a full path before a bare file name) and a quote before without,
+/// then the one most like the other members (it states what they agree on), the longer
+/// explanation, and the earlier agent on ties.
+fn choose_representative(
+    members: &[usize],
+    sources: &[Source<'_>],
+    severity: Severity,
+    corpus: &Corpus,
+) -> usize {
     *members
         .iter()
         .max_by_key(|&&i| {
@@ -376,6 +395,7 @@ fn choose_representative(members: &[usize], sources: &[Source<'_>], severity: Se
                 !f.locations.is_empty(),
                 f.locations.iter().any(|l| l.path.contains('/')),
                 f.code.is_some(),
+                similarity::centrality(corpus, i, members),
                 f.explanation.len(),
                 std::cmp::Reverse(sources[i].agent),
             )

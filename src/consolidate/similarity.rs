@@ -66,22 +66,6 @@ impl FindingProfile {
             locations: finding.locations.clone(),
         }
     }
-
-    /// Keys for blocking: two findings are compared only when they share one. Files, identifiers
-    /// and the rarer tokens, so that comparing N findings stays close to linear.
-    pub fn blocking_keys(&self) -> Vec<String> {
-        let mut keys: BTreeSet<String> = BTreeSet::new();
-        for loc in &self.locations {
-            keys.insert(format!("f:{}", loc.file_name().to_ascii_lowercase()));
-        }
-        for id in &self.identifiers {
-            keys.insert(format!("i:{id}"));
-        }
-        for t in &self.tokens {
-            keys.insert(format!("t:{t}"));
-        }
-        keys.into_iter().collect()
-    }
 }
 
 /// Inverse document frequencies over all findings of one consolidation: rare words weigh more.
@@ -187,97 +171,183 @@ pub struct PairEvidence {
     pub location: LocationRelation,
 }
 
+/// The TF-IDF cosine at which two findings' texts count as saying the same thing in full, when
+/// text is all there is to compare.
+///
+/// Two reviewers who describe one defect share its rare words (the function, the error, the
+/// field) but little else: on independently written findings the cosine of such a pair is
+/// typically 0.2 to 0.4, and it rarely exceeds 0.5 unless one text copies the other. Scaling the
+/// cosine by this value makes a text-only pair at cosine 0.2 reach the merge threshold of
+/// [`cluster`](super::cluster) (0.3).
+pub const TEXT_FULL: f64 = 0.4;
+
+/// Weight of the scaled text when neither finding has a location.
+const TEXT_ONLY_WEIGHT: f64 = 0.6;
+
 impl PairEvidence {
-    /// One number in 0..1. Text carries most weight; a shared quote or overlapping lines add to
-    /// it; findings in different files are almost never one defect.
+    /// One number in 0..1.
+    ///
+    /// With locations on both sides, text carries most weight and a shared quote or
+    /// overlapping lines add to it; findings in different files are almost never one defect.
+    /// Where either finding has no location (benchmark data, a finding about the change as a
+    /// whole), the text is the main evidence, read on the scale of reworded text
+    /// ([`TEXT_FULL`]); identifiers and quotes still add.
     pub fn score(&self) -> f64 {
-        let loc = match self.location {
-            LocationRelation::Overlap => 0.25,
-            LocationRelation::Near => 0.15,
-            LocationRelation::SameFile => 0.05,
-            LocationRelation::Unknown => 0.0,
-            LocationRelation::Different => -0.3,
+        let s = match self.location {
+            LocationRelation::Unknown => {
+                TEXT_ONLY_WEIGHT * (self.text / TEXT_FULL).min(1.0)
+                    + 0.2 * self.identifiers
+                    + 0.2 * self.quote
+            }
+            located => {
+                let loc = match located {
+                    LocationRelation::Overlap => 0.25,
+                    LocationRelation::Near => 0.15,
+                    LocationRelation::SameFile => 0.05,
+                    _ => -0.3,
+                };
+                0.55 * self.text + 0.2 * self.identifiers + 0.2 * self.quote + loc
+            }
         };
-        let s = 0.55 * self.text + 0.2 * self.identifiers + 0.2 * self.quote + loc;
         s.clamp(0.0, 1.0)
     }
 }
 
-/// The findings of one consolidation with their weighted vectors, prepared once so that each
-/// pair costs a merge of two sorted lists rather than a rebuild of both vectors.
+/// The findings of one consolidation, prepared once: tokens, identifiers and quoted lines are
+/// interned to integers and weighted, so that scoring a pair is a few merges of sorted integer
+/// lists rather than string comparisons and hash look-ups.
 #[derive(Debug, Clone)]
 pub struct Corpus {
     pub profiles: Vec<FindingProfile>,
     pub idf: Idf,
     vectors: Vec<SparseVector>,
+    identifiers: Vec<SparseVector>,
+    quotes: Vec<Vec<u32>>,
+    keys: Vec<Vec<u32>>,
 }
 
-/// A unit-length TF-IDF vector over interned token ids, sorted by id.
+/// A sparse vector over interned ids, sorted by id.
 #[derive(Debug, Clone, Default)]
 struct SparseVector(Vec<(u32, f64)>);
 
 impl SparseVector {
-    fn dot(&self, other: &SparseVector) -> f64 {
+    /// Walks the two sorted lists once, calling `f` with both weights of each shared id.
+    fn shared(&self, other: &SparseVector, mut f: impl FnMut(f64, f64)) {
         let (a, b) = (&self.0, &other.0);
-        let (mut i, mut j, mut sum) = (0, 0, 0.0);
+        let (mut i, mut j) = (0, 0);
         while i < a.len() && j < b.len() {
             match a[i].0.cmp(&b[j].0) {
                 std::cmp::Ordering::Less => i += 1,
                 std::cmp::Ordering::Greater => j += 1,
                 std::cmp::Ordering::Equal => {
-                    sum += a[i].1 * b[j].1;
+                    f(a[i].1, b[j].1);
                     i += 1;
                     j += 1;
                 }
             }
         }
+    }
+
+    fn dot(&self, other: &SparseVector) -> f64 {
+        let mut sum = 0.0;
+        self.shared(other, |x, y| sum += x * y);
         sum
+    }
+
+    fn total(&self) -> f64 {
+        self.0.iter().map(|(_, w)| w).sum()
+    }
+
+    /// Weighted Jaccard of two sets whose members carry one weight each.
+    fn jaccard(&self, other: &SparseVector) -> f64 {
+        if self.0.is_empty() || other.0.is_empty() {
+            return 0.0;
+        }
+        let mut inter = 0.0;
+        self.shared(other, |x, _| inter += x);
+        let union = self.total() + other.total() - inter;
+        if union > 0.0 { inter / union } else { 0.0 }
+    }
+}
+
+/// Gives each distinct string a small integer.
+#[derive(Default)]
+struct Interner<'a>(HashMap<&'a str, u32>);
+
+impl<'a> Interner<'a> {
+    fn id(&mut self, s: &'a str) -> u32 {
+        let next = self.0.len() as u32;
+        *self.0.entry(s).or_insert(next)
     }
 }
 
 impl Corpus {
     pub fn new(profiles: Vec<FindingProfile>) -> Self {
         let idf = Idf::new(&profiles);
-        let mut ids: HashMap<&str, u32> = HashMap::new();
+        let mut words = Interner::default();
+        let mut quotes_ids = Interner::default();
+        let mut files = Interner::default();
         let mut vectors = Vec::with_capacity(profiles.len());
-        for p in &profiles {
-            let mut tf: HashMap<u32, f64> = HashMap::new();
-            for t in &p.tokens {
-                let next = ids.len() as u32;
-                let id = *ids.entry(t.as_str()).or_insert(next);
-                *tf.entry(id).or_default() += 1.0;
-            }
-            let mut v: Vec<(u32, f64)> = Vec::with_capacity(tf.len());
-            for (id, n) in tf {
-                v.push((id, n));
-            }
-            vectors.push(v);
-        }
-        let mut by_id: Vec<&str> = vec![""; ids.len()];
-        for (t, id) in &ids {
-            by_id[*id as usize] = t;
-        }
-        let vectors = vectors
-            .into_iter()
-            .map(|v| {
-                let mut v: Vec<(u32, f64)> = v
-                    .into_iter()
-                    .map(|(id, n)| (id, (1.0 + f64::ln(n)) * idf.weight(by_id[id as usize])))
-                    .collect();
-                v.sort_unstable_by_key(|(id, _)| *id);
-                let norm = v.iter().map(|(_, w)| w * w).sum::<f64>().sqrt();
-                if norm > 0.0 {
-                    for (_, w) in &mut v {
-                        *w /= norm;
-                    }
-                }
-                SparseVector(v)
+        let mut identifiers = Vec::with_capacity(profiles.len());
+        let mut quotes = Vec::with_capacity(profiles.len());
+        let mut keys = Vec::with_capacity(profiles.len());
+        let lowered: Vec<Vec<String>> = profiles
+            .iter()
+            .map(|p| {
+                p.locations
+                    .iter()
+                    .map(|l| l.file_name().to_ascii_lowercase())
+                    .collect()
             })
             .collect();
+        for (p, names) in profiles.iter().zip(&lowered) {
+            let mut tf: HashMap<u32, (f64, f64)> = HashMap::new();
+            for t in &p.tokens {
+                let id = words.id(t);
+                tf.entry(id).or_insert((0.0, idf.weight(t))).0 += 1.0;
+            }
+            let mut v: Vec<(u32, f64)> = tf
+                .into_iter()
+                .map(|(id, (n, w))| (id, (1.0 + f64::ln(n)) * w))
+                .collect();
+            v.sort_unstable_by_key(|(id, _)| *id);
+            let norm = v.iter().map(|(_, w)| w * w).sum::<f64>().sqrt();
+            if norm > 0.0 {
+                for (_, w) in &mut v {
+                    *w /= norm;
+                }
+            }
+            let mut key: Vec<u32> = v.iter().map(|(id, _)| *id * 3).collect();
+
+            let mut ids: Vec<(u32, f64)> = p
+                .identifiers
+                .iter()
+                .map(|i| (words.id(i), idf.weight(i)))
+                .collect();
+            ids.sort_unstable_by_key(|(id, _)| *id);
+            ids.dedup_by_key(|(id, _)| *id);
+            key.extend(ids.iter().map(|(id, _)| *id * 3));
+
+            let mut q: Vec<u32> = p.quote_lines.iter().map(|l| quotes_ids.id(l)).collect();
+            q.sort_unstable();
+            q.dedup();
+
+            key.extend(names.iter().map(|n| files.id(n) * 3 + 1));
+            key.sort_unstable();
+            key.dedup();
+
+            vectors.push(SparseVector(v));
+            identifiers.push(SparseVector(ids));
+            quotes.push(q);
+            keys.push(key);
+        }
         Corpus {
             profiles,
             idf,
             vectors,
+            identifiers,
+            quotes,
+            keys,
         }
     }
 
@@ -289,34 +359,46 @@ impl Corpus {
         self.profiles.is_empty()
     }
 
+    /// Blocking keys of finding `i`: its words, identifiers and file names as integers. Two
+    /// findings are compared only when they share a key that is rare enough to mean something.
+    pub fn blocking_keys(&self, i: usize) -> &[u32] {
+        &self.keys[i]
+    }
+
     /// The evidence that findings `a` and `b` of the corpus name the same defect.
     pub fn evidence(&self, a: usize, b: usize) -> PairEvidence {
         let (pa, pb) = (&self.profiles[a], &self.profiles[b]);
         PairEvidence {
             text: self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0),
-            identifiers: weighted_jaccard(&pa.identifiers, &pb.identifiers, &self.idf),
-            quote: quote_overlap(&pa.quote_lines, &pb.quote_lines),
+            identifiers: self.identifiers[a].jaccard(&self.identifiers[b]),
+            quote: sorted_overlap(&self.quotes[a], &self.quotes[b]),
             location: location_relation(&pa.locations, &pb.locations),
         }
     }
 }
 
-fn weighted_jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>, idf: &Idf) -> f64 {
-    if a.is_empty() || b.is_empty() {
-        return 0.0;
-    }
-    let inter: f64 = a.intersection(b).map(|t| idf.weight(t)).sum();
-    let union: f64 = a.union(b).map(|t| idf.weight(t)).sum();
-    if union == 0.0 { 0.0 } else { inter / union }
+/// How well finding `i` speaks for `members` (its cluster): the summed score of its pairs with the
+/// others, in thousandths so that it orders. The member most like all the others states what
+/// they agree on; an outlier's wording is the least likely to be what they all meant.
+pub fn centrality(corpus: &Corpus, i: usize, members: &[usize]) -> u64 {
+    let total: f64 = members
+        .iter()
+        .filter(|&&j| j != i)
+        .map(|&j| corpus.evidence(i.min(j), i.max(j)).score())
+        .sum();
+    (total * 1000.0).round() as u64
 }
 
-/// The share of the shorter quote's lines found in the other quote.
-fn quote_overlap(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+/// The share of the shorter sorted list's members found in the other.
+fn sorted_overlap(a: &[u32], b: &[u32]) -> f64 {
     let (small, large) = if a.len() < b.len() { (a, b) } else { (b, a) };
     if small.is_empty() {
         return 0.0;
     }
-    let shared = small.iter().filter(|l| large.contains(*l)).count();
+    let shared = small
+        .iter()
+        .filter(|x| large.binary_search(x).is_ok())
+        .count();
     shared as f64 / small.len() as f64
 }
 
@@ -434,6 +516,64 @@ mod tests {
             code: c.to_string(),
         });
         f
+    }
+
+    /// Text-only findings as a benchmark gives them: three reviewers word one race three ways,
+    /// beside unrelated findings of the same PR. The rewordings must clear the merge threshold
+    /// on text alone; the unrelated ones must not.
+    #[test]
+    fn rewordings_without_locations_merge_on_text_alone() {
+        let texts = [
+            "Race condition: CountDevices check and the insert in CreateOrUpdateDevice are not atomic, so concurrent requests can exceed the device limit.",
+            "Device limit enforcement races: two concurrent requests both pass the CountDevices check before either inserts a device.",
+            "Potential race condition between counting devices and inserting a new device; concurrent requests could exceed the configured limit.",
+            "The anonymousDeviceLimit setting lacks documentation in the configuration reference.",
+            "Test TestIntegrationBeyondDeviceLimit does not check that existing devices can still be updated.",
+            "tagDeviceUI caches the device ID before the store call returns, so a rejected device stays cached.",
+        ];
+        let findings: Vec<Finding> = texts.iter().map(|t| finding(t, t, None, None)).collect();
+        let corpus = Corpus::new(findings.iter().map(FindingProfile::of).collect());
+        let threshold = crate::consolidate::cluster::MERGE_THRESHOLD;
+        for (a, b) in [(0, 1), (0, 2), (1, 2)] {
+            let e = corpus.evidence(a, b);
+            assert_eq!(e.location, LocationRelation::Unknown);
+            assert!(e.score() >= threshold, "race {a}-{b}: {e:?}");
+        }
+        for a in 0..3 {
+            for b in 3..6 {
+                let e = corpus.evidence(a, b);
+                assert!(e.score() < threshold, "{a}-{b} should stay apart: {e:?}");
+            }
+        }
+        // The member most like the others speaks for the cluster.
+        let members = [0, 1, 2];
+        let c: Vec<u64> = members
+            .iter()
+            .map(|&i| centrality(&corpus, i, &members))
+            .collect();
+        assert!(c.iter().all(|&x| x > 0), "{c:?}");
+    }
+
+    #[test]
+    fn text_only_scores_are_scaled_and_located_ones_are_not() {
+        let text_only = PairEvidence {
+            text: 0.2,
+            identifiers: 0.0,
+            quote: 0.0,
+            location: LocationRelation::Unknown,
+        };
+        assert!((text_only.score() - 0.3).abs() < 1e-9);
+        let full = PairEvidence {
+            text: 0.9,
+            ..text_only
+        };
+        assert!((full.score() - TEXT_ONLY_WEIGHT).abs() < 1e-9);
+        // With locations in different files the same text stays apart.
+        let apart = PairEvidence {
+            location: LocationRelation::Different,
+            ..text_only
+        };
+        assert_eq!(apart.score(), 0.0);
     }
 
     #[test]

@@ -1,1 +1,206 @@
-//! store stage (not built yet).
+//! Store stage: where a run's files go.
+//!
+//! ```text
+//! <out>/.reviews/<id>.md            the report
+//! <out>/.reviews/<id>.json          the report as JSON (`--format json`)
+//! <out>/.reviews/runs/<id>/         the run bundle: brief.md, target.json, and what dispatch
+//!                                   writes per agent (command line, raw output, timings)
+//! ```
+//!
+//! `<out>` is the repository root unless `--out DIR` says otherwise; `<id>` is
+//! `YYYYMMDD-HHMMSS-<label>` in local time, as the reference reports are named.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use chrono::{DateTime, Local};
+use serde::Serialize;
+
+use crate::brief::Brief;
+
+/// The directory under `<out>` that holds reports and run bundles.
+pub const REVIEWS_DIR: &str = ".reviews";
+
+/// `YYYYMMDD-HHMMSS-<label>`; `label` should already be safe for a file name
+/// ([`crate::target::safe_label`]).
+pub fn run_id(at: DateTime<Local>, label: &str) -> String {
+    format!("{}-{}", at.format("%Y%m%d-%H%M%S"), label)
+}
+
+/// The `.reviews` directory of one output root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Store {
+    reviews: PathBuf,
+}
+
+/// One run's bundle directory, created and named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunBundle {
+    /// The run id, which also names the report files.
+    pub id: String,
+    /// `.reviews/runs/<id>/`.
+    pub dir: PathBuf,
+}
+
+impl Store {
+    /// The store under `out_root` (the repository root, or `--out DIR`).
+    pub fn new(out_root: &Path) -> Store {
+        Store {
+            reviews: out_root.join(REVIEWS_DIR),
+        }
+    }
+
+    /// `<out>/.reviews`.
+    pub fn reviews_dir(&self) -> &Path {
+        &self.reviews
+    }
+
+    /// Where the bundle of run `id` lives (whether or not it exists yet).
+    pub fn bundle_dir(&self, id: &str) -> PathBuf {
+        self.reviews.join("runs").join(id)
+    }
+
+    /// `.reviews/<id>.<ext>`.
+    pub fn report_path(&self, id: &str, ext: &str) -> PathBuf {
+        self.reviews.join(format!("{id}.{ext}"))
+    }
+
+    /// Creates the bundle directory of a new run named for `label` at time `at`. Two runs started
+    /// in the same second get `-2`, `-3` ... rather than sharing a directory.
+    pub fn create_run(&self, label: &str, at: DateTime<Local>) -> anyhow::Result<RunBundle> {
+        let runs = self.reviews.join("runs");
+        std::fs::create_dir_all(&runs).with_context(|| {
+            format!(
+                "cannot create {}: check the permissions or pass `--out DIR`",
+                runs.display()
+            )
+        })?;
+        let base = run_id(at, label);
+        for n in 1..1000 {
+            let id = if n == 1 {
+                base.clone()
+            } else {
+                format!("{base}-{n}")
+            };
+            let dir = runs.join(&id);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(RunBundle { id, dir }),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot create {}", dir.display()));
+                }
+            }
+        }
+        anyhow::bail!("too many runs named {base} in {}", runs.display())
+    }
+
+    /// Writes the report text to `.reviews/<id>.<ext>` (whole or not at all) and returns its path.
+    pub fn write_report(&self, id: &str, ext: &str, contents: &str) -> anyhow::Result<PathBuf> {
+        let path = self.report_path(id, ext);
+        write_atomic(&path, contents.as_bytes())?;
+        Ok(path)
+    }
+
+    /// Writes `value` as pretty JSON to `.reviews/<id>.json`.
+    pub fn write_report_json<T: Serialize>(&self, id: &str, value: &T) -> anyhow::Result<PathBuf> {
+        let mut text =
+            serde_json::to_string_pretty(value).context("cannot serialise the report")?;
+        text.push('\n');
+        self.write_report(id, "json", &text)
+    }
+}
+
+impl RunBundle {
+    /// Saves the brief as `brief.md`, exactly the bytes the agents get.
+    pub fn save_brief(&self, brief: &Brief) -> anyhow::Result<PathBuf> {
+        self.save_text("brief.md", &brief.text)
+    }
+
+    /// Saves `value` as pretty JSON under `name` in the bundle (e.g. `target.json`).
+    pub fn save_json<T: Serialize>(&self, name: &str, value: &T) -> anyhow::Result<PathBuf> {
+        let mut text = serde_json::to_string_pretty(value)
+            .with_context(|| format!("cannot serialise {name}"))?;
+        text.push('\n');
+        self.save_text(name, &text)
+    }
+
+    /// Saves `text` under `name` in the bundle.
+    pub fn save_text(&self, name: &str, text: &str) -> anyhow::Result<PathBuf> {
+        let path = self.dir.join(name);
+        write_atomic(&path, text.as_bytes())?;
+        Ok(path)
+    }
+}
+
+/// Writes via a temporary file in the same directory and a rename, so a crash never leaves a
+/// half-written report where a whole one was expected.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn at() -> DateTime<Local> {
+        Local
+            .with_ymd_and_hms(2026, 3, 24, 13, 10, 47)
+            .single()
+            .unwrap()
+    }
+
+    #[test]
+    fn ids_follow_the_reference_naming() {
+        assert_eq!(run_id(at(), "pr-236"), "20260324-131047-pr-236");
+    }
+
+    #[test]
+    fn runs_get_their_own_bundles_and_reports() {
+        let out = tempfile::tempdir().unwrap();
+        let store = Store::new(out.path());
+        let a = store.create_run("feat", at()).unwrap();
+        let b = store.create_run("feat", at()).unwrap();
+        assert_eq!(a.id, "20260324-131047-feat");
+        assert_eq!(b.id, "20260324-131047-feat-2");
+        assert_eq!(a.dir, out.path().join(".reviews/runs/20260324-131047-feat"));
+        assert!(a.dir.is_dir() && b.dir.is_dir());
+
+        let p = a.save_text("brief.md", "hello").unwrap();
+        assert_eq!(std::fs::read_to_string(p).unwrap(), "hello");
+        let md = store.write_report(&a.id, "md", "# Deep Review\n").unwrap();
+        assert_eq!(md, out.path().join(".reviews/20260324-131047-feat.md"));
+        let json = store
+            .write_report_json(&a.id, &serde_json::json!({"x": 1}))
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(json).unwrap(), "{\n  \"x\": 1\n}\n");
+        // Overwriting is whole-file.
+        store.write_report(&a.id, "md", "v2").unwrap();
+        assert_eq!(std::fs::read_to_string(md).unwrap(), "v2");
+    }
+
+    #[test]
+    fn unwritable_out_dir_is_a_clear_error() {
+        let out = tempfile::tempdir().unwrap();
+        let file = out.path().join("not-a-dir");
+        std::fs::write(&file, "x").unwrap();
+        let err = Store::new(&file)
+            .create_run("x", at())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cannot create") && err.contains("--out DIR"),
+            "{err}"
+        );
+    }
+}

@@ -1,1 +1,0 @@
-//! Configuration (not built yet).

@@ -1,0 +1,461 @@
+//! The agent registry: how each CLI is started headless and read-only.
+//!
+//! The argument layout is picked by the agent's registry *name*, never by the executable, so
+//! a stand-in script (tests) or a wrapper (`command = "/opt/bin/my-claude"`) still gets the
+//! layout of the agent it stands for. The prompt always goes to standard input: one argument
+//! is limited to 128 KiB on Linux and a brief with a real diff is bigger (see AGENT_CLIS.md).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::AgentSpec;
+
+/// Turn limit given to the CLIs that have one. A review of a large change reads many files;
+/// a limit that is too low loses the whole review (Claude ends with `error_max_turns`).
+/// Extra args come last, so `--max-turns N` in config overrides it.
+pub const DEFAULT_MAX_TURNS: u32 = 80;
+
+/// Tools Claude may use: read and search, plus git commands that only read.
+const CLAUDE_TOOLS: &str = "Read,Grep,Glob,Bash";
+/// Claude's pre-approved rules; with `--permission-mode dontAsk` anything else is denied.
+const CLAUDE_ALLOWED: &str = "Read,Grep,Glob,Bash(git diff:*),Bash(git log:*),Bash(git show:*)";
+
+/// Forge tokens removed from an agent's environment unless config passes them on.
+pub const FORGE_TOKENS: [&str; 2] = ["GITHUB_TOKEN", "GH_TOKEN"];
+
+/// Which CLI an agent is, and so which argument layout and output reader it gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AgentKind {
+    Claude,
+    Codex,
+    Gemini,
+    /// A name the registry does not know: run the command with the extra args only, prompt on
+    /// stdin, and take all of stdout as the review text.
+    Generic,
+}
+
+impl AgentKind {
+    /// The registry entry for an agent name (`claude`, `codex`, `gemini`, case-insensitive).
+    pub fn from_name(name: &str) -> AgentKind {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "claude" => AgentKind::Claude,
+            "codex" => AgentKind::Codex,
+            "gemini" => AgentKind::Gemini,
+            _ => AgentKind::Generic,
+        }
+    }
+
+    /// The npm package that provides the CLI, for "install it with ..." messages.
+    pub fn npm_package(self) -> Option<&'static str> {
+        match self {
+            AgentKind::Claude => Some("@anthropic-ai/claude-code"),
+            AgentKind::Codex => Some("@openai/codex"),
+            AgentKind::Gemini => Some("@google/gemini-cli"),
+            AgentKind::Generic => None,
+        }
+    }
+}
+
+/// The registry's known agents with their default executable names.
+pub const KNOWN_AGENTS: [(&str, AgentKind); 3] = [
+    ("claude", AgentKind::Claude),
+    ("codex", AgentKind::Codex),
+    ("gemini", AgentKind::Gemini),
+];
+
+/// A fully resolved command line for one agent run. The prompt is not part of it: it is
+/// written to the child's standard input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentCommand {
+    pub program: String,
+    pub args: Vec<String>,
+    /// Variables set on top of the inherited environment.
+    pub env: BTreeMap<String, String>,
+    /// Inherited variables removed (forge tokens).
+    pub env_remove: Vec<String>,
+    /// The agent's worktree: it runs there.
+    pub cwd: PathBuf,
+    /// Where the CLI writes its last message itself (Codex `-o`), if it does.
+    pub last_message_file: Option<PathBuf>,
+}
+
+impl AgentCommand {
+    /// A shell-like one-line rendering with secrets redacted, for `run --dry-run` and the run
+    /// bundle's `command.txt`. Not meant to be pasted into a shell verbatim (the prompt goes on
+    /// stdin and is shown as `< brief`).
+    pub fn display(&self) -> String {
+        let mut out = String::new();
+        let _ = write!(
+            out,
+            "cd {} && env",
+            shell_quote(&self.cwd.to_string_lossy())
+        );
+        for key in &self.env_remove {
+            let _ = write!(out, " -u {}", shell_quote(key));
+        }
+        for (key, value) in &self.env {
+            let shown = if is_secret_name(key) {
+                REDACTED.to_string()
+            } else {
+                redact_value(value)
+            };
+            let _ = write!(out, " {}", shell_quote(&format!("{key}={shown}")));
+        }
+        let _ = write!(out, " {}", shell_quote(&self.program));
+        for arg in redact_args(&self.args) {
+            let _ = write!(out, " {}", shell_quote(&arg));
+        }
+        out.push_str(" < brief");
+        out
+    }
+}
+
+/// Builds the command line for one agent. `bundle_dir` is the run bundle's root
+/// (`.reviews/runs/<id>`); per-agent files go to `<bundle_dir>/<name>/`.
+pub fn command_for(spec: &AgentSpec, worktree: &Path, bundle_dir: &Path) -> AgentCommand {
+    let kind = AgentKind::from_name(&spec.name);
+    let agent_dir = absolute(&bundle_dir.join(safe_name(&spec.name)));
+    let mut args: Vec<String> = Vec::new();
+    let mut env = BTreeMap::new();
+    let mut last_message_file = None;
+    let push = |args: &mut Vec<String>, items: &[&str]| {
+        args.extend(items.iter().map(|s| s.to_string()));
+    };
+    match kind {
+        AgentKind::Claude => {
+            push(
+                &mut args,
+                &[
+                    "-p",
+                    "--output-format",
+                    "stream-json",
+                    "--verbose",
+                    "--tools",
+                    CLAUDE_TOOLS,
+                    "--allowedTools",
+                    CLAUDE_ALLOWED,
+                    "--permission-mode",
+                    "dontAsk",
+                    "--max-turns",
+                ],
+            );
+            args.push(DEFAULT_MAX_TURNS.to_string());
+            args.push("--no-session-persistence".into());
+            if let Some(model) = &spec.model {
+                push(&mut args, &["--model", model]);
+            }
+            if let Some(effort) = &spec.effort {
+                push(&mut args, &["--effort", effort]);
+            }
+            args.extend(spec.extra_args.iter().cloned());
+        }
+        AgentKind::Codex => {
+            let last = agent_dir.join("last-message.txt");
+            push(&mut args, &["exec", "--json", "--ephemeral", "-C"]);
+            args.push(worktree.to_string_lossy().into_owned());
+            push(&mut args, &["-s", "read-only", "-o"]);
+            args.push(last.to_string_lossy().into_owned());
+            if let Some(model) = &spec.model {
+                push(&mut args, &["-m", model]);
+            }
+            if let Some(effort) = &spec.effort {
+                args.push("-c".into());
+                args.push(format!("model_reasoning_effort={effort}"));
+            }
+            args.extend(spec.extra_args.iter().cloned());
+            // `-` last: read the prompt from stdin (a positional prompt whose first word is a
+            // subcommand would run that subcommand).
+            args.push("-".into());
+            last_message_file = Some(last);
+        }
+        AgentKind::Gemini => {
+            push(&mut args, &["-o", "stream-json"]);
+            // Without -m a router model is asked first to pick one: one more call and a
+            // different model than configured.
+            if let Some(model) = &spec.model {
+                push(&mut args, &["-m", model]);
+            }
+            push(&mut args, &["--approval-mode", "default", "--skip-trust"]);
+            args.extend(spec.extra_args.iter().cloned());
+            // No relaunch in a child node with a bigger heap: one process fewer to track.
+            env.insert("GEMINI_CLI_NO_RELAUNCH".into(), "true".into());
+        }
+        AgentKind::Generic => args.extend(spec.extra_args.iter().cloned()),
+    }
+    let env_remove = if spec.pass_forge_tokens {
+        Vec::new()
+    } else {
+        FORGE_TOKENS
+            .iter()
+            .filter(|k| !spec.env.contains_key(**k))
+            .map(|k| k.to_string())
+            .collect()
+    };
+    for (key, value) in &spec.env {
+        env.insert(key.clone(), value.clone());
+    }
+    AgentCommand {
+        program: spec.command.clone(),
+        args,
+        env,
+        env_remove,
+        cwd: worktree.to_path_buf(),
+        last_message_file,
+    }
+}
+
+/// An agent name made safe as one path component (bundle and worktree directories).
+pub fn safe_name(name: &str) -> String {
+    let cleaned: String = name
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let cleaned = cleaned.trim_matches('.').to_string();
+    if cleaned.is_empty() {
+        "agent".into()
+    } else {
+        cleaned
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|cwd| cwd.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    }
+}
+
+const REDACTED: &str = "***";
+
+/// A variable or option name that holds a secret: API keys, tokens, passwords.
+/// `env_key` (Codex: the *name* of the variable holding the key) is not a secret.
+fn is_secret_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if lower.ends_with("env_key") {
+        return false;
+    }
+    [
+        "key",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "credential",
+        "auth",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
+}
+
+/// Values that look like a credential whatever they are attached to.
+fn token_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(sk-[A-Za-z0-9_\-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|AIza[0-9A-Za-z_\-]{16,}|xox[abprs]-[A-Za-z0-9\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})",
+        )
+        .expect("static regex")
+    })
+}
+
+fn redact_value(value: &str) -> String {
+    token_pattern().replace_all(value, REDACTED).into_owned()
+}
+
+/// Redacts `--api-key X`, `--token=X`, `-c ...api_key=X` and credential-looking values.
+fn redact_args(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut hide_next = false;
+    for arg in args {
+        if hide_next {
+            out.push(REDACTED.to_string());
+            hide_next = false;
+            continue;
+        }
+        if let Some(flag) = arg.strip_prefix("--")
+            && !flag.contains('=')
+            && is_secret_name(flag)
+        {
+            out.push(arg.clone());
+            hide_next = true;
+            continue;
+        }
+        if let Some((key, _)) = arg.split_once('=')
+            && is_secret_name(key.trim_start_matches('-'))
+        {
+            out.push(format!("{key}={REDACTED}"));
+            continue;
+        }
+        out.push(redact_value(arg));
+    }
+    out
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || matches!(c, '-' | '_' | '.' | '/' | ':' | ',' | '=' | '@' | '+')
+        });
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn spec(name: &str) -> AgentSpec {
+        AgentSpec {
+            name: name.into(),
+            display: name.into(),
+            command: name.into(),
+            extra_args: vec![],
+            model: None,
+            effort: None,
+            timeout: Duration::from_secs(60),
+            env: BTreeMap::new(),
+            pass_forge_tokens: false,
+        }
+    }
+
+    #[test]
+    fn claude_is_read_only_with_stream_output_and_prompt_on_stdin() {
+        let mut s = spec("claude");
+        s.model = Some("claude-opus-4-6".into());
+        s.effort = Some("high".into());
+        s.extra_args = vec!["--max-turns".into(), "10".into()];
+        let cmd = command_for(&s, Path::new("/tmp/wt/claude"), Path::new("/tmp/b"));
+        let a = cmd.args.join(" ");
+        assert!(
+            a.starts_with("-p --output-format stream-json --verbose"),
+            "{a}"
+        );
+        assert!(a.contains("--permission-mode dontAsk"), "{a}");
+        assert!(
+            a.contains("--allowedTools Read,Grep,Glob,Bash(git diff:*)"),
+            "{a}"
+        );
+        assert!(a.contains("--no-session-persistence"), "{a}");
+        assert!(a.contains("--model claude-opus-4-6 --effort high"), "{a}");
+        assert!(a.ends_with("--max-turns 10"), "extra args come last: {a}");
+        assert_eq!(cmd.cwd, Path::new("/tmp/wt/claude"));
+        assert_eq!(cmd.env_remove, vec!["GITHUB_TOKEN", "GH_TOKEN"]);
+    }
+
+    #[test]
+    fn codex_reads_stdin_and_writes_last_message_to_an_absolute_path() {
+        let mut s = spec("codex");
+        s.effort = Some("xhigh".into());
+        s.extra_args = vec!["-c".into(), "model_provider=fake".into()];
+        let cmd = command_for(&s, Path::new("/tmp/wt/codex"), Path::new("rel/bundle"));
+        assert_eq!(cmd.args.last().map(String::as_str), Some("-"));
+        let a = cmd.args.join(" ");
+        assert!(
+            a.starts_with("exec --json --ephemeral -C /tmp/wt/codex -s read-only -o /"),
+            "{a}"
+        );
+        assert!(
+            a.contains("-c model_reasoning_effort=xhigh -c model_provider=fake -"),
+            "{a}"
+        );
+        let last = cmd.last_message_file.expect("codex has -o");
+        assert!(last.is_absolute());
+        assert!(last.ends_with("rel/bundle/codex/last-message.txt"));
+    }
+
+    #[test]
+    fn gemini_uses_default_approval_and_skips_trust() {
+        let mut s = spec("gemini");
+        s.model = Some("gemini-2.5-pro".into());
+        s.pass_forge_tokens = true;
+        let cmd = command_for(&s, Path::new("/w"), Path::new("/b"));
+        assert_eq!(
+            cmd.args,
+            [
+                "-o",
+                "stream-json",
+                "-m",
+                "gemini-2.5-pro",
+                "--approval-mode",
+                "default",
+                "--skip-trust"
+            ]
+        );
+        assert!(cmd.env_remove.is_empty());
+        assert_eq!(
+            cmd.env.get("GEMINI_CLI_NO_RELAUNCH").map(String::as_str),
+            Some("true")
+        );
+    }
+
+    #[test]
+    fn a_script_stand_in_gets_the_layout_of_its_name() {
+        let mut s = spec("Claude");
+        s.command = "/tmp/fake-claude.sh".into();
+        let cmd = command_for(&s, Path::new("/w"), Path::new("/b"));
+        assert_eq!(cmd.program, "/tmp/fake-claude.sh");
+        assert_eq!(cmd.args[0], "-p");
+    }
+
+    #[test]
+    fn display_redacts_keys_and_tokens() {
+        let mut s = spec("codex");
+        s.env
+            .insert("OPENAI_API_KEY".into(), "sk-abcdefghijklmnop".into());
+        s.env.insert("HOME".into(), "/home/me".into());
+        s.env
+            .insert("GH_TOKEN".into(), "ghp_abcdefghijklmnopqrstuvwx".into());
+        s.extra_args = vec![
+            "--api-key".into(),
+            "plainsecret".into(),
+            "-c".into(),
+            "model_providers.fake.env_key=FAKE_API_KEY".into(),
+            "-c".into(),
+            "model_providers.x.api_key=hunter2".into(),
+            "--note=Bearer abcdefghijkl".into(),
+        ];
+        let shown = command_for(&s, Path::new("/w"), Path::new("/b")).display();
+        for secret in [
+            "sk-abcdefghijklmnop",
+            "ghp_abc",
+            "plainsecret",
+            "hunter2",
+            "abcdefghijkl",
+        ] {
+            assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+        }
+        assert!(shown.contains("HOME=/home/me"), "{shown}");
+        assert!(shown.contains("env_key=FAKE_API_KEY"), "{shown}");
+        // GH_TOKEN set explicitly by config is kept, not removed.
+        assert!(!shown.contains("-u GH_TOKEN"), "{shown}");
+        assert!(shown.contains("-u GITHUB_TOKEN"), "{shown}");
+        assert!(shown.ends_with("- < brief"), "{shown}");
+    }
+
+    #[test]
+    fn names_become_safe_path_components() {
+        assert_eq!(safe_name("Claude Opus"), "claude-opus");
+        assert_eq!(safe_name("../x"), "-x");
+        assert_eq!(safe_name(""), "agent");
+    }
+}

@@ -1,0 +1,367 @@
+//! Turning what the user typed (`feature`, `main..feature`, nothing) into commits.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use super::git::{git_probe, git_text};
+use super::{Target, TargetSpec, changed_files, safe_label};
+use crate::model::CommitInfo;
+
+/// Resolves `spec` in the repository that contains `repo` into a [`Target`].
+///
+/// TARGET `A..B` (or `A...B`) reviews `merge-base(A, B)..B`; a single name reviews that branch
+/// or commit against its base; nothing reviews HEAD. The base, when not given, is the branch's
+/// upstream when it tracks another branch (`git checkout -b feat origin/main`), else the default
+/// branch (`origin/HEAD`, `main`, `master`). `--base` and `--head` override either side.
+pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Target> {
+    let root = repo_root(repo)?;
+
+    let (base_from_target, head_from_target) = split_target(spec.target.as_deref());
+    let head_spec = spec
+        .head
+        .clone()
+        .or(head_from_target)
+        .unwrap_or_else(|| "HEAD".to_string());
+    let base_spec = spec.base.clone().or(base_from_target);
+
+    let head = verify_commit(&root, &head_spec)?;
+    let branch = branch_of(&root, &head_spec);
+
+    let (base_ref, base) = match base_spec {
+        Some(b) => {
+            let sha = verify_commit(&root, &b)?;
+            (b, sha)
+        }
+        None => default_base(&root, branch.as_deref(), &head_spec, &head)?,
+    };
+
+    let merge_base = git_text(&root, &["merge-base", &base, &head]).map_err(|_| {
+        anyhow::anyhow!(
+            "`{base_ref}` and `{head_spec}` share no history in {}: name a base that `{head_spec}` \
+             was branched from with `--base REV`",
+            root.display()
+        )
+    })?;
+    if merge_base == head {
+        anyhow::bail!(
+            "nothing to review: `{head_spec}` has no commits that are not already on `{base_ref}` \
+             in {}: name the change as `BASE..HEAD` or pass `--base REV`",
+            root.display()
+        );
+    }
+
+    let commits = commits(&root, &merge_base, &head)?;
+    let author = commits
+        .first()
+        .map(|c| c.1.clone())
+        .filter(|a| !a.is_empty());
+    let commits: Vec<CommitInfo> = commits.into_iter().map(|c| c.0).collect();
+    let files = changed_files(&root, &merge_base, &head)
+        .with_context(|| format!("could not list the files changed by `{head_spec}`"))?;
+
+    let label = match (&spec.pr, &branch) {
+        (Some(pr), _) => format!("pr-{}", pr.number),
+        (None, Some(b)) => safe_label(b),
+        (None, None) => head.chars().take(12).collect(),
+    };
+
+    let repo_name = repo_name(&root);
+    Ok(Target {
+        repo_name,
+        repo: root,
+        base,
+        head,
+        merge_base,
+        base_ref,
+        branch,
+        author,
+        commits,
+        changed_files: files,
+        pr: spec.pr.clone(),
+        description: spec.description.clone(),
+        label,
+    })
+}
+
+/// The repository's top level, or a sentence saying why `repo` is not one.
+fn repo_root(repo: &Path) -> anyhow::Result<PathBuf> {
+    if !repo.is_dir() {
+        anyhow::bail!(
+            "{} is not a directory: pass a git repository with `--repo DIR`",
+            repo.display()
+        );
+    }
+    let top = git_text(repo, &["rev-parse", "--show-toplevel"]).map_err(|_| {
+        anyhow::anyhow!(
+            "{} is not inside a git repository: run deep-review in one or pass `--repo DIR`",
+            repo.display()
+        )
+    })?;
+    if top.is_empty() {
+        anyhow::bail!(
+            "{} is a bare repository or a .git directory: run deep-review in a working copy",
+            repo.display()
+        );
+    }
+    Ok(PathBuf::from(top))
+}
+
+/// `owner/name` from the `origin` remote (`git@github.com:o/n.git`, `https://host/o/n`), else
+/// the directory's name.
+fn repo_name(root: &Path) -> String {
+    let from_remote = git_probe(root, &["config", "--get", "remote.origin.url"]).and_then(|url| {
+        let url = url.trim().trim_end_matches('/').trim_end_matches(".git");
+        let path = url.rsplit_once(':').map(|(_, p)| p).unwrap_or(url);
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        match parts.as_slice() {
+            [.., owner, name] if !url.starts_with('/') && !url.starts_with("file:") => {
+                Some(format!("{owner}/{name}"))
+            }
+            _ => None,
+        }
+    });
+    from_remote.unwrap_or_else(|| {
+        root.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    })
+}
+
+/// `A..B` / `A...B` → (Some(A), Some(B)), an empty side meaning HEAD; `X` → (None, Some(X)).
+fn split_target(target: Option<&str>) -> (Option<String>, Option<String>) {
+    let Some(t) = target.map(str::trim).filter(|t| !t.is_empty()) else {
+        return (None, None);
+    };
+    let split = t.split_once("...").or_else(|| t.split_once(".."));
+    match split {
+        Some((a, b)) => {
+            let side = |s: &str| {
+                if s.is_empty() {
+                    "HEAD".to_string()
+                } else {
+                    s.to_string()
+                }
+            };
+            (Some(side(a)), Some(side(b)))
+        }
+        None => (None, Some(t.to_string())),
+    }
+}
+
+/// The full sha of the commit `rev` names, or one sentence saying it names none.
+fn verify_commit(root: &Path, rev: &str) -> anyhow::Result<String> {
+    if rev.starts_with('-') {
+        anyhow::bail!("`{rev}` is not a branch or commit: revisions may not start with `-`");
+    }
+    let peeled = format!("{rev}^{{commit}}");
+    match git_probe(
+        root,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &peeled,
+        ],
+    ) {
+        Some(sha) if !sha.is_empty() => Ok(sha),
+        _ if rev == "HEAD" => anyhow::bail!(
+            "{} has no commits yet: commit the change first, deep-review reviews commits",
+            root.display()
+        ),
+        _ => anyhow::bail!(
+            "`{rev}` is not a branch or commit in {}: run `git branch -a` to see the branches",
+            root.display()
+        ),
+    }
+}
+
+/// The branch `spec` names: the current branch for `HEAD` (`None` when detached), the name of a
+/// local or remote-tracking branch, else `None` (a sha, a tag).
+fn branch_of(root: &Path, spec: &str) -> Option<String> {
+    if spec == "HEAD" {
+        return git_probe(root, &["symbolic-ref", "--quiet", "--short", "HEAD"]);
+    }
+    let name = spec.strip_prefix("refs/heads/").unwrap_or(spec);
+    for prefix in ["refs/heads/", "refs/remotes/"] {
+        let full = format!("{prefix}{name}");
+        if git_probe(root, &["show-ref", "--verify", "--quiet", &full]).is_some() {
+            return Some(name.to_string());
+        }
+    }
+    None
+}
+
+/// Picks the base when none was named: the upstream when the branch tracks a *different*
+/// branch, then the default branch. An upstream that is the branch's own remote copy
+/// (`feat` → `origin/feat`) is skipped: it would review only the unpushed commits. A candidate
+/// that already contains the head (nothing to review) is skipped too.
+fn default_base(
+    root: &Path,
+    branch: Option<&str>,
+    head_spec: &str,
+    head: &str,
+) -> anyhow::Result<(String, String)> {
+    let shown = branch.unwrap_or(head_spec);
+    let mut candidates: Vec<String> = Vec::new();
+    if let Some(b) = branch {
+        if let Some(up) = tracked_other_branch(root, b) {
+            candidates.push(up);
+        }
+    }
+    if let Some(origin_head) = git_probe(
+        root,
+        &[
+            "symbolic-ref",
+            "--quiet",
+            "--short",
+            "refs/remotes/origin/HEAD",
+        ],
+    ) {
+        candidates.push(origin_head);
+    }
+    for name in ["main", "master", "origin/main", "origin/master"] {
+        candidates.push(name.to_string());
+    }
+
+    let mut found_any: Option<String> = None;
+    for cand in candidates {
+        if Some(cand.as_str()) == branch {
+            // On the default branch itself: there is a base, but nothing is on top of it.
+            found_any.get_or_insert_with(|| cand.clone());
+            continue;
+        }
+        let peeled = format!("{cand}^{{commit}}");
+        let Some(sha) = git_probe(
+            root,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &peeled,
+            ],
+        ) else {
+            continue;
+        };
+        found_any.get_or_insert_with(|| cand.clone());
+        match git_probe(root, &["merge-base", &sha, head]) {
+            Some(mb) if mb != head => return Ok((cand, sha)),
+            _ => continue,
+        }
+    }
+    match found_any {
+        Some(base) => anyhow::bail!(
+            "nothing to review: `{shown}` has no commits that are not already on `{base}` in \
+             {}: check out the branch to review, or name it as `deep-review run BRANCH` or `BASE..HEAD`",
+            root.display()
+        ),
+        None => anyhow::bail!(
+            "no base to compare `{shown}` with in {}: it has no upstream and there is no \
+             default branch (origin/HEAD, main, master): pass `--base REV` or `BASE..HEAD`",
+            root.display()
+        ),
+    }
+}
+
+/// The upstream of local branch `b` when it is not `b`'s own copy on the remote.
+fn tracked_other_branch(root: &Path, b: &str) -> Option<String> {
+    let upstream = format!("{b}@{{upstream}}");
+    let short = git_probe(
+        root,
+        &[
+            "rev-parse",
+            "--abbrev-ref",
+            "--symbolic-full-name",
+            &upstream,
+        ],
+    )?;
+    let merge = git_probe(root, &["config", "--get", &format!("branch.{b}.merge")]);
+    let remote = git_probe(root, &["config", "--get", &format!("branch.{b}.remote")]);
+    let same_name =
+        merge.as_deref() == Some(&format!("refs/heads/{b}")) && remote.as_deref() != Some(".");
+    if same_name || short.is_empty() {
+        None
+    } else {
+        Some(short)
+    }
+}
+
+/// `merge_base..head`, oldest first: (commit, author name).
+fn commits(root: &Path, merge_base: &str, head: &str) -> anyhow::Result<Vec<(CommitInfo, String)>> {
+    let range = format!("{merge_base}..{head}");
+    let out = git_text(
+        root,
+        &[
+            "log",
+            "--reverse",
+            "--no-color",
+            "--format=%h%x1f%s%x1f%an%x1e",
+            &range,
+            "--",
+        ],
+    )?;
+    Ok(out
+        .split('\u{1e}')
+        .map(|rec| rec.trim_start_matches('\n'))
+        .filter(|rec| !rec.is_empty())
+        .filter_map(|rec| {
+            let mut parts = rec.split('\u{1f}');
+            let sha = parts.next()?.to_string();
+            let subject = parts.next().unwrap_or_default().to_string();
+            let author = parts.next().unwrap_or_default().to_string();
+            Some((CommitInfo { sha, subject }, author))
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{repo_name, split_target};
+
+    #[test]
+    fn repo_names_from_remotes_or_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("myrepo");
+        std::fs::create_dir(&root).unwrap();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&root)
+                .args(args)
+                .status();
+            assert!(ok.unwrap().success());
+        };
+        git(&["init", "-q"]);
+        assert_eq!(repo_name(&root), "myrepo");
+        for (url, want) in [
+            (
+                "git@github.com:rancher-sandbox/rancher-desktop-daemon.git",
+                "rancher-sandbox/rancher-desktop-daemon",
+            ),
+            ("https://github.com/o/n/", "o/n"),
+            ("ssh://git@host:22/group/sub/n.git", "sub/n"),
+            ("/srv/git/n.git", "myrepo"),
+        ] {
+            let _ = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&root)
+                .args(["remote", "remove", "origin"])
+                .status();
+            git(&["remote", "add", "origin", url]);
+            assert_eq!(repo_name(&root), want, "{url}");
+        }
+    }
+
+    #[test]
+    fn target_forms() {
+        let s = |a: &str, b: &str| (Some(a.to_string()), Some(b.to_string()));
+        assert_eq!(split_target(Some("main..feat")), s("main", "feat"));
+        assert_eq!(split_target(Some("main...feat")), s("main", "feat"));
+        assert_eq!(split_target(Some("main..")), s("main", "HEAD"));
+        assert_eq!(split_target(Some("feat")), (None, Some("feat".to_string())));
+        assert_eq!(split_target(None), (None, None));
+        assert_eq!(split_target(Some("  ")), (None, None));
+    }
+}

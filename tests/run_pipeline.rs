@@ -1,0 +1,320 @@
+//! `deep-review run` end to end with real processes: shell scripts stand in for agents (custom
+//! agents in config run as generic agents: brief on stdin, review on stdout), on a real
+//! repository. The tests with the real CLIs and a fake model server live elsewhere.
+
+#[path = "target_support/mod.rs"]
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use support::Repo;
+
+fn repo() -> Repo {
+    let repo = Repo::new();
+    repo.write("src/lib.rs", "pub fn a() {}\n");
+    repo.commit("initial");
+    repo.git(&["checkout", "-q", "-b", "login"]);
+    repo.write("src/lib.rs", "pub fn a() {}\npub mod auth;\n");
+    repo.commit("Wire auth");
+    repo.write("src/auth.rs", "pub fn login(_pw: &str) -> bool { true }\n");
+    repo.commit("Add login");
+    repo
+}
+
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// A review in the brief's layout, with one important finding on `src/auth.rs:1`.
+fn review(title: &str, extra_suggestion: bool) -> String {
+    let suggestion = if extra_suggestion {
+        "1. **Name the module after its job** — `src/lib.rs:2` (suggestion, enhancement)\n\n\
+         `auth` could be `session`.\n\nFix: rename it.\n"
+    } else {
+        "None.\n"
+    };
+    format!(
+        "**Verdict**: Merge with fixes\n\n## Executive Summary\n\nAdds a login function.\n\n\
+         ## Findings\n\n### Critical Issues\n\nNone.\n\n### Important Issues\n\n\
+         1. **{title}** — `src/auth.rs:1` (important, regression)\n\n\
+         ```rust\npub fn login(_pw: &str) -> bool {{ true }}\n```\n\n\
+         `login` returns true for every password, so anyone can log in.\n\n\
+         Fix: compare the password with the stored hash.\n\n### Suggestions\n\n{suggestion}\n\
+         ## Design Observations\n\nNone.\n\n## Testing Assessment\n\nNo tests.\n\n\
+         ## Documentation Assessment\n\nNone.\n\n## Acknowledged Limitations\n\nNone.\n\n\
+         ## Coverage Summary\n\n| File | Status |\n|------|--------|\n\
+         | `src/auth.rs` | Important 1 |\n| `src/lib.rs` | Reviewed, no issues |\n"
+    )
+}
+
+#[test]
+fn agents_run_and_the_report_is_written() {
+    let repo = repo();
+    let tools = tempfile::tempdir().unwrap();
+    let xdg = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tools.path().join("alpha.md"),
+        review("Login accepts any password", true),
+    )
+    .unwrap();
+    std::fs::write(
+        tools.path().join("beta.md"),
+        review("login() accepts every password", false),
+    )
+    .unwrap();
+    // Each stand-in checks that the brief came on stdin and that it runs in a checkout of head.
+    let body = |name: &str| {
+        format!(
+            "brief=$(cat)\ncase \"$brief\" in *'## Coverage Summary'*) ;; *) echo 'no brief' >&2; exit 3;; esac\n\
+             test -f src/auth.rs || {{ echo 'not in a worktree of head' >&2; exit 4; }}\n\
+             cat {}",
+            tools.path().join(format!("{name}.md")).display()
+        )
+    };
+    let alpha = script(tools.path(), "alpha.sh", &body("alpha"));
+    let beta = script(tools.path(), "beta.sh", &body("beta"));
+    let gamma = script(
+        tools.path(),
+        "gamma.sh",
+        "cat >/dev/null\necho 'gamma: not logged in' >&2\nexit 1",
+    );
+    std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
+    std::fs::write(
+        xdg.path().join("deep-review/config.toml"),
+        format!(
+            "[agents.alpha]\ncommand = \"{}\"\ndisplay = \"Alpha\"\n\
+             [agents.beta]\ncommand = \"{}\"\ndisplay = \"Beta\"\n\
+             [agents.gamma]\ncommand = \"{}\"\ndisplay = \"Gamma\"\n",
+            alpha.display(),
+            beta.display(),
+            gamma.display()
+        ),
+    )
+    .unwrap();
+    // A dirty checkout: the run reviews commits and leaves this alone.
+    repo.write("src/lib.rs", "uncommitted\n");
+    let status_before = repo.git(&["status", "--porcelain", "-uall"]);
+
+    let out = Command::cargo_bin("deep-review")
+        .unwrap()
+        .current_dir(repo.path())
+        .env("XDG_CONFIG_HOME", xdg.path())
+        .args([
+            "run",
+            "--agents",
+            "alpha,beta,gamma",
+            "--quiet",
+            "--format",
+            "json",
+            "--out",
+        ])
+        .arg(out_dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "exit {:?}: {stderr}",
+        out.status.code()
+    );
+
+    let printed: Vec<PathBuf> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(PathBuf::from)
+        .collect();
+    assert_eq!(printed.len(), 2, "the .md and .json paths: {printed:?}");
+    let md_path = &printed[0];
+    assert!(
+        md_path.starts_with(out_dir.path().join(".reviews")),
+        "{md_path:?}"
+    );
+    let name = md_path.file_name().unwrap().to_string_lossy().to_string();
+    assert!(name.ends_with("-login.md"), "{name}");
+    let id = name.trim_end_matches(".md").to_string();
+    assert_eq!(id.len(), "YYYYMMDD-HHMMSS-login".len(), "{id}");
+
+    let md = std::fs::read_to_string(md_path).unwrap();
+    assert!(md.contains(&format!("# Deep Review: {id}")), "{md}");
+    assert!(md.contains("`src/auth.rs:1`"), "{md}");
+    assert!(md.contains("Alpha") && md.contains("Beta"), "{md}");
+    assert!(md.contains("Gamma"), "the failed agent is named: {md}");
+    assert!(
+        md.contains("Wire auth") && md.contains("Add login"),
+        "commits in the table: {md}"
+    );
+
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&printed[1]).unwrap()).unwrap();
+    assert_eq!(json["meta"]["round"], 1);
+    assert_eq!(json["meta"]["branch"], "login");
+    assert_eq!(json["meta"]["author"], "Test Author");
+    assert!(json["meta"]["wall_clock_s"].as_f64().unwrap() > 0.0);
+    let important: Vec<&serde_json::Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "important")
+        .collect();
+    assert_eq!(
+        important.len(),
+        1,
+        "both agents' finding merged into one: {json:#}"
+    );
+    let agents: Vec<&str> = important[0]["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(agents, ["alpha", "beta"]);
+
+    let bundle = out_dir.path().join(".reviews/runs").join(&id);
+    let brief = std::fs::read_to_string(bundle.join("brief.md")).unwrap();
+    assert!(brief.contains("- `src/auth.rs` (+1 −0, added)"));
+    let target: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(bundle.join("target.json")).unwrap())
+            .unwrap();
+    assert_eq!(target["head"], repo.git(&["rev-parse", "HEAD"]));
+    assert!(
+        bundle.join("alpha").is_dir() && bundle.join("gamma").is_dir(),
+        "per-agent files"
+    );
+
+    assert_eq!(repo.git(&["status", "--porcelain", "-uall"]), status_before);
+    assert_eq!(
+        std::fs::read_to_string(repo.file("src/lib.rs")).unwrap(),
+        "uncommitted\n"
+    );
+    let worktrees = repo.git(&["worktree", "list"]);
+    assert_eq!(
+        worktrees.lines().count(),
+        1,
+        "worktrees removed: {worktrees}"
+    );
+}
+
+#[test]
+fn no_agent_producing_a_review_exits_1_with_a_report() {
+    let repo = repo();
+    let tools = tempfile::tempdir().unwrap();
+    let xdg = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let broken = script(
+        tools.path(),
+        "broken.sh",
+        "cat >/dev/null\necho 'no credentials' >&2\nexit 1",
+    );
+    std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
+    std::fs::write(
+        xdg.path().join("deep-review/config.toml"),
+        format!("[agents.broken]\ncommand = \"{}\"\n", broken.display()),
+    )
+    .unwrap();
+    let out = Command::cargo_bin("deep-review")
+        .unwrap()
+        .current_dir(repo.path())
+        .env("XDG_CONFIG_HOME", xdg.path())
+        .args(["run", "--agents", "broken", "--quiet", "--out"])
+        .arg(out_dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md_path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    assert!(md.contains("broken"), "{md}");
+}
+
+#[test]
+fn ctrl_c_stops_the_agents_and_exits_130() {
+    let repo = repo();
+    let tools = tempfile::tempdir().unwrap();
+    let xdg = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let pidfile = tools.path().join("agent.pid");
+    let slow = script(
+        tools.path(),
+        "slow.sh",
+        &format!(
+            "cat >/dev/null\necho $$ > {}\nexec sleep 60",
+            pidfile.display()
+        ),
+    );
+    std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
+    std::fs::write(
+        xdg.path().join("deep-review/config.toml"),
+        format!("[agents.slow]\ncommand = \"{}\"\n", slow.display()),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("deep-review"))
+        .current_dir(repo.path())
+        .env("XDG_CONFIG_HOME", xdg.path())
+        .args(["run", "--agents", "slow", "--quiet", "--out"])
+        .arg(out_dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    // Wait until the agent runs, then press Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let agent_pid: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("deep-review did not stop after Ctrl-C");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "no report path printed");
+    // The agent's process is gone (ESRCH), its worktree removed, the bundle kept.
+    // (Allow a moment for the orphaned, killed process to be reaped by init.)
+    let gone_by = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while unsafe { libc::kill(agent_pid, 0) } == 0 && std::time::Instant::now() < gone_by {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let alive = unsafe { libc::kill(agent_pid, 0) } == 0;
+    assert!(!alive, "agent process {agent_pid} survived");
+    assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
+    let runs: Vec<_> = std::fs::read_dir(out_dir.path().join(".reviews/runs"))
+        .unwrap()
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let bundle = runs[0].as_ref().unwrap().path();
+    assert!(bundle.join("brief.md").is_file());
+}
