@@ -112,9 +112,10 @@ fn looks_like_location(s: &str) -> bool {
     if s.starts_with('(') || s.contains("()") || s.contains('=') {
         return false;
     }
-    let path = s.split(':').next().unwrap_or(s);
+    let path = s.split([':', '#']).next().unwrap_or(s);
     let has_lines = s
         .split_once(':')
+        .or_else(|| s.split_once("#L"))
         .is_some_and(|(_, l)| l.trim_start().starts_with(|c: char| c.is_ascii_digit()));
     let has_ext = path.rsplit_once('.').is_some_and(|(stem, ext)| {
         !stem.is_empty()
@@ -195,6 +196,15 @@ fn ext_is_fileish(path: &str) -> bool {
 /// [`Location`] per range.
 pub(crate) fn parse_locations(s: &str) -> Vec<Location> {
     let s = s.trim().trim_matches('`').trim();
+    // GitHub-style anchors: `a.go#L12-L20`, `a.go#L12`.
+    let anchored;
+    let s = match s.split_once("#L") {
+        Some((path, lines)) if lines.starts_with(|c: char| c.is_ascii_digit()) => {
+            anchored = format!("{path}:{}", lines.replace('L', ""));
+            anchored.as_str()
+        }
+        _ => s,
+    };
     let Some((path, lines)) = s.rsplit_once(':') else {
         return s.parse().into_iter().collect();
     };
@@ -541,6 +551,18 @@ mod tests {
         let h = head_of("1. **Leak** — Severity: high — `a/b.go:3`\n");
         assert_eq!(h.severity, Some(Severity::Critical));
         assert_eq!(h.locations[0].to_string(), "a/b.go:3");
+    }
+
+    #[test]
+    fn github_anchors_and_links() {
+        assert_eq!(
+            parse_locations("pkg/a.go#L12-L20"),
+            vec![Location::new("pkg/a.go", Some(12), Some(20))]
+        );
+        let h = head_of("1. **Leak** — [pkg/a.go:12](pkg/a.go#L12) (important, gap)\n");
+        assert_eq!(h.locations, vec![Location::new("pkg/a.go", Some(12), None)]);
+        let h = head_of("1. **Leak** — `pkg/a.go#L3` (important, gap)\n");
+        assert_eq!(h.locations, vec![Location::new("pkg/a.go", Some(3), None)]);
     }
 
     #[test]

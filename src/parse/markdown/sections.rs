@@ -112,9 +112,15 @@ pub(super) fn classify(name: &str) -> Option<Sec> {
         | "architecture"
         | "design" => Sec::Observations(ObservationKind::Concern),
         "concerns" | "design concerns" | "concern" => Sec::Observations(ObservationKind::Concern),
-        "strengths" | "strength" | "design strengths" | "positives" | "what went well" => {
-            Sec::Observations(ObservationKind::Strength)
-        }
+        "strengths"
+        | "strength"
+        | "design strengths"
+        | "positives"
+        | "what went well"
+        | "positive observations"
+        | "what's good"
+        | "what is good"
+        | "good" => Sec::Observations(ObservationKind::Strength),
         "testing assessment" | "testing" | "tests" | "test coverage" | "testing gaps"
         | "test assessment" => Sec::Testing,
         "documentation assessment" | "documentation" | "docs" | "documentation gaps" => {
