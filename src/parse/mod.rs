@@ -2,8 +2,27 @@
 //! contract; what it cannot place is kept and named in a warning, never dropped.
 //!
 //! - [`markdown`]: the Markdown reader (the layout reviewers are asked to write, and its drift);
-//! - [`json`]: a review given as JSON of the `Review` schema;
+//! - [`json`]: a review given as JSON of the `Review` schema (also inside one ```` ```json ````
+//!   fence);
 //! - [`report_reader`]: the raw reviews and metadata of an existing Deep Review report.
+//!
+//! What the Markdown reader understands:
+//!
+//! - sections by name at any heading level or as a bold paragraph (`**Critical Issues**`), with
+//!   or without a `Findings` wrapper: Executive Summary, Verdict, Critical Issues, Important
+//!   Issues, Suggestions, Design Observations (Concerns, Strengths), Testing Assessment,
+//!   Documentation Assessment, Acknowledged Limitations, Unresolved Feedback, Commit Structure,
+//!   Coverage Summary, and common synonyms;
+//! - a finding per numbered or bulleted item, bold paragraph, `S1.`/`**S1.**` paragraph,
+//!   heading below its section's heading, or row of a findings table; later findings of a
+//!   section are written like the first, so a bold sentence in a body does not start one;
+//! - on a finding's first line: the bold title, backticked locations (`a.go:3`, `a.go:3-9`,
+//!   `a.go:13-14,30-37`, a bare `355-374` after a path, `a.go#L3-L9`) and the
+//!   `(severity, category)` note, plain or in backticks; the note may also end the body or sit
+//!   on the second line, and `Severity:`/`Location:` lines work too; without one, the severity
+//!   is the section's;
+//! - in the body: the first non-diff code block before `Fix:` is the quoted code, prose is the
+//!   explanation, text after `Fix:` is the fix, a ```` ```diff ```` block is the fix diff.
 
 mod blocks;
 mod head;
