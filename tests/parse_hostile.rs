@@ -691,3 +691,18 @@ fn location_and_severity_on_the_line_after_the_title() {
     assert_eq!(r.findings[1].explanation, "Just a typo in a comment.");
     assert!(r.findings[1].locations.is_empty());
 }
+
+/// Text before the first section is never lost, even when a label in it carries a severity
+/// note that does not make it a finding.
+#[test]
+fn preamble_keeps_every_paragraph_and_reads_a_plain_verdict_line() {
+    let r = parse_review(
+        "x",
+        "Verdict: Approve.\n\nIntro.\n\n**Note** (critical, gap): read this.\n\nMore.\n",
+    );
+    assert_eq!(r.verdict.as_deref(), Some("Approve"));
+    assert!(r.findings.is_empty());
+    assert!(r.summary.contains("Intro."), "{}", r.summary);
+    assert!(r.summary.contains("read this"), "{}", r.summary);
+    assert!(r.summary.ends_with("More."), "{}", r.summary);
+}

@@ -115,7 +115,9 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
     for chunk in &chunks {
         match &chunk.sec {
             Sec::Preamble => read_preamble(chunk, &mut ctx, &mut preamble),
-            Sec::Findings(sev) => read_findings(chunk, *sev, false, &mut ctx),
+            Sec::Findings(sev) => {
+                read_findings(chunk, *sev, false, &mut ctx);
+            }
             Sec::Summary => {
                 let s = join_units(&chunk.units, &ctx);
                 push_para(&mut ctx.review.summary, &s);

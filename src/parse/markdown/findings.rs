@@ -70,8 +70,14 @@ pub(super) struct Draft<'u, 'a> {
 }
 
 /// Reads a findings section (or, with `strict`, the preamble or an unknown section, where only
-/// a line with a `(severity, category)` note starts a finding).
-pub(super) fn read_findings(chunk: &Chunk, sec_sev: Option<Severity>, strict: bool, ctx: &mut Ctx) {
+/// a line with a `(severity, category)` note starts a finding). Returns where the first finding
+/// starts: every unit from there on belongs to a finding.
+pub(super) fn read_findings(
+    chunk: &Chunk,
+    sec_sev: Option<Severity>,
+    strict: bool,
+    ctx: &mut Ctx,
+) -> Option<usize> {
     let mut entries: Vec<Entry> = Vec::new();
     let mut style: Option<Style> = None;
     let mut first_list: Option<*const Block> = None;
@@ -162,6 +168,10 @@ pub(super) fn read_findings(chunk: &Chunk, sec_sev: Option<Severity>, strict: bo
             }
         }
     }
+    let first = entries.first().map(|e| match e {
+        Entry::Draft(d) => d.start.start(),
+        Entry::Row(row, _) => row.range.start,
+    });
     let mut position = 0;
     for e in entries {
         position += 1;
@@ -171,6 +181,7 @@ pub(super) fn read_findings(chunk: &Chunk, sec_sev: Option<Severity>, strict: bo
         };
         ctx.review.findings.push(f);
     }
+    first
 }
 
 /// `1. **Title**` with `` `a.go:3` (important, gap) `` on the next line: when the first line

@@ -5,29 +5,22 @@ use super::findings::*;
 use super::sections::*;
 use super::*;
 
+/// Text before the first section (and the text of unknown sections): findings written with no
+/// section around them still count when their first line carries a `(severity, category)`
+/// note; a `**Verdict**:` line is the verdict; the rest is handed back to the caller.
 pub(super) fn read_preamble(chunk: &Chunk, ctx: &mut Ctx, preamble: &mut Vec<(usize, String)>) {
-    // Findings written with no section around them still count when their first line carries
-    // a `(severity, category)` note.
-    let before = ctx.review.findings.len();
-    read_findings(chunk, None, true, ctx);
-    let found_any = ctx.review.findings.len() > before;
-    // Units that belong to a finding were consumed; keep the ones before the first.
-    let first_start = if found_any {
-        first_finding_start(chunk)
-    } else {
-        usize::MAX
-    };
+    // Units from the first finding on were consumed by it; keep the ones before.
+    let first_start = read_findings(chunk, None, true, ctx).unwrap_or(usize::MAX);
     for u in &chunk.units {
         if u.start() >= first_start {
             break;
         }
         let s = unit_src(u, ctx);
         if let Unit::Block(b) = u
-            && let BlockKind::Paragraph = b.kind
-            && let Some((bold, after, _)) = b.lines().first().and_then(|l| bold_lead(l))
-            && norm(&bold) == "verdict"
+            && b.kind == BlockKind::Paragraph
+            && let Some(v) = verdict_line(b)
         {
-            ctx.review.verdict = Some(clean_verdict(strip_sep(&after)));
+            ctx.review.verdict = Some(v);
             continue;
         }
         if !s.trim().is_empty() {
@@ -36,18 +29,25 @@ pub(super) fn read_preamble(chunk: &Chunk, ctx: &mut Ctx, preamble: &mut Vec<(us
     }
 }
 
-pub(super) fn first_finding_start(chunk: &Chunk) -> usize {
-    chunk
-        .units
-        .iter()
-        .find(|u| {
-            first_line(u).is_some_and(|l| {
-                let h = parse_head(&l);
-                h.severity.is_some() && (h.bold || h.id.is_some())
-            })
-        })
-        .map(|u| u.start())
-        .unwrap_or(usize::MAX)
+/// `**Verdict**: X`, `**Verdict:** X` or `Verdict: X` as a paragraph of its own.
+fn verdict_line(b: &Block) -> Option<String> {
+    let lines = b.lines();
+    let first = lines.first()?;
+    if let Some((bold, after, _)) = bold_lead(first)
+        && norm(&bold) == "verdict"
+    {
+        let v = strip_sep(&after);
+        return Some(clean_verdict(if v.is_empty() {
+            bold.split_once(':').map(|(_, r)| r).unwrap_or("")
+        } else {
+            v
+        }));
+    }
+    let text = plain(first);
+    let rest = text
+        .strip_prefix("Verdict:")
+        .or_else(|| text.strip_prefix("VERDICT:"))?;
+    (lines.len() == 1).then(|| clean_verdict(rest))
 }
 
 pub(super) fn read_verdict(chunk: &Chunk, ctx: &mut Ctx) {
