@@ -706,3 +706,23 @@ fn preamble_keeps_every_paragraph_and_reads_a_plain_verdict_line() {
     assert!(r.summary.contains("read this"), "{}", r.summary);
     assert!(r.summary.ends_with("More."), "{}", r.summary);
 }
+
+#[test]
+fn unknown_sections_and_bad_coverage_entries_are_kept_with_a_warning() {
+    let text = "# Review of the cache\n\n## Random thoughts\n\nThe cache is nice.\n\n\
+                ## Coverage Summary\n\n- `src/a.rs` — ok\n- everything else looked fine\n";
+    let r = parse_review("x", text);
+    assert_eq!(r.coverage.len(), 1);
+    assert!(
+        r.unparsed
+            .iter()
+            .any(|u| u.contains("Random thoughts") && u.contains("nice"))
+    );
+    assert!(r.unparsed.iter().any(|u| u.contains("everything else")));
+    let lines: Vec<Option<usize>> = r.warnings.iter().map(|w| w.line).collect();
+    assert!(
+        lines.contains(&Some(3)) && lines.contains(&Some(10)),
+        "{:?}",
+        r.warnings
+    );
+}

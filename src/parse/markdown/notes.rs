@@ -273,10 +273,16 @@ pub(super) fn read_coverage(chunk: &Chunk, ctx: &mut Ctx) {
                 }
             }
             Unit::Item { item, .. } => {
-                if let Some(p) = item.first_paragraph() {
-                    let lines = p.lines();
-                    if let Some(entry) = lines.first().and_then(|l| coverage_line(l)) {
-                        ctx.review.coverage.push(entry);
+                let entry = item
+                    .first_paragraph()
+                    .and_then(|p| p.lines().first().and_then(|l| coverage_line(l)));
+                match entry {
+                    Some(e) => ctx.review.coverage.push(e),
+                    None => {
+                        let s = item_text(item, ctx);
+                        if !is_none_text(&s) {
+                            ctx.keep_unparsed(u.start(), s, "coverage entry that names no file");
+                        }
                     }
                 }
             }

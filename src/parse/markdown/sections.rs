@@ -170,6 +170,7 @@ pub(super) fn split_sections<'a>(blocks: &'a [Block], ctx: &mut Ctx) -> Vec<Chun
         at: 0,
         units: Vec::new(),
     }];
+    let mut seen_heading = false;
     for b in blocks {
         let cur = chunks.last().map(|c| (c.sec.clone(), c.level));
         let (cur_sec, cur_level) = cur.unwrap_or((Sec::Preamble, None));
@@ -177,6 +178,7 @@ pub(super) fn split_sections<'a>(blocks: &'a [Block], ctx: &mut Ctx) -> Vec<Chun
             BlockKind::Heading(level) => {
                 let level = *level;
                 let name = b.plain();
+                let first_heading = !std::mem::replace(&mut seen_heading, true);
                 if let Some(sec) = classify(&name) {
                     if sec == Sec::Verdict
                         && let Some(v) = inline_value(&name)
@@ -198,11 +200,13 @@ pub(super) fn split_sections<'a>(blocks: &'a [Block], ctx: &mut Ctx) -> Vec<Chun
                 let has_sev = crate::parse::head::find_severity(&name).is_some();
                 if (in_findings && (deeper || NUMBERED_RE.is_match(&name))) || has_sev {
                     push_unit(&mut chunks, Unit::Block(b));
-                } else if cur_sec == Sec::Preamble {
-                    // A title heading ("# Deep Review: PR #361"): nothing to keep but its place.
-                    if level > 2 && !name.to_lowercase().contains("review") {
-                        push_unit(&mut chunks, Unit::Block(b));
-                    }
+                } else if cur_sec == Sec::Preamble
+                    && first_heading
+                    && (level <= 2 || name.to_lowercase().contains("review"))
+                {
+                    // The title ("# Deep Review: PR #361"): the raw text keeps it.
+                } else if cur_sec == Sec::Preamble && level > 2 {
+                    push_unit(&mut chunks, Unit::Block(b));
                 } else if deeper && cur_level.is_some() {
                     push_unit(&mut chunks, Unit::Block(b));
                 } else {
