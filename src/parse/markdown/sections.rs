@@ -205,9 +205,8 @@ pub(super) fn split_sections<'a>(blocks: &'a [Block], ctx: &mut Ctx) -> Vec<Chun
                     && (level <= 2 || name.to_lowercase().contains("review"))
                 {
                     // The title ("# Deep Review: PR #361"): the raw text keeps it.
-                } else if cur_sec == Sec::Preamble && level > 2 {
-                    push_unit(&mut chunks, Unit::Block(b));
-                } else if deeper && cur_level.is_some() {
+                } else if (cur_sec == Sec::Preamble && level > 2) || (deeper && cur_level.is_some())
+                {
                     push_unit(&mut chunks, Unit::Block(b));
                 } else {
                     chunks.push(Chunk {
