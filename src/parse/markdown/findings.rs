@@ -82,6 +82,7 @@ pub(super) fn read_findings(
     let mut style: Option<Style> = None;
     let mut first_list: Option<*const Block> = None;
     let mut last_number: Option<u64> = None;
+    let mut any_draft = false;
     for u in &chunk.units {
         // A table whose header names the finding columns holds one finding per row.
         if !strict
@@ -105,7 +106,6 @@ pub(super) fn read_findings(
             Unit::Item { number, .. } => *number,
             _ => head.as_ref().and_then(|h| h.number),
         };
-        let any_draft = entries.iter().any(|e| matches!(e, Entry::Draft(_)));
         let is_fix =
             strip_fix_label(&first_line(u).map(|l| plain(&l)).unwrap_or_default()).is_some();
         let starts = match (&head, st) {
@@ -139,6 +139,7 @@ pub(super) fn read_findings(
         };
         if starts {
             if !any_draft {
+                any_draft = true;
                 style = st;
                 if let Unit::Item { list, .. } = u {
                     first_list = Some(*list as *const Block);
