@@ -402,7 +402,13 @@ pub(super) fn take_fields(text: &str, f: &mut Finding) -> String {
 pub(super) fn strip_fix_label(s: &str) -> Option<String> {
     let t = s.trim_start();
     let unbold = t.trim_start_matches(['*', '_']);
-    let lower = unbold.to_ascii_lowercase();
+    // Labels are short: lower-case only the start (ASCII, so byte offsets stay the same).
+    let head_len = unbold
+        .char_indices()
+        .nth(24)
+        .map(|(i, _)| i)
+        .unwrap_or(unbold.len());
+    let lower = unbold[..head_len].to_ascii_lowercase();
     for label in [
         "fix",
         "suggested fix",
@@ -417,7 +423,7 @@ pub(super) fn strip_fix_label(s: &str) -> Option<String> {
                 || after_trim.starts_with(" —")
                 || after_trim.starts_with(" -")
             {
-                let cut = unbold.len() - after_trim.len();
+                let cut = head_len - after_trim.len();
                 let rest = unbold[cut..]
                     .trim_start_matches([':', ' ', '—', '-'])
                     .trim_start_matches(['*', '_'])
