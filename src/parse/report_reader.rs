@@ -24,7 +24,9 @@ pub struct ReportSource {
     pub verdict_rationale: String,
     /// One parsed review per agent heading of the appendix, in report order.
     pub reviews: Vec<Review>,
-    /// What could not be read (unknown rows, reviewers with no review).
+    /// What could not be read in the report itself (unknown rows, reviewers with no review),
+    /// as `line N: message`. Each review's own warnings are on the review, with lines counted
+    /// within that review.
     pub warnings: Vec<String>,
 }
 
@@ -113,7 +115,7 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
                 let (v, rationale) = parse_verdict(value);
                 if v.is_none() {
                     warnings.push(format!(
-                        "{path_for_errors}:{row_line}: verdict {value:?} is not one of Merge, \
+                        "line {row_line}: verdict {value:?} is not one of Merge, \
                          Merge as-is, Merge with optional fixes, Merge with fixes, Rework"
                     ));
                 }
@@ -124,13 +126,13 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
                 meta.wall_clock_s = parse_duration(value);
                 if meta.wall_clock_s.is_none() {
                     warnings.push(format!(
-                        "{path_for_errors}:{row_line}: wall-clock time {value:?} not understood"
+                        "line {row_line}: wall-clock time {value:?} not understood"
                     ));
                 }
             }
             "" => {}
             other => warnings.push(format!(
-                "{path_for_errors}:{row_line}: metadata row {other:?} is not read"
+                "line {row_line}: metadata row {other:?} is not read"
             )),
         }
     }
@@ -158,7 +160,7 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
             agent_level.get_or_insert(h.level);
             if h.in_code {
                 warnings.push(format!(
-                    "{path_for_errors}:{}: agent heading {:?} is inside an unclosed code fence \
+                    "line {}: agent heading {:?} is inside an unclosed code fence \
                      of the review before it; read it as a heading",
                     lines.line(h.range.start),
                     h.text
@@ -187,19 +189,9 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         let raw = trim_separators(body);
         let mut review = parse_review(name, raw);
         review.display_name = display.clone().or_else(|| Some(h.text.trim().to_string()));
-        // The review's warnings count lines within the review; name them in the report too.
-        let raw_offset = raw.as_ptr() as usize - text.as_ptr() as usize;
-        let first_line = lines.line(raw_offset);
-        for w in &review.warnings {
-            let at = first_line + w.line.unwrap_or(1) - 1;
-            let message = strip_line_prefix(&w.message);
-            warnings.push(format!(
-                "{path_for_errors}:{at}: review by {name}: {message}"
-            ));
-        }
         if reviews.iter().any(|r: &Review| r.agent == *name) {
             warnings.push(format!(
-                "{path_for_errors}:{}: a second review by {name} (another pass); both are kept",
+                "line {}: a second review by {name} (another pass); both are kept",
                 lines.line(h.range.start)
             ));
         }
@@ -208,7 +200,7 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
     for r in &meta.reviewers {
         if !reviews.iter().any(|v| v.agent == r.name) {
             warnings.push(format!(
-                "{path_for_errors}: reviewer {} has no raw review in the appendix",
+                "reviewer {} has no raw review in the appendix",
                 r.display
             ));
         }
@@ -220,15 +212,6 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         reviews,
         warnings,
     })
-}
-
-/// `line 12: text` → `text`: the line is given separately.
-fn strip_line_prefix(m: &str) -> &str {
-    m.strip_prefix("line ")
-        .and_then(|r| r.split_once(": "))
-        .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
-        .map(|(_, rest)| rest)
-        .unwrap_or(m)
 }
 
 /// An ATX or setext heading of the report.
