@@ -134,7 +134,12 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
                 ctx.review.limitations.extend(e);
             }
             Sec::Unresolved => {
-                let e = entries(chunk, &ctx);
+                // "No unresolved review comments." says the section is empty.
+                let e = entries(chunk, &ctx).into_iter().filter(|s| {
+                    !s.trim_start_matches(['*', '_'])
+                        .to_ascii_lowercase()
+                        .starts_with("no unresolved")
+                });
                 ctx.review.unresolved_feedback.extend(e);
             }
             Sec::Coverage => read_coverage(chunk, &mut ctx),
