@@ -721,3 +721,29 @@ async fn an_agent_listed_twice_fails_the_second_only() {
             .contains("listed twice")
     );
 }
+
+#[tokio::test]
+async fn the_users_git_hooks_do_not_run_in_agent_worktrees() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (repo, head) = repo(tmp.path());
+    let marker = tmp.path().join("hook-ran");
+    // A post-checkout hook that writes into the new worktree and fails.
+    script(
+        &repo.join(".git/hooks"),
+        "post-checkout",
+        &format!("touch hooked.txt '{}'\nexit 1", marker.display()),
+    );
+    let ok = recording_agent(tmp.path(), "claude", CLAUDE_STREAM);
+    let outcome = run(
+        &repo,
+        &head,
+        "b",
+        &[spec("claude", &ok, Duration::from_secs(30))],
+        &tmp.path().join("b"),
+    )
+    .await;
+    let c = by_name(&outcome, "claude");
+    assert_eq!(c.status, RunStatus::Ok, "{:?}", c.error);
+    assert!(c.worktree_changes.is_empty(), "{:?}", c.worktree_changes);
+    assert!(!marker.exists(), "the hook ran");
+}

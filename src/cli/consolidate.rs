@@ -11,6 +11,8 @@ use crate::consolidate::{ConsolidateOptions, consolidate};
 use crate::model::{Review, Reviewer};
 use crate::parse::{read_review_file, report_reader};
 use crate::report::{self, Format};
+use crate::target::git::{git_probe, git_text};
+use crate::verify::{VerifyContext, VerifyOutcome, verify_reviews};
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).multiple(true).args(["from_report", "raw"])))]
@@ -27,6 +29,19 @@ pub struct ConsolidateArgs {
     #[arg(long, value_name = "NAME=DISPLAY", value_parser = parse_pair)]
     pub reviewer: Vec<(String, String)>,
 
+    /// Verify every finding against this git repository (path, lines, quoted code, symbols).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+
+    /// The reviewed commit to verify against (with --repo).
+    #[arg(long, value_name = "REV", requires = "repo", default_value = "HEAD")]
+    pub head: String,
+
+    /// The base of the change (with --repo): its merge-base with --head separates regressions
+    /// from pre-existing code, and the changed files measure each agent's coverage.
+    #[arg(long, value_name = "REV", requires = "repo")]
+    pub base: Option<String>,
+
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]
     pub format: Format,
@@ -34,6 +49,44 @@ pub struct ConsolidateArgs {
     /// Write the report to this file instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+}
+
+/// Verifies the reviews against `repo` at `head`, with the merge-base of `base` and `head` as the
+/// base when a base is given.
+fn verify_against(
+    repo: &Path,
+    head: &str,
+    base: Option<&str>,
+    reviews: &mut [Review],
+) -> anyhow::Result<VerifyOutcome> {
+    if !repo.join(".git").exists() && git_probe(repo, &["rev-parse", "--git-dir"]).is_none() {
+        bail!(
+            "--repo {} is not a git repository: give the checkout the reviews were written for",
+            repo.display()
+        );
+    }
+    let head_sha = git_text(
+        repo,
+        &["rev-parse", "--verify", &format!("{head}^{{commit}}")],
+    )
+    .with_context(|| format!("--head {head} is not a commit in {}", repo.display()))?;
+    let base_sha = match base {
+        Some(base) => Some(
+            git_text(repo, &["merge-base", base, &head_sha]).with_context(|| {
+                format!(
+                    "--base {base} has no merge-base with {head} in {}",
+                    repo.display()
+                )
+            })?,
+        ),
+        None => None,
+    };
+    let ctx = VerifyContext {
+        repo: repo.to_path_buf(),
+        head: head_sha,
+        base: base_sha,
+    };
+    verify_reviews(&ctx, reviews)
 }
 
 /// Splits `name=value`; the name is lower-cased (agent names are).
@@ -111,6 +164,14 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
     }
     if opts.meta.date.is_empty() {
         opts.meta.date = chrono::Local::now().format("%Y-%m-%d %H:%M").to_string();
+    }
+
+    if let Some(repo) = &args.repo {
+        let outcome = verify_against(repo, &args.head, args.base.as_deref(), &mut reviews)?;
+        eprintln!("deep-review: verified findings: {}", outcome.counts);
+        if args.base.is_some() {
+            opts.changed_files = Some(outcome.changed_paths());
+        }
     }
 
     let report = consolidate(&reviews, &opts);

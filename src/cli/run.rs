@@ -359,9 +359,27 @@ fn parse_runs(runs: &[RawReview], agents: &[AgentSpec]) -> Vec<Review> {
         .collect()
 }
 
-/// SEAM (lead): the verify stage (every finding checked against the code at head and at the
-/// merge-base) is not on this branch; reviews pass through unchanged until it is merged.
-fn verify(reviews: Vec<Review>, _target: &Target) -> Vec<Review> {
+/// The verify stage: every finding checked against the code at head and at the merge-base.
+/// A repository that cannot be read leaves the findings unchecked, with the reason, rather than
+/// losing the review.
+fn verify(mut reviews: Vec<Review>, target: &Target) -> Vec<Review> {
+    let ctx = crate::verify::VerifyContext {
+        repo: target.repo.clone(),
+        head: target.head.clone(),
+        base: Some(target.merge_base.clone()),
+    };
+    match crate::verify::verify_reviews_with_changes(
+        &ctx,
+        target.changed_files.clone(),
+        &mut reviews,
+    ) {
+        Ok(outcome) => eprintln!("deep-review: verified findings: {}", outcome.counts),
+        Err(err) => {
+            let why = format!("verification failed: {err:#}");
+            eprintln!("deep-review: warning: {why}");
+            crate::verify::mark_unchecked(&mut reviews, &why);
+        }
+    }
     reviews
 }
 

@@ -193,6 +193,16 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .collect();
 
     let mut warnings = Vec::new();
+    for run in &opts.runs {
+        if !run.worktree_changes.is_empty() {
+            let display = &roster.displays[roster.index(&run.agent)];
+            warnings.push(format!(
+                "{display} changed its read-only worktree ({}); the changes were discarded with \
+                 the worktree and your checkout was not touched",
+                run.worktree_changes.join(", ")
+            ));
+        }
+    }
     for r in reviews {
         for w in &r.warnings {
             match w.line {

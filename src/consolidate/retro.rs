@@ -74,5 +74,6 @@ pub fn agent_retro(
         tokens: run.and_then(|r| r.tokens.clone()),
         cost_usd: run.and_then(|r| r.cost_usd),
         error: run.and_then(|r| r.error.clone()),
+        worktree_changes: run.map(|r| r.worktree_changes.clone()).unwrap_or_default(),
     }
 }

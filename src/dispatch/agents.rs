@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use regex::Regex;
 
@@ -316,6 +317,83 @@ fn shell_quote(word: &str) -> String {
         word.to_string()
     } else {
         format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// Where `program` is: itself when it contains a `/`, else the first executable of that name
+/// on `PATH`.
+pub fn find_program(program: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+}
+
+/// How long `--version` may take (a node CLI starts in a second or two).
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The first line `program --version` prints, or why there is none.
+pub fn probe_version(program: &Path, timeout: Duration) -> Result<String, String> {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("could not run it: {e}"))?;
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "`--version` did not answer within {}s",
+                    timeout.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(format!("could not wait for it: {e}")),
+        }
+    };
+    let mut out = String::new();
+    let mut err = String::new();
+    if let Some(mut s) = child.stdout.take() {
+        let _ = s.read_to_string(&mut out);
+    }
+    if let Some(mut s) = child.stderr.take() {
+        let _ = s.read_to_string(&mut err);
+    }
+    let first = |t: &str| {
+        t.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+    };
+    if status.success() {
+        first(&out)
+            .or_else(|| first(&err))
+            .ok_or_else(|| "`--version` printed nothing".to_string())
+    } else {
+        Err(format!(
+            "`--version` failed ({status}){}",
+            first(&err)
+                .or_else(|| first(&out))
+                .map(|l| format!(": {l}"))
+                .unwrap_or_default()
+        ))
     }
 }
 

@@ -167,6 +167,23 @@ impl StreamReader {
 
     fn claude(&mut self, event: &Value) {
         match str_at(event, "type") {
+            // An API failure comes as a synthetic assistant message carrying `error`: its text
+            // is the error, not part of the review.
+            Some("assistant") if event.get("error").is_some_and(|e| !e.is_null()) => {
+                let blocks = event["message"]["content"].as_array();
+                let text = blocks
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|b| str_at(b, "text"))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let text = if text.trim().is_empty() {
+                    str_at(event, "error").unwrap_or("API error").to_string()
+                } else {
+                    text
+                };
+                self.soft_errors.push(one_sentence(&text));
+            }
             Some("assistant") => {
                 let message = &event["message"];
                 if let Some(blocks) = message["content"].as_array() {
@@ -210,7 +227,13 @@ impl StreamReader {
                             .map(str::to_string)
                             .unwrap_or_else(|| format!("it ended with `{subtype}`")),
                     };
-                    self.error = Some(one_sentence(&reason));
+                    // The HTTP status, when the API gave one, decides whether a retry may help.
+                    let status = event["api_error_status"]
+                        .as_u64()
+                        .filter(|s| !reason.contains(&s.to_string()))
+                        .map(|s| format!(" (HTTP {s})"))
+                        .unwrap_or_default();
+                    self.error = Some(format!("{}{status}", one_sentence(&reason)));
                 } else {
                     self.result_text = result;
                 }
@@ -479,6 +502,33 @@ mod tests {
         assert_eq!(
             out.error.as_deref(),
             Some("it reached the --max-turns limit")
+        );
+    }
+
+    /// As Claude Code 2.1.197 printed it with no server to talk to (ids shortened).
+    const CLAUDE_API_DOWN: &str = r###"{"type":"system","subtype":"init","session_id":"s","tools":["Bash","Glob","Grep","Read"],"permissionMode":"dontAsk"}
+{"type":"assistant","message":{"id":"77a6","model":"<synthetic>","role":"assistant","stop_reason":"stop_sequence","type":"message","usage":{"input_tokens":0,"output_tokens":0},"content":[{"type":"text","text":"API Error: Unable to connect to API (ConnectionRefused)"}]},"parent_tool_use_id":null,"session_id":"s","error":"server_error"}
+{"type":"result","subtype":"success","is_error":true,"api_error_status":null,"duration_ms":96,"num_turns":1,"result":"API Error: Unable to connect to API (ConnectionRefused)","total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0},"permission_denials":[]}
+"###;
+
+    #[test]
+    fn claude_api_error_text_is_not_review_text() {
+        let out = read_output(AgentKind::Claude, CLAUDE_API_DOWN, "", None);
+        assert_eq!(out.text, "");
+        assert_eq!(
+            out.error.as_deref(),
+            Some("API Error: Unable to connect to API (ConnectionRefused)")
+        );
+        let limited = CLAUDE_API_DOWN
+            .replace(
+                "Unable to connect to API (ConnectionRefused)",
+                "Rate limited",
+            )
+            .replace("\"api_error_status\":null", "\"api_error_status\":429");
+        let out = read_output(AgentKind::Claude, &limited, "", None);
+        assert_eq!(
+            out.error.as_deref(),
+            Some("API Error: Rate limited (HTTP 429)")
         );
     }
 

@@ -2,7 +2,7 @@
 //! elsewhere (CI logs, `--quiet`, pipes), nothing at all for library callers that ask so.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -47,10 +47,14 @@ pub struct Progress {
     mode: ProgressMode,
     start: Instant,
     live: Option<Live>,
+    /// Where plain lines go: stderr, or a test's buffer.
+    sink: Mutex<Box<dyn Write + Send>>,
 }
 
 struct Live {
     _multi: MultiProgress,
+    /// Width of the agent-name column.
+    width: usize,
     total: ProgressBar,
     bars: Mutex<BTreeMap<String, ProgressBar>>,
 }
@@ -81,6 +85,7 @@ impl Progress {
             total.enable_steady_tick(Duration::from_millis(200));
             Live {
                 _multi: multi,
+                width,
                 total,
                 bars: Mutex::new(bars),
             }
@@ -89,7 +94,15 @@ impl Progress {
             mode,
             start: Instant::now(),
             live,
+            sink: Mutex::new(Box::new(std::io::stderr())),
         }
+    }
+
+    /// Plain lines written to `sink` instead of stderr.
+    pub fn plain_to(agents: &[String], sink: Box<dyn Write + Send>) -> Progress {
+        let mut progress = Progress::new(ProgressMode::Plain, agents);
+        progress.sink = Mutex::new(sink);
+        progress
     }
 
     pub fn mode(&self) -> ProgressMode {
@@ -97,8 +110,11 @@ impl Progress {
     }
 
     fn plain(&self, line: String) {
-        if self.mode == ProgressMode::Plain {
-            eprintln!("{line}");
+        if self.mode == ProgressMode::Plain
+            && let Ok(mut sink) = self.sink.lock()
+        {
+            let _ = writeln!(sink, "{line}");
+            let _ = sink.flush();
         }
     }
 
@@ -141,9 +157,10 @@ impl Progress {
     pub fn finished(&self, review: &RawReview) {
         let line = summary(review);
         self.plain(format!("{}: {line}", review.agent));
+        let width = self.live.as_ref().map_or(8, |l| l.width);
         self.bar(&review.agent, |b| {
             b.set_style(
-                ProgressStyle::with_template("  {prefix:<8} {wide_msg}")
+                ProgressStyle::with_template(&format!("  {{prefix:<{width}}} {{wide_msg}}"))
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
             b.finish_with_message(line.clone());
@@ -259,6 +276,34 @@ mod tests {
         assert_eq!(
             summary(&review(RunStatus::TimedOut)),
             "timed out after 4m12s"
+        );
+    }
+
+    /// A sink the test can read back.
+    #[derive(Clone, Default)]
+    struct Buf(std::sync::Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn plain_mode_prints_one_line_per_event() {
+        let buf = Buf::default();
+        let p = Progress::plain_to(&["claude".into(), "gemini".into()], Box::new(buf.clone()));
+        p.started("claude");
+        p.update("claude", 3, Some(100));
+        p.retry("gemini", 1, 2, "HTTP 429", Duration::from_secs(5));
+        p.finished(&review(RunStatus::Ok));
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        assert_eq!(
+            text,
+            "claude: started\ngemini: retry 1/2 after HTTP 429 (in 5s)\nclaude: done in 4m12s, 37 tool calls\n"
         );
     }
 

@@ -63,7 +63,6 @@ struct Attempt {
 
 /// Runs one agent to the end and writes its bundle. Never fails: a failure is in the result.
 pub async fn run_agent(ctx: Arc<RunContext>, spec: AgentSpec, dir_name: String) -> RawReview {
-    let started = Instant::now();
     let kind = AgentKind::from_name(&spec.name);
     let agent_dir = bundle::agent_dir(&ctx.bundle_dir, &dir_name);
     let mut review = RawReview {
@@ -133,6 +132,8 @@ pub async fn run_agent(ctx: Arc<RunContext>, spec: AgentSpec, dir_name: String) 
     }
 
     ctx.progress.started(&spec.name);
+    // The agent's own time starts here: the worktree is ready, the CLI starts now.
+    let started = Instant::now();
     let deadline = started + spec.timeout;
     let mut attempt_no = 0u32;
     let last = loop {
@@ -320,6 +321,14 @@ async fn run_attempt(
     deadline: Instant,
 ) -> Attempt {
     let started = Instant::now();
+    if ctx.cancel.is_cancelled() {
+        return Attempt {
+            end: End::Cancelled,
+            output: RunOutput::default(),
+            stderr: String::new(),
+            elapsed: Duration::ZERO,
+        };
+    }
     let not_run = |msg: String| Attempt {
         end: End::NotRun(msg),
         output: RunOutput::default(),

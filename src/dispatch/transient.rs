@@ -42,7 +42,7 @@ fn rules() -> &'static [Rule] {
                 "a network error ($1)",
             ),
             rule(
-                r"(?i)socket hang up|fetch failed|network error|connection (?:reset|refused|closed|error)|stream disconnected|error sending request|timed? ?out while connecting",
+                r"(?i)socket hang up|fetch failed|network error|connection ?(?:reset|refused|closed|error|failed)|unable to connect|stream disconnected|error sending request|timed? ?out while connecting",
                 "a network error",
             ),
         ]
@@ -79,6 +79,20 @@ mod tests {
             ("RESOURCE_EXHAUSTED", "exhausted capacity"),
             ("Error: read ECONNRESET", "a network error (ECONNRESET)"),
             ("TypeError: fetch failed", "a network error"),
+            // As the three CLIs print an unreachable server (AGENT_CLIS.md versions).
+            (
+                "API Error: Unable to connect to API (ConnectionRefused)",
+                "a network error",
+            ),
+            (
+                "Connection failed: error sending request",
+                "a network error",
+            ),
+            (
+                "[API Error: exception TypeError: fetch failed sending request]",
+                "a network error",
+            ),
+            ("API Error: Rate limited (HTTP 429)", "HTTP 429"),
         ];
         for (text, reason) in cases {
             assert_eq!(transient_reason(text).as_deref(), Some(reason), "{text}");

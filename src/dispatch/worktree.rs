@@ -25,9 +25,13 @@ impl Worktree {
     /// Adds a detached worktree of `head` (any revision) at `path`, which must not exist yet.
     pub fn add(repo: &Path, head: &str, path: &Path) -> Result<Worktree> {
         let sha = resolve_commit(repo, head)?;
+        // No hooks of the user's (a post-checkout hook could write into the worktree or take
+        // long) and no LFS downloads (a review reads code, and the network may be off).
         let out = git(
             repo,
             [
+                OsStr::new("-c"),
+                OsStr::new("core.hooksPath=/dev/null"),
                 OsStr::new("worktree"),
                 OsStr::new("add"),
                 OsStr::new("--detach"),
@@ -182,6 +186,7 @@ where
         .arg(dir)
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_LFS_SKIP_SMUDGE", "1")
         .stdin(std::process::Stdio::null())
         .output()
 }

@@ -231,6 +231,9 @@ pub struct AgentRetro {
     pub cost_usd: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the agent changed in its read-only worktree (it must change nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worktree_changes: Vec<String>,
 }
 
 /// One raw review, verbatim, for the report's appendix.

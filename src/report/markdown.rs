@@ -474,6 +474,17 @@ fn agent_paragraph(a: &AgentRetro) -> String {
             if a.false_positives == 1 { "" } else { "s" }
         ));
     }
+    if !a.worktree_changes.is_empty() {
+        let list: Vec<String> = a
+            .worktree_changes
+            .iter()
+            .map(|c| format!("`{c}`"))
+            .collect();
+        parts.push(format!(
+            "**Changed its read-only worktree:** {} (discarded; your checkout was not touched).",
+            list.join(", ")
+        ));
+    }
     if !a.calibrations.is_empty() {
         parts.push(format!("**Calibrated:** {}.", a.calibrations.join("; ")));
     }

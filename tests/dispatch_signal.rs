@@ -1,0 +1,163 @@
+//! SIGTERM and Ctrl-C (SIGINT) sent to deep-review stop every agent's process group, remove
+//! the worktrees and return a cancelled outcome (the CLI exits 130). The signals go to this
+//! test process itself, so this binary holds this one test only.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use deep_review::dispatch::{AgentSpec, ProgressMode, dispatch};
+use deep_review::model::RunStatus;
+
+fn git(repo: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+}
+
+fn gone(pid: i32) -> bool {
+    for _ in 0..100 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            Ok(stat)
+                if stat
+                    .rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z') =>
+            {
+                return true;
+            }
+            Ok(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    false
+}
+
+async fn run_and_signal(tmp: &Path, repo: &Path, round: &str, signal: libc::c_int) {
+    let mut agents = Vec::new();
+    let mut pidfiles = Vec::new();
+    for name in ["claude", "gemini"] {
+        let pidfile = tmp.join(format!("{round}-{name}.pid"));
+        let script = tmp.join(format!("{round}-{name}"));
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\npwd > '{p}.pwd'\nsleep 300 &\necho $! > '{p}'\nwait",
+                p = pidfile.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        agents.push(AgentSpec {
+            name: name.into(),
+            display: name.into(),
+            command: script.to_string_lossy().into_owned(),
+            extra_args: vec![],
+            model: None,
+            effort: None,
+            timeout: Duration::from_secs(600),
+            env: BTreeMap::new(),
+            pass_forge_tokens: false,
+        });
+        pidfiles.push(pidfile);
+    }
+    let bundle = tmp.join(format!("{round}-bundle"));
+    let task = {
+        let (repo, bundle, agents) = (repo.to_path_buf(), bundle.clone(), agents.clone());
+        tokio::spawn(async move {
+            dispatch(
+                &repo,
+                "HEAD",
+                "brief",
+                &agents,
+                &bundle,
+                ProgressMode::Plain,
+            )
+            .await
+        })
+    };
+    for _ in 0..400 {
+        if pidfiles
+            .iter()
+            .all(|p| std::fs::read_to_string(p).is_ok_and(|s| s.ends_with('\n')))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    // SAFETY: kill(2) on this process with a signal dispatch() handles.
+    unsafe {
+        libc::kill(libc::getpid(), signal);
+    }
+    let outcome = tokio::time::timeout(Duration::from_secs(60), task)
+        .await
+        .expect("dispatch returns after the signal")
+        .unwrap();
+
+    assert!(outcome.cancelled, "{round}");
+    for r in &outcome.reviews {
+        assert_eq!(
+            r.status,
+            RunStatus::Cancelled,
+            "{round} {}: {:?}",
+            r.agent,
+            r.error
+        );
+    }
+    for pidfile in &pidfiles {
+        let pid: i32 = std::fs::read_to_string(pidfile)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(gone(pid), "{round}: agent child {pid} survived");
+        let pwd =
+            std::fs::read_to_string(PathBuf::from(format!("{}.pwd", pidfile.display()))).unwrap();
+        assert!(!Path::new(pwd.trim()).exists(), "{round}: worktree left");
+        assert!(bundle.join(r_name(pidfile)).join("meta.json").is_file());
+    }
+}
+
+fn r_name(pidfile: &Path) -> String {
+    let stem = pidfile.file_stem().unwrap().to_string_lossy();
+    stem.rsplit('-').next().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_and_ctrl_c_cancel_every_agent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    git(
+        &repo,
+        &[
+            "-c",
+            "user.name=T",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "one",
+        ],
+    );
+    run_and_signal(tmp.path(), &repo, "term", libc::SIGTERM).await;
+    run_and_signal(tmp.path(), &repo, "int", libc::SIGINT).await;
+    let list = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["worktree", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 1);
+}

@@ -1,0 +1,435 @@
+//! `deep-review run` end to end, as issue 3 specifies it: the built binary in a fresh git
+//! repository with a two-commit branch, the three real agent CLIs (Claude Code, Codex CLI, Gemini
+//! CLI) talking to the fake model server on 127.0.0.1.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::agents::require_all;
+use support::fake_model::{Api, ToolCall};
+use support::run::{
+    RunFixture, agent_entries, consolidated_part, script_three, three_reviews, wait_limited,
+};
+
+/// A guard so that a broken run fails the test instead of hanging the suite; a healthy run
+/// against the fake server takes a few seconds.
+const LIMIT: Duration = Duration::from_secs(240);
+
+fn needs_clis(test: &str) -> bool {
+    require_all(&format!("e2e_run::{test}")).is_some()
+}
+
+/// Asserts the run ended by itself with exit 0 and wrote one report; returns it.
+fn finished_report(fx: &RunFixture, out: &support::run::RunOutput) -> String {
+    assert!(
+        !out.timed_out,
+        "deep-review run did not finish\n{}",
+        fx.context(out)
+    );
+    assert!(
+        out.status.success(),
+        "deep-review run failed\n{}",
+        fx.context(out)
+    );
+    fx.the_report(out)
+}
+
+fn assert_holds_finding(fx: &RunFixture, out: &support::run::RunOutput, report: &str, title: &str) {
+    assert!(
+        consolidated_part(report).contains(title),
+        "the consolidated report (before its appendix) lacks the finding {title:?}\nreport:\n{report}\n{}",
+        fx.context(out)
+    );
+}
+
+/// The acceptance test: a new user's `deep-review run`, no arguments, no config.
+#[test]
+fn run_writes_one_report_with_all_three_agents_findings() {
+    if !needs_clis("run_writes_one_report_with_all_three_agents_findings") {
+        return;
+    }
+    let fx = RunFixture::new();
+    script_three(&fx, |_, s| s);
+    let out = fx.run(&["run"], LIMIT);
+    let report = finished_report(&fx, &out);
+    for (_, title, _) in three_reviews() {
+        assert_holds_finding(&fx, &out, &report, title);
+    }
+    let lower = consolidated_part(&report).to_lowercase();
+    for agent in ["claude", "codex", "gemini"] {
+        assert!(
+            lower.contains(agent),
+            "the report does not name {agent}\n{report}"
+        );
+    }
+    let path = fx.reports("md").remove(0);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    assert!(
+        out.stdout.contains(&*name.clone().unwrap_or_default())
+            || out.stderr.contains(&*name.unwrap_or_default()),
+        "deep-review did not print the report's path\n{}",
+        fx.context(&out)
+    );
+    assert!(
+        fx.path().join(".reviews/runs").is_dir(),
+        "no run bundle under .reviews/runs/\n{}",
+        fx.context(&out)
+    );
+    for api in Api::ALL {
+        assert_eq!(
+            fx.server.model_requests(api).len(),
+            1,
+            "{api:?} should have been asked once\n{}",
+            fx.context(&out)
+        );
+    }
+    assert_eq!(
+        fx.server.connects(),
+        Vec::<String>::new(),
+        "an agent tried to leave the machine"
+    );
+    fx.assert_checkout_untouched();
+    assert_eq!(
+        fx.linked_worktrees(),
+        Vec::<std::path::PathBuf>::new(),
+        "worktrees left behind"
+    );
+    assert_eq!(
+        fx.leftover_processes(),
+        Vec::<String>::new(),
+        "agent processes left behind"
+    );
+}
+
+/// Each model answers 429 twice, then the review: every agent's CLI fails twice (their own
+/// retries are off), deep-review retries it, and the third try's review is in the report.
+#[test]
+fn rate_limited_twice_then_answered_is_retried() {
+    if !needs_clis("rate_limited_twice_then_answered_is_retried") {
+        return;
+    }
+    let fx = RunFixture::new();
+    script_three(&fx, |_, s| s.fail_429(2));
+    let out = fx.run(&["run", "main..feature"], LIMIT);
+    let report = finished_report(&fx, &out);
+    for (api, title, _) in three_reviews() {
+        assert_eq!(
+            fx.server.model_requests(api).len(),
+            3,
+            "{api:?}: expected two 429s and one answer\n{}",
+            fx.context(&out)
+        );
+        assert_holds_finding(&fx, &out, &report, title);
+    }
+    assert_eq!(
+        fx.leftover_processes(),
+        Vec::<String>::new(),
+        "agent processes left behind"
+    );
+}
+
+/// Gemini's model never answers; with `timeout = "5s"` for it, the run still ends, the report
+/// says Gemini timed out, and Claude's and Codex's findings stand.
+#[test]
+fn hanging_agent_is_timed_out_and_the_others_stand() {
+    if !needs_clis("hanging_agent_is_timed_out_and_the_others_stand") {
+        return;
+    }
+    let fx = RunFixture::new();
+    script_three(&fx, |api, s| if api == Api::Gemini { s.hang() } else { s });
+    fx.config("[agents.gemini]\ntimeout = \"5s\"\n");
+    let out = fx.run(&["run", "main..feature", "--format", "json"], LIMIT);
+    assert!(
+        !out.timed_out,
+        "deep-review run did not finish\n{}",
+        fx.context(&out)
+    );
+    assert!(
+        out.status.success(),
+        "one agent timing out must not sink the review\n{}",
+        fx.context(&out)
+    );
+    let report = fx.the_report(&out);
+    for (api, title, _) in three_reviews() {
+        if api != Api::Gemini {
+            assert_holds_finding(&fx, &out, &report, title);
+        }
+    }
+    let says_gemini_timed_out = consolidated_part(&report).lines().any(|line| {
+        let l = line.to_lowercase();
+        l.contains("gemini") && (l.contains("timed out") || l.contains("timeout"))
+    });
+    assert!(
+        says_gemini_timed_out,
+        "the report does not say that Gemini timed out\n{report}"
+    );
+    let json_reports = fx.reports("json");
+    assert_eq!(
+        json_reports.len(),
+        1,
+        "--format json wrote {json_reports:?}"
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&json_reports[0]).expect("read the JSON report"),
+    )
+    .expect("the JSON report parses");
+    let statuses: Vec<(String, String)> = agent_entries(&json)
+        .into_iter()
+        .map(|e| {
+            (
+                e.to_string().to_lowercase(),
+                e["status"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    let status_of = |agent: &str| {
+        statuses
+            .iter()
+            .find(|(text, s)| {
+                text.contains(agent) && ["ok", "failed", "timed_out"].contains(&s.as_str())
+            })
+            .map(|(_, s)| s.clone())
+    };
+    assert_eq!(
+        status_of("gemini").as_deref(),
+        Some("timed_out"),
+        "{json:#}"
+    );
+    assert_eq!(status_of("claude").as_deref(), Some("ok"), "{json:#}");
+    assert_eq!(status_of("codex").as_deref(), Some("ok"), "{json:#}");
+    assert_eq!(
+        fx.leftover_processes(),
+        Vec::<String>::new(),
+        "the timed-out agent is still running"
+    );
+    assert_eq!(
+        fx.linked_worktrees(),
+        Vec::<std::path::PathBuf>::new(),
+        "worktrees left behind"
+    );
+}
+
+/// Every model first asks to write a file (Claude into the user's checkout by absolute path,
+/// Codex and Gemini through a shell command in their worktree); the read-only settings deny it,
+/// each model then gives its review, and nothing was written anywhere.
+#[test]
+fn agent_asked_to_write_is_denied_and_nothing_changes() {
+    if !needs_clis("agent_asked_to_write_is_denied_and_nothing_changes") {
+        return;
+    }
+    let fx = RunFixture::new();
+    let target = fx.path().join("pwned.txt").display().to_string();
+    script_three(&fx, |api, s| {
+        s.tool_call(match api {
+            Api::Anthropic => ToolCall::WriteFile {
+                path: target.clone(),
+                content: "written by the model".into(),
+            },
+            Api::OpenAi | Api::Gemini => ToolCall::Shell {
+                command: "echo pwned > pwned.txt && git commit -qam pwned".into(),
+            },
+        })
+    });
+    let out = fx.run(&["run", "main..feature"], LIMIT);
+    let report = finished_report(&fx, &out);
+    for (api, title, _) in three_reviews() {
+        assert!(
+            fx.server.model_requests(api).len() >= 2,
+            "{api:?}: the model was not asked again after its tool call\n{}",
+            fx.context(&out)
+        );
+        assert_holds_finding(&fx, &out, &report, title);
+    }
+    // Each agent's worktree was checked after its run and found unchanged (the run bundle's
+    // meta.json keeps what the check found).
+    let metas = fx.agent_metas();
+    for agent in ["claude", "codex", "gemini"] {
+        let meta = metas
+            .iter()
+            .find(|(name, _)| name == agent)
+            .map(|(_, m)| m)
+            .unwrap_or_else(|| panic!("no meta.json for {agent} in the run bundle: {metas:?}"));
+        assert_eq!(
+            meta["worktree_changes"],
+            serde_json::json!([]),
+            "{agent} changed its worktree although every write was to be denied"
+        );
+    }
+    fx.assert_checkout_untouched();
+    assert_eq!(
+        fx.linked_worktrees(),
+        Vec::<std::path::PathBuf>::new(),
+        "worktrees left behind"
+    );
+}
+
+/// Ctrl-C while every agent waits on its model: deep-review kills every agent, removes the
+/// worktrees and exits 130.
+#[test]
+fn sigint_mid_run_leaves_no_agent_and_no_worktree() {
+    if !needs_clis("sigint_mid_run_leaves_no_agent_and_no_worktree") {
+        return;
+    }
+    let fx = RunFixture::new();
+    script_three(&fx, |_, s| s.hang());
+    let child = fx.spawn(&["run", "main..feature"]);
+    let pid = child.id();
+
+    // Wait until all three agents are talking to their models.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while Api::ALL
+        .iter()
+        .any(|api| fx.server.model_requests(*api).is_empty())
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the agents never reached the model server:\n{}\nstderr:\n{}",
+            fx.server.summary(),
+            fx.read_log("stderr")
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let worktrees = fx.linked_worktrees();
+    assert_eq!(
+        worktrees.len(),
+        3,
+        "expected one worktree per agent while they run: {worktrees:?}"
+    );
+    let agents_running = fx.leftover_processes();
+    assert!(
+        agents_running.len() > 1,
+        "expected deep-review and its agents to be running: {agents_running:?}"
+    );
+
+    let pid = i32::try_from(pid).expect("pid fits in i32");
+    // SAFETY: kill(2) on the deep-review process this test started; no memory is involved.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let (status, timed_out) = wait_limited(child, Duration::from_secs(60));
+    let out = support::run::RunOutput {
+        status,
+        timed_out,
+        stdout: fx.read_log("stdout"),
+        stderr: fx.read_log("stderr"),
+        elapsed: Duration::ZERO,
+    };
+    assert!(
+        !timed_out,
+        "deep-review did not stop on SIGINT\n{}",
+        fx.context(&out)
+    );
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "exit status on SIGINT\n{}",
+        fx.context(&out)
+    );
+    assert_eq!(
+        fx.leftover_processes(),
+        Vec::<String>::new(),
+        "agent processes survived SIGINT (before it: {agents_running:?})"
+    );
+    assert_eq!(
+        fx.linked_worktrees(),
+        Vec::<std::path::PathBuf>::new(),
+        "git still lists worktrees after SIGINT (before it: {worktrees:?})"
+    );
+    for dir in &worktrees {
+        assert!(!dir.exists(), "worktree {} is still on disk", dir.display());
+        // The temporary folder that held the worktrees goes too.
+        if let Some(parent) = dir.parent().filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("deep-review-"))
+        }) {
+            assert!(!parent.exists(), "{} is still on disk", parent.display());
+        }
+    }
+    fx.assert_checkout_untouched();
+}
+
+/// A model whose stream is garbage fails its agent; the other two reviews still make a report
+/// that names the failed agent.
+#[test]
+fn malformed_stream_fails_one_agent_and_the_others_stand() {
+    if !needs_clis("malformed_stream_fails_one_agent_and_the_others_stand") {
+        return;
+    }
+    let fx = RunFixture::new();
+    script_three(
+        &fx,
+        |api, s| if api == Api::OpenAi { s.malformed() } else { s },
+    );
+    let out = fx.run(&["run", "main..feature"], LIMIT);
+    let report = finished_report(&fx, &out);
+    for (api, title, _) in three_reviews() {
+        if api != Api::OpenAi {
+            assert_holds_finding(&fx, &out, &report, title);
+        }
+    }
+    let names_codex_failed = consolidated_part(&report).lines().any(|line| {
+        let l = line.to_lowercase();
+        l.contains("codex") && (l.contains("fail") || l.contains("error"))
+    });
+    assert!(
+        names_codex_failed,
+        "the report does not say Codex failed\n{report}"
+    );
+}
+
+/// An agent that does write into its worktree (a custom agent: a script that writes a file,
+/// then prints its review) is caught by the after-run check, and the report says so; the
+/// user's checkout is untouched. Needs no agent CLI.
+#[test]
+fn agent_that_changes_its_worktree_is_named_in_the_report() {
+    let fx = RunFixture::new();
+    let script = fx.home.path().join("scribbler.sh");
+    let review = support::run::review(
+        "Parser panics on malformed input",
+        "src/parse.rs:4",
+        "important",
+        "`unwrap()` on user-supplied text aborts the process.",
+    );
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\necho scribbled > scribble.txt\ncat <<'REVIEW'\n{review}REVIEW\n"
+        ),
+    )
+    .expect("write the agent script");
+    let mut perms = std::fs::metadata(&script).expect("script").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&script, perms).expect("chmod the agent script");
+    fx.config(&format!(
+        "[agents.scribbler]\ncommand = \"{}\"\ndisplay = \"Scribbler\"\n",
+        script.display()
+    ));
+    let out = fx.run(&["run", "main..feature", "--agents", "scribbler"], LIMIT);
+    let report = finished_report(&fx, &out);
+    assert_holds_finding(&fx, &out, &report, "Parser panics on malformed input");
+    let metas = fx.agent_metas();
+    assert!(
+        metas.iter().any(|(name, meta)| name == "scribbler"
+            && meta["worktree_changes"]
+                .to_string()
+                .contains("scribble.txt")),
+        "the after-run check did not see scribble.txt: {metas:?}\n{}",
+        fx.context(&out)
+    );
+    let says_so = consolidated_part(&report).lines().any(|line| {
+        let l = line.to_lowercase();
+        l.contains("scribble.txt") || (l.contains("scribbler") && l.contains("worktree"))
+    });
+    assert!(
+        says_so,
+        "the report does not say that Scribbler changed its worktree (scribble.txt)\n{report}"
+    );
+    fx.assert_checkout_untouched();
+    assert!(!fx.path().join("scribble.txt").exists());
+    assert_eq!(
+        fx.linked_worktrees(),
+        Vec::<std::path::PathBuf>::new(),
+        "worktrees left behind"
+    );
+}

@@ -1,0 +1,145 @@
+//! Coverage measured against the change: the changed files come from a real repository (the
+//! verify stage's outcome), the agent's claims from its coverage summary and its findings.
+
+use std::path::Path;
+use std::process::Command;
+
+use deep_review::model::{CoverageEntry, Finding, Location, Review};
+use deep_review::verify::coverage::{Coverage, coverage_of};
+use deep_review::verify::{VerifyContext, verify_reviews};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+    std::fs::write(p, text).expect("write");
+}
+
+fn entry(path: &str) -> CoverageEntry {
+    CoverageEntry {
+        path: path.to_string(),
+        status: "Reviewed".to_string(),
+    }
+}
+
+#[test]
+fn files_reviewed_and_misses_come_from_the_change() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let repo = dir.path();
+    git(repo, &["init", "-q", "-b", "main"]);
+    git(repo, &["config", "user.name", "Test"]);
+    git(repo, &["config", "user.email", "test@example.com"]);
+    for f in [
+        "src/api/server.go",
+        "src/api/routes.go",
+        "docs/usage.md",
+        "README.md",
+    ] {
+        write(repo, f, "one\n");
+    }
+    write(repo, "src/old.go", "package src\n");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "base"]);
+    let base = git(repo, &["rev-parse", "HEAD"]);
+    for f in ["src/api/server.go", "src/api/routes.go", "docs/usage.md"] {
+        write(repo, f, "one\ntwo\n");
+    }
+    write(repo, "src/api/auth.go", "package api\n");
+    std::fs::remove_file(repo.join("src/old.go")).expect("rm");
+    git(repo, &["add", "-A"]);
+    git(repo, &["commit", "-q", "-m", "head"]);
+
+    let mut finding = Finding::new("I1", "auth is not checked");
+    finding
+        .locations
+        .push(Location::new("auth.go", Some(1), None));
+    let mut outside = Finding::new("S1", "the readme is stale");
+    outside
+        .locations
+        .push(Location::new("README.md", Some(1), None));
+    let mut reviews = vec![
+        Review {
+            agent: "claude".to_string(),
+            // A bare name, a line-suffixed path, and a file outside the change.
+            coverage: vec![
+                entry("server.go"),
+                entry("src/api/routes.go:1-2"),
+                entry("README.md"),
+            ],
+            findings: vec![finding, outside],
+            ..Review::default()
+        },
+        Review {
+            agent: "codex".to_string(),
+            coverage: vec![entry("src/**/*.go"), entry("docs/")],
+            ..Review::default()
+        },
+        Review {
+            agent: "gemini".to_string(),
+            ..Review::default()
+        },
+    ];
+    let ctx = VerifyContext {
+        repo: repo.to_path_buf(),
+        head: "HEAD".to_string(),
+        base: Some(base),
+    };
+    let outcome = verify_reviews(&ctx, &mut reviews).expect("verify runs");
+    let mut changed = outcome.changed_paths();
+    changed.sort();
+    assert_eq!(
+        changed,
+        vec![
+            "docs/usage.md",
+            "src/api/auth.go",
+            "src/api/routes.go",
+            "src/api/server.go",
+            "src/old.go"
+        ]
+    );
+
+    // The finding on `auth.go` counts as reviewing it; the deleted file and the docs are missed.
+    assert_eq!(
+        coverage_of(&reviews[0], &changed),
+        Coverage {
+            reviewed: 3,
+            total: 5,
+            misses: vec!["docs/usage.md".to_string(), "src/old.go".to_string()],
+        }
+    );
+    assert_eq!(coverage_of(&reviews[0], &changed).files_reviewed(), "3/5");
+    assert_eq!(
+        coverage_of(&reviews[1], &changed),
+        Coverage {
+            reviewed: 5,
+            total: 5,
+            misses: vec![],
+        }
+    );
+    assert_eq!(coverage_of(&reviews[2], &changed).misses, changed);
+
+    // Findings outside the change are kept and marked.
+    let marks: Vec<bool> = reviews[0]
+        .findings
+        .iter()
+        .map(|f| f.verification.as_ref().expect("verified").outside_change)
+        .collect();
+    assert_eq!(marks, vec![false, true]);
+    assert_eq!(reviews[0].findings[0].locations[0].path, "src/api/auth.go");
+}
