@@ -155,12 +155,26 @@ pub(crate) fn options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH
 }
 
+/// How deep blocks may nest (quotes in lists in quotes...). Deeper containers are flattened
+/// into the one at this depth: the tree is walked and dropped recursively, and a hostile review
+/// of 100,000 nested `>` must not overflow the stack.
+pub(crate) const MAX_DEPTH: usize = 48;
+
 /// Parses Markdown into top-level blocks.
 pub(crate) fn parse_blocks(text: &str) -> Vec<Block> {
+    parse_blocks_checked(text).0
+}
+
+/// Parses Markdown into top-level blocks; also returns the offset of the first block that was
+/// nested deeper than [`MAX_DEPTH`], if any.
+pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
     let mut root = Block::new(BlockKind::Other, 0..text.len());
     let mut stack: Vec<Block> = Vec::new();
     let mut strong = 0usize;
     let mut emph = 0usize;
+    // Containers opened beyond MAX_DEPTH and not pushed; their ends are skipped too.
+    let mut flattened = 0usize;
+    let mut too_deep: Option<usize> = None;
 
     // Attach a finished block to its parent (or the root).
     fn attach(stack: &mut [Block], root: &mut Block, b: Block) {
@@ -244,6 +258,11 @@ pub(crate) fn parse_blocks(text: &str) -> Vec<Block> {
                     _ => Some(BlockKind::Other),
                 };
                 if let Some(kind) = kind {
+                    if stack.len() >= MAX_DEPTH {
+                        flattened += 1;
+                        too_deep.get_or_insert(range.start);
+                        continue;
+                    }
                     flush_item_inlines(&mut stack, text, range.start);
                     stack.push(Block::new(kind, range));
                 }
@@ -256,6 +275,7 @@ pub(crate) fn parse_blocks(text: &str) -> Vec<Block> {
                 | TagEnd::Subscript
                 | TagEnd::Link
                 | TagEnd::Image => {}
+                _ if flattened > 0 => flattened -= 1,
                 _ => {
                     flush_item_inlines(&mut stack, text, range.end);
                     if let Some(mut b) = stack.pop() {
@@ -357,7 +377,7 @@ pub(crate) fn parse_blocks(text: &str) -> Vec<Block> {
     while let Some(b) = stack.pop() {
         attach(&mut stack, &mut root, b);
     }
-    root.children
+    (root.children, too_deep)
 }
 
 /// Whether a fenced code block's source ends with a closing fence. pulldown-cmark closes an
@@ -434,6 +454,20 @@ mod tests {
         }
         let idx = LineIndex::new(text);
         assert_eq!(idx.line(blocks[2].range.start), 6);
+    }
+
+    #[test]
+    fn deep_nesting_is_flattened() {
+        let text = format!("{}x\n", "> ".repeat(100_000));
+        let (blocks, too_deep) = parse_blocks_checked(&text);
+        assert_eq!(too_deep, Some(2 * MAX_DEPTH));
+        let mut depth = 0;
+        let mut b = &blocks[0];
+        while let Some(c) = b.children.first() {
+            depth += 1;
+            b = c;
+        }
+        assert!(depth <= MAX_DEPTH);
     }
 
     #[test]

@@ -21,6 +21,8 @@ use crate::model::{Category, Location, Severity};
 pub(crate) struct Head {
     /// The reviewer's own id (`S1`, `I2`, `C1`), when written.
     pub id: Option<String>,
+    /// A plain number leading the line (`1. Title` in a heading or paragraph).
+    pub number: Option<u64>,
     pub title: String,
     /// Whether the title came from a bold lead.
     pub bold: bool,
@@ -40,7 +42,7 @@ static ID_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*([A-Z]{1,3}-?\d{1,4})(?:[.:)]|\s*$)\s*").unwrap());
 
 static SEV_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"`?\(\s*([A-Za-z]+)\s*(?:[,/;]\s*([A-Za-z][A-Za-z -]*?)\s*)?\)`?").unwrap()
+    Regex::new(r"`?\(\s*([A-Za-z]+)\s*(?:[,/;|—–]\s*([A-Za-z][A-Za-z -]*?)\s*)?\)`?").unwrap()
 });
 
 static SCOPE_RE: LazyLock<Regex> = LazyLock::new(|| {
@@ -110,9 +112,10 @@ fn looks_like_location(s: &str) -> bool {
     if s.starts_with('(') || s.contains("()") || s.contains('=') {
         return false;
     }
-    let path = s.split(':').next().unwrap_or(s);
+    let path = s.split([':', '#']).next().unwrap_or(s);
     let has_lines = s
         .split_once(':')
+        .or_else(|| s.split_once("#L"))
         .is_some_and(|(_, l)| l.trim_start().starts_with(|c: char| c.is_ascii_digit()));
     let has_ext = path.rsplit_once('.').is_some_and(|(stem, ext)| {
         !stem.is_empty()
@@ -193,6 +196,15 @@ fn ext_is_fileish(path: &str) -> bool {
 /// [`Location`] per range.
 pub(crate) fn parse_locations(s: &str) -> Vec<Location> {
     let s = s.trim().trim_matches('`').trim();
+    // GitHub-style anchors: `a.go#L12-L20`, `a.go#L12`.
+    let anchored;
+    let s = match s.split_once("#L") {
+        Some((path, lines)) if lines.starts_with(|c: char| c.is_ascii_digit()) => {
+            anchored = format!("{path}:{}", lines.replace('L', ""));
+            anchored.as_str()
+        }
+        _ => s,
+    };
     let Some((path, lines)) = s.rsplit_once(':') else {
         return s.parse().into_iter().collect();
     };
@@ -205,6 +217,24 @@ pub(crate) fn parse_locations(s: &str) -> Vec<Location> {
         .filter(|r| !r.is_empty())
         .filter_map(|r| format!("{path}:{r}").parse::<Location>().ok())
         .collect()
+}
+
+/// The locations in free text: code spans that look like paths, else `path:lines` words.
+pub(crate) fn locations_in_text(s: &str) -> Vec<Location> {
+    static SPAN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]+)`").unwrap());
+    let mut out: Vec<Location> = SPAN
+        .captures_iter(s)
+        .filter(|c| looks_like_location(&c[1]))
+        .flat_map(|c| parse_locations(&c[1]))
+        .collect();
+    if out.is_empty() {
+        for c in PLAIN_LOC_RE.captures_iter(s) {
+            if looks_like_location(&c[1]) {
+                out.extend(parse_locations(&c[1]));
+            }
+        }
+    }
+    out
 }
 
 /// Reads the first line of a finding or observation.
@@ -272,6 +302,14 @@ pub(crate) fn parse_head(line: &[&Inline]) -> Head {
         }
         title = title[m.end()..].to_string();
     }
+    static NUM_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(\d{1,4})[.)]\s+").unwrap());
+    if head.id.is_none()
+        && let Some(c) = NUM_RE.captures(&title)
+        && let Some(m) = c.get(0)
+    {
+        head.number = c[1].parse().ok();
+        title = title[m.end()..].to_string();
+    }
     head.scopes = find_scopes(&full);
     let title = strip_scopes(&title);
     head.title = title
@@ -300,6 +338,28 @@ pub(crate) fn parse_head(line: &[&Inline]) -> Head {
             head.title = head.title.trim().to_string();
         }
     }
+    // `[Critical] Title` and `Severity: high` on the first line.
+    static TAG_RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\s*[\[(]([A-Za-z]+)[\])]\s*[:—-]?\s*").unwrap());
+    static LABEL_RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\bseverity\s*[:=]\s*\**\s*([A-Za-z]+)\**[.,;]?").unwrap()
+    });
+    if head.severity.is_none()
+        && let Some(c) = TAG_RE.captures(&head.title)
+        && let Ok(sev) = c[1].parse::<Severity>()
+        && let Some(m) = c.get(0)
+    {
+        head.severity = Some(sev);
+        head.title = head.title[m.end()..].trim().to_string();
+    }
+    if head.severity.is_none()
+        && let Some(c) = LABEL_RE.captures(&rest)
+        && let Ok(sev) = c[1].parse::<Severity>()
+        && let Some(m) = c.get(0)
+    {
+        head.severity = Some(sev);
+        rest.replace_range(m.range(), "");
+    }
     head.rest_full = strip_scopes(&rest)
         .trim()
         .trim_start_matches(['—', '–', '-', ':', '.'])
@@ -319,17 +379,50 @@ pub(crate) fn parse_head(line: &[&Inline]) -> Head {
     head
 }
 
-/// Splits a line with no bold lead into title and the rest at the first dash separator, code
-/// span or severity note.
+/// Splits a line with no bold lead into title and the rest: at the first dash separator, the
+/// severity note, or a code span that is clearly a location (`a/b.go`, `x.rs:12`). A code span
+/// such as `` `fs::metadata` `` stays in the title.
 fn split_title(s: &str) -> (String, String) {
-    let cut = [" — ", " – ", " - ", " `", " ("]
+    static SPAN_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r" `([^`]+)`").unwrap());
+    let mut cuts: Vec<usize> = [" — ", " – ", " - "]
         .iter()
         .filter_map(|sep| s.find(sep))
-        .min();
-    match cut {
+        .collect();
+    if let Some((_, _, r)) = find_severity(s) {
+        // Back up over a space and an opening backtick.
+        let start = s[..r.start].trim_end_matches('`').trim_end().len();
+        cuts.push(start);
+    }
+    for c in SPAN_RE.captures_iter(s) {
+        let t = &c[1];
+        let strong = t.contains('/')
+            || t.split_once(':')
+                .is_some_and(|(_, l)| l.starts_with(|ch: char| ch.is_ascii_digit()));
+        // Cut only where the location ends the sentence: `Fix x — a.go:3` or `Fix x `a.go:3``,
+        // not `Rename y in `a/b.go` to z`.
+        if strong
+            && looks_like_location(t)
+            && let Some(m) = c.get(0)
+            && only_notes(&s[m.end()..])
+        {
+            cuts.push(m.start());
+        }
+    }
+    match cuts.into_iter().min() {
         Some(i) => (s[..i].to_string(), s[i..].to_string()),
         None => (s.to_string(), String::new()),
     }
+}
+
+/// Whether text holds nothing but more locations, severity notes, `[Agent]` tags and
+/// punctuation.
+pub(crate) fn only_notes(s: &str) -> bool {
+    static NOTE_RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"`[^`]*`|\([^)]*\)|\[[^\]]*\]").unwrap());
+    !NOTE_RE
+        .replace_all(s, "")
+        .chars()
+        .any(|c| c.is_alphabetic())
 }
 
 /// The locations cited on the line: code spans that look like paths (a bare `355-374` after a
@@ -448,6 +541,28 @@ mod tests {
         assert_eq!(h.scopes, vec!["in-scope".to_string()]);
         assert_eq!(h.title, "Aggressive hijacking");
         assert!(h.colon_after_bold);
+    }
+
+    #[test]
+    fn severity_tag_and_label_on_the_first_line() {
+        let h = head_of("### [Critical] Token compared with `==`\n");
+        assert_eq!(h.severity, Some(Severity::Critical));
+        assert_eq!(h.title, "Token compared with `==`");
+        let h = head_of("1. **Leak** — Severity: high — `a/b.go:3`\n");
+        assert_eq!(h.severity, Some(Severity::Critical));
+        assert_eq!(h.locations[0].to_string(), "a/b.go:3");
+    }
+
+    #[test]
+    fn github_anchors_and_links() {
+        assert_eq!(
+            parse_locations("pkg/a.go#L12-L20"),
+            vec![Location::new("pkg/a.go", Some(12), Some(20))]
+        );
+        let h = head_of("1. **Leak** — [pkg/a.go:12](pkg/a.go#L12) (important, gap)\n");
+        assert_eq!(h.locations, vec![Location::new("pkg/a.go", Some(12), None)]);
+        let h = head_of("1. **Leak** — `pkg/a.go#L3` (important, gap)\n");
+        assert_eq!(h.locations, vec![Location::new("pkg/a.go", Some(3), None)]);
     }
 
     #[test]

@@ -15,6 +15,19 @@ pub fn looks_like_json(text: &str) -> bool {
         .starts_with('{')
 }
 
+/// The JSON object inside a review that is only a fenced ```` ```json ```` block, as agents
+/// often wrap structured output. `None` for anything else.
+pub fn fenced_json(text: &str) -> Option<&str> {
+    let t = text.trim_start_matches('\u{feff}').trim();
+    let rest = t.strip_prefix("```")?;
+    let (info, body) = rest.split_once('\n')?;
+    if !info.trim().eq_ignore_ascii_case("json") {
+        return None;
+    }
+    let body = body.trim_end().strip_suffix("```")?;
+    looks_like_json(body).then_some(body)
+}
+
 /// Parses a JSON raw review. `agent` fills a missing `agent` field and wins over a different
 /// one (with a warning); `raw` is kept from the JSON when it has one, else the JSON text.
 pub fn parse_json_review(
@@ -66,6 +79,10 @@ pub fn parse_json_review(
     }
     if review.raw.is_empty() {
         review.raw = text.to_string();
+    }
+    // Every warning points at a line; the JSON's own ones have none, so use the first.
+    for w in &mut warnings {
+        w.line.get_or_insert(1);
     }
     // Ids must be unique within a review: later duplicates get a suffix.
     let mut seen: Vec<String> = Vec::new();

@@ -5,9 +5,10 @@
 //! bold title, the `(severity, category)` note on the first line or at the end of the body,
 //! coverage as a table or as bullets. The reader works in two passes over pulldown-cmark blocks:
 //!
-//! 1. [`split_sections`] cuts the document into chunks, one per recognised section name (the
-//!    name decides, not the heading level), keeping text before the first section as preamble;
-//! 2. each chunk is read by the function of its section ([`read_findings`], ...).
+//! 1. `sections`: cuts the document into chunks, one per recognised section name (the name
+//!    decides, not the heading level), keeping text before the first section as preamble;
+//! 2. each chunk is read by the function of its section: `findings` for the findings sections,
+//!    `notes` for the summary, observations, testing, documentation, limitations and coverage.
 //!
 //! What fits nowhere is kept verbatim in [`Review::unparsed`] and named in a warning with its
 //! line, so nothing a reviewer wrote is dropped silently.
@@ -15,7 +16,8 @@
 use std::ops::Range;
 
 use super::blocks::{
-    Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks, plain,
+    Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks, parse_blocks_checked,
+    plain,
 };
 use super::head::{Head, find_scopes, find_trailing_severity, parse_head, strip_scopes};
 use crate::model::{
@@ -23,61 +25,13 @@ use crate::model::{
     Severity,
 };
 
-/// The sections of the review contract.
-#[derive(Debug, Clone, PartialEq)]
-enum Sec {
-    /// Text before the first recognised section, and title headings.
-    Preamble,
-    Summary,
-    Verdict,
-    /// A findings section; the severity of its heading when it names one.
-    Findings(Option<Severity>),
-    Observations(ObservationKind),
-    Testing,
-    Documentation,
-    Limitations,
-    Unresolved,
-    Coverage,
-    Commits,
-    /// A section the contract does not have; its text goes to `unparsed`.
-    Unknown(String),
-}
+mod findings;
+mod notes;
+mod sections;
 
-/// One piece of a section: a block, a list item, or the rest of a paragraph whose first line
-/// was a bold section name.
-#[derive(Debug)]
-enum Unit<'a> {
-    Block(&'a Block),
-    Item {
-        item: &'a Block,
-        list: &'a Block,
-        number: Option<u64>,
-    },
-    Fragment {
-        lines: Vec<Vec<&'a Inline>>,
-        range: Range<usize>,
-    },
-}
-
-impl Unit<'_> {
-    fn start(&self) -> usize {
-        match self {
-            Unit::Block(b) => b.range.start,
-            Unit::Item { item, .. } => item.range.start,
-            Unit::Fragment { range, .. } => range.start,
-        }
-    }
-}
-
-#[derive(Debug)]
-struct Chunk<'a> {
-    sec: Sec,
-    /// The heading level, or `None` for a bold-paragraph section.
-    level: Option<u8>,
-    /// Byte offset of the section's heading.
-    at: usize,
-    units: Vec<Unit<'a>>,
-}
+use findings::*;
+use notes::*;
+use sections::*;
 
 /// Shared state of one parse: the (possibly repaired) text, line numbers of the original, and
 /// the review being filled.
@@ -87,7 +41,7 @@ struct Ctx<'t> {
     /// Bytes inserted into `text` to close unterminated fences: (offset in `text`, length).
     inserted: Vec<(usize, usize)>,
     review: Review,
-    used_ids: Vec<String>,
+    used_ids: std::collections::HashSet<String>,
 }
 
 impl Ctx<'_> {
@@ -118,11 +72,7 @@ impl Ctx<'_> {
         if text.trim().is_empty() {
             return;
         }
-        let line = self.line(offset);
-        self.warn(
-            offset,
-            format!("line {line}: {why}; the text is kept in `unparsed`"),
-        );
+        self.warn(offset, format!("{why}; the text is kept in `unparsed`"));
         self.review.unparsed.push(text);
     }
 }
@@ -143,20 +93,31 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
     }
     let (work, inserted, fence_warnings) = close_open_fences(text);
     review.warnings.extend(fence_warnings);
-    let blocks = parse_blocks(&work);
+    let (blocks, too_deep) = parse_blocks_checked(&work);
     let mut ctx = Ctx {
         text: &work,
         lines: LineIndex::new(text),
         inserted,
         review,
-        used_ids: Vec::new(),
+        used_ids: Default::default(),
     };
+    if let Some(at) = too_deep {
+        ctx.warn(
+            at,
+            format!(
+                "blocks nested more than {} deep were read as one block",
+                super::blocks::MAX_DEPTH
+            ),
+        );
+    }
     let chunks = split_sections(&blocks, &mut ctx);
     let mut preamble: Vec<(usize, String)> = Vec::new();
     for chunk in &chunks {
         match &chunk.sec {
             Sec::Preamble => read_preamble(chunk, &mut ctx, &mut preamble),
-            Sec::Findings(sev) => read_findings(chunk, *sev, false, &mut ctx),
+            Sec::Findings(sev) => {
+                read_findings(chunk, *sev, false, &mut ctx);
+            }
             Sec::Summary => {
                 let s = join_units(&chunk.units, &ctx);
                 push_para(&mut ctx.review.summary, &s);
@@ -173,7 +134,12 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
                 ctx.review.limitations.extend(e);
             }
             Sec::Unresolved => {
-                let e = entries(chunk, &ctx);
+                // "No unresolved review comments." says the section is empty.
+                let e = entries(chunk, &ctx).into_iter().filter(|s| {
+                    !s.trim_start_matches(['*', '_'])
+                        .to_ascii_lowercase()
+                        .starts_with("no unresolved")
+                });
                 ctx.review.unresolved_feedback.extend(e);
             }
             Sec::Coverage => read_coverage(chunk, &mut ctx),
@@ -185,10 +151,17 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
                 }
             }
             Sec::Unknown(name) => {
-                let s = join_units(&chunk.units, &ctx);
+                // Findings with a `(severity, category)` note still count; the rest is kept.
+                let mut rest: Vec<(usize, String)> = Vec::new();
+                read_preamble(chunk, &mut ctx, &mut rest);
+                let s: Vec<String> = rest.into_iter().map(|(_, s)| s).collect();
                 let why = format!("section \"{name}\" is not part of the review layout");
                 let at = chunk.at;
-                ctx.keep_unparsed(at, format!("{name}\n\n{s}").trim().to_string(), &why);
+                ctx.keep_unparsed(
+                    at,
+                    format!("{name}\n\n{}", s.join("\n\n")).trim().to_string(),
+                    &why,
+                );
             }
         }
     }
@@ -277,7 +250,7 @@ fn close_open_fences(text: &str) -> (String, Vec<(usize, usize)>, Vec<ParseWarni
                 warnings.push(ParseWarning {
                     line: Some(open_line),
                     message: format!(
-                        "line {open_line}: code fence is never closed; read it as closed before \
+                        "code fence is never closed; read it as closed before \
                          the heading at line {heading_line}"
                     ),
                 });
@@ -285,10 +258,8 @@ fn close_open_fences(text: &str) -> (String, Vec<(usize, usize)>, Vec<ParseWarni
             None => {
                 warnings.push(ParseWarning {
                     line: Some(open_line),
-                    message: format!(
-                        "line {open_line}: code fence is never closed; everything after it was \
-                         read as code"
-                    ),
+                    message: "code fence is never closed; everything after it was read as code"
+                        .into(),
                 });
                 break;
             }
@@ -312,259 +283,6 @@ fn find_open_fence(blocks: &[Block]) -> Option<Range<usize>> {
         }
     }
     None
-}
-
-/// Normalises a heading or bold lead for matching section names.
-fn norm(s: &str) -> String {
-    let s = s.to_lowercase();
-    let s = s.trim_matches(|c: char| !c.is_alphanumeric() && c != '(' && c != ')');
-    // Drop a leading number ("1. Findings", "A) Summary").
-    let s = match s.split_once(['.', ')']) {
-        Some((n, rest))
-            if !n.is_empty() && n.len() <= 2 && n.chars().all(|c| c.is_ascii_alphanumeric()) =>
-        {
-            if n.chars().all(|c| c.is_ascii_digit()) || n.len() == 1 {
-                rest
-            } else {
-                s
-            }
-        }
-        _ => s,
-    };
-    // Drop a trailing count or note: "Suggestions (3)", "Critical Issues: none".
-    let s = s.split(['(', ':']).next().unwrap_or(s);
-    s.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .trim_matches(|c: char| !c.is_alphanumeric())
-        .to_string()
-}
-
-/// The section a heading or bold lead names, if it names one.
-fn classify(name: &str) -> Option<Sec> {
-    let n = norm(name);
-    let sec = match n.as_str() {
-        "executive summary" | "summary" | "overview" | "overall assessment" => Sec::Summary,
-        "verdict" | "overall verdict" | "recommendation" | "final verdict" => Sec::Verdict,
-        "findings" | "issues" | "review findings" | "detailed findings" | "issues found" => {
-            Sec::Findings(None)
-        }
-        "critical issues" | "critical" | "critical findings" | "blocking issues" | "blockers"
-        | "critical issue" => Sec::Findings(Some(Severity::Critical)),
-        "important issues" | "important" | "important findings" | "major issues"
-        | "important issue" => Sec::Findings(Some(Severity::Important)),
-        "suggestions"
-        | "suggestion"
-        | "minor issues"
-        | "nits"
-        | "nitpicks"
-        | "optional suggestions"
-        | "minor suggestions" => Sec::Findings(Some(Severity::Suggestion)),
-        "design observations"
-        | "design observation"
-        | "observations"
-        | "design notes"
-        | "architecture"
-        | "design" => Sec::Observations(ObservationKind::Concern),
-        "concerns" | "design concerns" | "concern" => Sec::Observations(ObservationKind::Concern),
-        "strengths" | "strength" | "design strengths" | "positives" | "what went well" => {
-            Sec::Observations(ObservationKind::Strength)
-        }
-        "testing assessment" | "testing" | "tests" | "test coverage" | "testing gaps"
-        | "test assessment" => Sec::Testing,
-        "documentation assessment" | "documentation" | "docs" | "documentation gaps" => {
-            Sec::Documentation
-        }
-        "acknowledged limitations" | "limitations" | "known limitations" => Sec::Limitations,
-        "unresolved feedback"
-        | "unresolved review comments"
-        | "unresolved comments"
-        | "unresolved review feedback"
-        | "prior feedback" => Sec::Unresolved,
-        "coverage summary" | "coverage" | "files reviewed" | "file coverage" => Sec::Coverage,
-        "commit structure" | "commits" | "commit history" => Sec::Commits,
-        _ => return None,
-    };
-    Some(sec)
-}
-
-/// The bold lead of a line (all leading strong spans) and the text after it, when the line
-/// starts with bold.
-fn bold_lead(line: &[&Inline]) -> Option<(String, String, usize)> {
-    let start = line
-        .iter()
-        .position(|i| !(i.kind == InlineKind::Text && i.text.trim().is_empty()))?;
-    if !line[start].strong {
-        return None;
-    }
-    let end = line[start..]
-        .iter()
-        .position(|i| !i.strong)
-        .map(|p| start + p)
-        .unwrap_or(line.len());
-    Some((plain(&line[start..end]), plain(&line[end..]), end))
-}
-
-fn strip_sep(s: &str) -> &str {
-    s.trim()
-        .trim_start_matches([':', '—', '–', '-', '.'])
-        .trim_start()
-}
-
-/// Pass 1: cut the top-level blocks into sections.
-fn split_sections<'a>(blocks: &'a [Block], ctx: &mut Ctx) -> Vec<Chunk<'a>> {
-    let mut chunks = vec![Chunk {
-        sec: Sec::Preamble,
-        level: None,
-        at: 0,
-        units: Vec::new(),
-    }];
-    for b in blocks {
-        let cur = chunks.last().map(|c| (c.sec.clone(), c.level));
-        let (cur_sec, cur_level) = cur.unwrap_or((Sec::Preamble, None));
-        match &b.kind {
-            BlockKind::Heading(level) => {
-                let level = *level;
-                let name = b.plain();
-                if let Some(sec) = classify(&name) {
-                    chunks.push(Chunk {
-                        sec,
-                        level: Some(level),
-                        at: b.range.start,
-                        units: Vec::new(),
-                    });
-                    continue;
-                }
-                let deeper = cur_level.is_none_or(|l| level > l);
-                let in_findings = matches!(cur_sec, Sec::Findings(_));
-                let has_sev = super::head::find_severity(&name).is_some();
-                if (in_findings && deeper) || has_sev {
-                    push_unit(&mut chunks, Unit::Block(b));
-                } else if cur_sec == Sec::Preamble {
-                    // A title heading ("# Deep Review: PR #361"): nothing to keep but its place.
-                    if level > 2 && !name.to_lowercase().contains("review") {
-                        push_unit(&mut chunks, Unit::Block(b));
-                    }
-                } else if deeper && cur_level.is_some() {
-                    push_unit(&mut chunks, Unit::Block(b));
-                } else {
-                    chunks.push(Chunk {
-                        sec: Sec::Unknown(name),
-                        level: Some(level),
-                        at: b.range.start,
-                        units: Vec::new(),
-                    });
-                }
-            }
-            BlockKind::Paragraph => split_paragraph(b, &mut chunks, ctx),
-            BlockKind::List { start } => {
-                for (i, item) in b.children.iter().enumerate() {
-                    push_unit(
-                        &mut chunks,
-                        Unit::Item {
-                            item,
-                            list: b,
-                            number: start.map(|s| s + i as u64),
-                        },
-                    );
-                }
-            }
-            BlockKind::Rule => {}
-            _ => push_unit(&mut chunks, Unit::Block(b)),
-        }
-    }
-    chunks
-}
-
-fn push_unit<'a>(chunks: &mut [Chunk<'a>], u: Unit<'a>) {
-    if let Some(c) = chunks.last_mut() {
-        c.units.push(u);
-    }
-}
-
-/// A paragraph whose first lines are bold section names (`**Critical Issues**`,
-/// `**Strengths** — text`, `**Verdict**: Approve`) switches sections; the rest of it is a
-/// fragment of the new section.
-fn split_paragraph<'a>(b: &'a Block, chunks: &mut Vec<Chunk<'a>>, ctx: &mut Ctx) {
-    let lines = b.lines();
-    let mut k = 0;
-    while k < lines.len() {
-        let Some((bold, after, bold_end)) = bold_lead(&lines[k]) else {
-            break;
-        };
-        let Some(sec) = classify(&bold) else {
-            break;
-        };
-        let rest_inlines: Vec<&Inline> = lines[k][bold_end..].to_vec();
-        let rest_text = strip_sep(&after).to_string();
-        if sec == Sec::Verdict && !rest_text.is_empty() {
-            ctx.review.verdict = Some(clean_verdict(&rest_text));
-            k += 1;
-            continue;
-        }
-        let at = lines[k]
-            .first()
-            .map(|i| i.range.start)
-            .unwrap_or(b.range.start);
-        chunks.push(Chunk {
-            sec,
-            level: None,
-            at,
-            units: Vec::new(),
-        });
-        if !rest_text.is_empty() {
-            // `**Strengths** — text`: the text after the lead starts the section.
-            let mut frag_lines = vec![rest_inlines];
-            frag_lines.extend(lines[k + 1..].iter().cloned());
-            let mut start = frag_lines
-                .first()
-                .and_then(|l| l.first())
-                .map(|i| i.range.start)
-                .unwrap_or(b.range.start);
-            // Skip the separator after the lead: `**Strengths** — text`.
-            while let Some(c) = ctx.text.get(start..).and_then(|t| t.chars().next())
-                && matches!(c, ' ' | '—' | '–' | '-' | ':' | '*')
-                && start < b.range.end
-            {
-                start += c.len_utf8();
-            }
-            push_unit(
-                chunks,
-                Unit::Fragment {
-                    lines: frag_lines,
-                    range: start..b.range.end,
-                },
-            );
-            return;
-        }
-        k += 1;
-    }
-    if k == 0 {
-        push_unit(chunks, Unit::Block(b));
-    } else if k < lines.len() {
-        let frag_lines: Vec<Vec<&Inline>> = lines[k..].to_vec();
-        let start = frag_lines
-            .first()
-            .and_then(|l| l.first())
-            .map(|i| i.range.start)
-            .unwrap_or(b.range.start);
-        push_unit(
-            chunks,
-            Unit::Fragment {
-                lines: frag_lines,
-                range: start..b.range.end,
-            },
-        );
-    }
-}
-
-fn clean_verdict(s: &str) -> String {
-    s.trim()
-        .trim_matches('*')
-        .trim()
-        .trim_end_matches('.')
-        .trim()
-        .to_string()
 }
 
 fn push_para(into: &mut String, s: &str) {
@@ -649,593 +367,35 @@ fn first_line<'a>(u: &Unit<'a>) -> Option<Vec<&'a Inline>> {
     }
 }
 
+/// The second line of a unit's first paragraph: where some reviewers put a finding's location.
+fn second_line<'a>(u: &Unit<'a>) -> Option<Vec<&'a Inline>> {
+    match u {
+        Unit::Block(b) if b.kind == BlockKind::Paragraph => {
+            split_lines_owned(&b.inlines).into_iter().nth(1)
+        }
+        Unit::Item { item, .. } => item
+            .first_paragraph()
+            .and_then(|p| split_lines_owned(&p.inlines).into_iter().nth(1)),
+        Unit::Fragment { lines, .. } => lines.get(1).cloned(),
+        _ => None,
+    }
+}
+
 fn split_lines_owned(inlines: &[Inline]) -> Vec<Vec<&Inline>> {
     super::blocks::split_lines(inlines)
 }
 
-/// Words that lead a paragraph inside a finding's body and never start a finding.
-const LABELS: &[&str] = &[
-    "fix",
-    "suggested fix",
-    "note",
-    "why",
-    "impact",
-    "evidence",
-    "example",
-    "recommendation",
-    "root cause",
-    "reproduction",
-    "details",
-    "context",
-    "problem",
-    "risk",
-    "proposed fix",
-    "remediation",
-    "location",
-    "severity",
-    "category",
-    "code",
-    "explanation",
-    "why it matters",
-];
-
-/// How a finding's first line was written; later findings of a section are written the same
-/// way, which tells a new finding from a bold sentence in a body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Style {
-    Heading(u8),
-    Ordered,
-    Bullet,
-    Para,
-}
-
-fn style_of(u: &Unit) -> Option<Style> {
-    match u {
-        Unit::Block(b) => match b.kind {
-            BlockKind::Heading(l) => Some(Style::Heading(l)),
-            BlockKind::Paragraph => Some(Style::Para),
-            _ => None,
-        },
-        Unit::Item { list, .. } => match list.kind {
-            BlockKind::List { start: Some(_) } => Some(Style::Ordered),
-            _ => Some(Style::Bullet),
-        },
-        Unit::Fragment { .. } => Some(Style::Para),
-    }
-}
-
-fn is_label(head: &Head) -> bool {
-    LABELS.contains(&norm(&head.title).as_str())
-}
-
-/// A finding being read: its first unit and the units of its body.
-struct Draft<'u, 'a> {
-    head: Head,
-    start: &'u Unit<'a>,
-    number: Option<u64>,
-    body: Vec<&'u Unit<'a>>,
-}
-
-/// Reads a findings section (or, with `strict`, the preamble or an unknown section, where only
-/// a line with a `(severity, category)` note starts a finding).
-fn read_findings(chunk: &Chunk, sec_sev: Option<Severity>, strict: bool, ctx: &mut Ctx) {
-    let mut drafts: Vec<Draft> = Vec::new();
-    let mut style: Option<Style> = None;
-    let mut first_list: Option<*const Block> = None;
-    for u in &chunk.units {
-        let st = style_of(u);
-        let head = first_line(u).map(|l| parse_head(&l));
-        let number = match u {
-            Unit::Item { number, .. } => *number,
-            _ => None,
-        };
-        let is_fix =
-            strip_fix_label(&first_line(u).map(|l| plain(&l)).unwrap_or_default()).is_some();
-        let starts = match (&head, st) {
-            (Some(h), Some(st)) => {
-                if (is_label(h) && h.bold) || is_fix {
-                    false
-                } else if st == Style::Para && !h.bold && h.id.is_none() {
-                    // A plain sentence is never a finding's first line, even with a
-                    // `(severity, category)` note at its end.
-                    false
-                } else if strict {
-                    h.severity.is_some() && (h.bold || h.id.is_some())
-                } else if drafts.is_empty() {
-                    matches!(u, Unit::Item { .. })
-                        || matches!(st, Style::Heading(_))
-                        || h.bold
-                        || h.id.is_some()
-                        || h.severity.is_some()
-                } else if let (Unit::Item { list, .. }, Some(fl)) = (u, first_list) {
-                    if std::ptr::eq(*list as *const Block, fl) {
-                        true
-                    } else {
-                        Some(st) == style && looks_like_finding(h, number, drafts.last())
-                    }
-                } else {
-                    Some(st) == style && looks_like_finding(h, number, drafts.last())
-                }
-            }
-            _ => false,
-        };
-        if starts {
-            if drafts.is_empty() {
-                style = st;
-                if let Unit::Item { list, .. } = u {
-                    first_list = Some(*list as *const Block);
-                }
-            }
-            drafts.push(Draft {
-                head: head.unwrap_or_default(),
-                start: u,
-                number,
-                body: Vec::new(),
-            });
-        } else if let Some(d) = drafts.last_mut() {
-            d.body.push(u);
-        } else {
-            let s = unit_src(u, ctx);
-            if strict {
-                continue; // the caller keeps the preamble text
-            }
-            if !is_none_text(&s) {
-                ctx.keep_unparsed(
-                    u.start(),
-                    s,
-                    "text in a findings section that is not a finding",
-                );
-            }
-        }
-    }
-    let mut position = 0;
-    for d in drafts {
-        position += 1;
-        let f = build_finding(d, sec_sev, position, ctx);
-        ctx.review.findings.push(f);
-    }
-}
-
-fn looks_like_finding(h: &Head, number: Option<u64>, prev: Option<&Draft>) -> bool {
-    if h.id.is_some() || h.severity.is_some() {
-        return true;
-    }
-    if !h.bold {
-        return false;
-    }
-    if !h.locations.is_empty() {
-        return true;
-    }
-    if let (Some(n), Some(p)) = (number, prev.and_then(|p| p.number))
-        && n == p + 1
-    {
-        return true;
-    }
-    !h.colon_after_bold
-}
-
-/// One piece of a finding's body.
-enum Piece {
-    Text(String),
-    Code(Option<String>, String),
-    Heading(String),
-}
-
-fn pieces_of_block(b: &Block, ctx: &Ctx, out: &mut Vec<Piece>) {
-    match &b.kind {
-        BlockKind::Code { lang, text, .. } => out.push(Piece::Code(lang.clone(), text.clone())),
-        BlockKind::Rule => {}
-        BlockKind::Heading(_) => out.push(Piece::Heading(b.plain())),
-        _ => out.push(Piece::Text(ctx.src(&b.range))),
-    }
-}
-
 /// The rest of a paragraph after its first line.
 fn rest_lines_src(p: &Block, ctx: &Ctx) -> Option<String> {
+    rest_lines_src_from(p, ctx, 1)
+}
+
+/// The rest of a paragraph from its line `from` (0-based) on.
+fn rest_lines_src_from(p: &Block, ctx: &Ctx, from: usize) -> Option<String> {
     let lines = p.lines();
-    let second = lines.get(1)?.first()?;
+    let second = lines.get(from)?.first()?;
     let s = ctx.src(&(second.range.start..p.range.end));
     (!s.trim().is_empty()).then_some(s)
-}
-
-fn is_diff(lang: &Option<String>, code: &str) -> bool {
-    if let Some(l) = lang {
-        return l.eq_ignore_ascii_case("diff") || l.eq_ignore_ascii_case("patch");
-    }
-    let mut changed = false;
-    for l in code.lines().filter(|l| !l.is_empty()) {
-        // Hunk headers, file headers and +/- lines all mark a diff.
-        if l.starts_with("@@") || l.starts_with('+') || l.starts_with('-') {
-            changed = true;
-        } else if !l.starts_with(' ') {
-            return false;
-        }
-    }
-    changed
-}
-
-/// `Fix: text`, `**Fix:** text`, `Suggested fix — text`: the text after the label.
-fn strip_fix_label(s: &str) -> Option<String> {
-    let t = s.trim_start();
-    let unbold = t.trim_start_matches(['*', '_']);
-    let lower = unbold.to_lowercase();
-    for label in [
-        "fix",
-        "suggested fix",
-        "proposed fix",
-        "recommended fix",
-        "remediation",
-        "recommendation",
-    ] {
-        if let Some(after) = lower.strip_prefix(label) {
-            let after_trim = after.trim_start_matches(['*', '_']);
-            if after_trim.starts_with(':')
-                || after_trim.starts_with(" —")
-                || after_trim.starts_with(" -")
-            {
-                let cut = unbold.len() - after_trim.len();
-                let rest = unbold[cut..]
-                    .trim_start_matches([':', ' ', '—', '-'])
-                    .trim_start_matches(['*', '_'])
-                    .trim_start_matches([':', ' '])
-                    .trim();
-                return Some(rest.to_string());
-            }
-        }
-    }
-    None
-}
-
-fn fenced(lang: &Option<String>, code: &str) -> String {
-    format!(
-        "```{}\n{}```",
-        lang.as_deref().unwrap_or(""),
-        if code.ends_with('\n') {
-            code.to_string()
-        } else {
-            format!("{code}\n")
-        }
-    )
-}
-
-fn build_finding(d: Draft, sec_sev: Option<Severity>, position: usize, ctx: &mut Ctx) -> Finding {
-    let at = d.start.start();
-    let mut pieces: Vec<Piece> = Vec::new();
-    match d.start {
-        Unit::Block(b) if matches!(b.kind, BlockKind::Paragraph) => {
-            if let Some(s) = rest_lines_src(b, ctx) {
-                pieces.push(Piece::Text(s));
-            }
-        }
-        Unit::Block(_) => {}
-        Unit::Item { item, .. } => {
-            let mut children = item.children.iter();
-            if let Some(first) = item.first_paragraph() {
-                children.next();
-                if let Some(s) = rest_lines_src(first, ctx) {
-                    pieces.push(Piece::Text(s));
-                }
-            }
-            for c in children {
-                pieces_of_block(c, ctx, &mut pieces);
-            }
-        }
-        Unit::Fragment { lines, range } => {
-            if let Some(second) = lines.get(1).and_then(|l| l.first()) {
-                pieces.push(Piece::Text(ctx.src(&(second.range.start..range.end))));
-            }
-        }
-    }
-    for u in &d.body {
-        match u {
-            Unit::Block(b) => pieces_of_block(b, ctx, &mut pieces),
-            Unit::Item { item, list, .. } => {
-                let marker = match list.kind {
-                    BlockKind::List { start: Some(_) } => "1. ",
-                    _ => "- ",
-                };
-                pieces.push(Piece::Text(format!("{marker}{}", item_text(item, ctx))));
-            }
-            Unit::Fragment { range, .. } => pieces.push(Piece::Text(ctx.src(range))),
-        }
-    }
-
-    let head = d.head;
-    let mut finding = Finding::new(String::new(), head.title.clone());
-    finding.locations = head.locations.clone();
-    finding.severity = head.severity;
-    finding.category = head.category.clone();
-    let mut expl: Vec<String> = Vec::new();
-    let mut fix: Vec<String> = Vec::new();
-    let mut diffs: Vec<String> = Vec::new();
-    let mut seen_fix = false;
-    if !head.rest.is_empty() && !head.rest.starts_with('[') {
-        expl.push(head.rest.clone());
-    }
-    for p in pieces {
-        match p {
-            Piece::Code(lang, code) => {
-                if is_diff(&lang, &code) {
-                    diffs.push(code);
-                } else if !seen_fix && finding.code.is_none() {
-                    finding.code = Some(CodeSnippet {
-                        language: lang,
-                        code,
-                    });
-                } else if seen_fix {
-                    fix.push(fenced(&lang, &code));
-                } else {
-                    expl.push(fenced(&lang, &code));
-                }
-            }
-            Piece::Text(s) => {
-                if let Some(rest) = strip_fix_label(&s) {
-                    seen_fix = true;
-                    if !rest.is_empty() {
-                        fix.push(rest);
-                    }
-                } else if seen_fix {
-                    fix.push(s);
-                } else {
-                    expl.push(s);
-                }
-            }
-            Piece::Heading(h) => {
-                if strip_fix_label(&format!("{h}:")).is_some_and(|r| r.is_empty()) {
-                    seen_fix = true;
-                } else if seen_fix {
-                    fix.push(h);
-                } else {
-                    expl.push(h);
-                }
-            }
-        }
-    }
-    // A severity note written after the body: `... (important, gap)`.
-    if finding.severity.is_none() {
-        for part in fix.iter_mut().rev().chain(expl.iter_mut().rev()) {
-            if let Some((sev, cat, range)) = find_trailing_severity(part) {
-                finding.severity = Some(sev);
-                if finding.category.is_none() {
-                    finding.category = cat;
-                }
-                let mut t = part.trim_end().trim_end_matches('.').trim_end().to_string();
-                if range.end <= t.len() {
-                    t.replace_range(range, "");
-                }
-                *part = t.trim().to_string();
-                break;
-            }
-        }
-    }
-    expl.retain(|s| !s.trim().is_empty());
-    fix.retain(|s| !s.trim().is_empty());
-    finding.explanation = expl.join("\n\n");
-    if !fix.is_empty() {
-        finding.fix = Some(fix.join("\n\n"));
-    }
-    if !diffs.is_empty() {
-        finding.fix_diff = Some(diffs.join("\n"));
-    }
-    if finding.severity.is_none() {
-        finding.severity = sec_sev;
-    }
-
-    // Id: the reviewer's own, else section letter + number or position; unique in the review.
-    let letter = sec_sev
-        .or(finding.severity)
-        .map(Severity::id_prefix)
-        .unwrap_or('F');
-    let mut id = head
-        .id
-        .clone()
-        .or_else(|| d.number.map(|n| format!("{letter}{n}")))
-        .unwrap_or_else(|| format!("{letter}{position}"));
-    if ctx.used_ids.contains(&id) {
-        let original = id.clone();
-        let mut k = 2;
-        while ctx.used_ids.contains(&id) {
-            id = format!("{original}-{k}");
-            k += 1;
-        }
-        let line = ctx.line(at);
-        ctx.warn(
-            at,
-            format!("line {line}: finding id {original} is used twice; this one is {id}"),
-        );
-    }
-    ctx.used_ids.push(id.clone());
-    finding.id = id;
-
-    let line = ctx.line(at);
-    if finding.severity.is_none() {
-        ctx.warn(
-            at,
-            format!(
-                "line {line}: finding {} has no severity: no `(severity, category)` note and no \
-                 severity section",
-                finding.id
-            ),
-        );
-    }
-    if finding.title.trim().is_empty() {
-        ctx.warn(
-            at,
-            format!("line {line}: finding {} has no title", finding.id),
-        );
-    }
-    if finding.explanation.is_empty()
-        && finding.code.is_none()
-        && finding.fix.is_none()
-        && finding.fix_diff.is_none()
-    {
-        ctx.warn(
-            at,
-            format!(
-                "line {line}: finding {} has a title but no body",
-                finding.id
-            ),
-        );
-    }
-    finding
-}
-
-fn read_preamble(chunk: &Chunk, ctx: &mut Ctx, preamble: &mut Vec<(usize, String)>) {
-    // Findings written with no section around them still count when their first line carries
-    // a `(severity, category)` note.
-    let before = ctx.review.findings.len();
-    read_findings(chunk, None, true, ctx);
-    let found_any = ctx.review.findings.len() > before;
-    for u in &chunk.units {
-        if found_any {
-            // Units that belong to a finding were consumed; keep the ones before the first.
-            let first_start = first_finding_start(chunk);
-            if u.start() >= first_start {
-                break;
-            }
-        }
-        let s = unit_src(u, ctx);
-        if let Unit::Block(b) = u
-            && let BlockKind::Paragraph = b.kind
-            && let Some((bold, after, _)) = b.lines().first().and_then(|l| bold_lead(l))
-            && norm(&bold) == "verdict"
-        {
-            ctx.review.verdict = Some(clean_verdict(strip_sep(&after)));
-            continue;
-        }
-        if !s.trim().is_empty() {
-            preamble.push((u.start(), s));
-        }
-    }
-}
-
-fn first_finding_start(chunk: &Chunk) -> usize {
-    chunk
-        .units
-        .iter()
-        .find(|u| {
-            first_line(u).is_some_and(|l| {
-                let h = parse_head(&l);
-                h.severity.is_some() && (h.bold || h.id.is_some())
-            })
-        })
-        .map(|u| u.start())
-        .unwrap_or(usize::MAX)
-}
-
-fn read_verdict(chunk: &Chunk, ctx: &mut Ctx) {
-    let mut units = chunk.units.iter();
-    if let Some(u) = units.next() {
-        let s = unit_src(u, ctx);
-        ctx.review.verdict = Some(clean_verdict(&s.replace("**", "")));
-    }
-    for u in units {
-        let s = unit_src(u, ctx);
-        ctx.keep_unparsed(u.start(), s, "text after the verdict");
-    }
-}
-
-fn read_observations(chunk: &Chunk, kind: ObservationKind, ctx: &mut Ctx) {
-    let mut obs: Vec<Observation> = Vec::new();
-    let mut open_title_only = false;
-    for u in &chunk.units {
-        let src = unit_src(u, ctx);
-        if is_none_text(&src) {
-            continue;
-        }
-        match u {
-            Unit::Item { item, .. } => {
-                let head = first_line(u).map(|l| parse_head(&l)).unwrap_or_default();
-                let mut text = if head.bold {
-                    head.rest_full.clone()
-                } else {
-                    strip_scopes(&first_line(u).map(|l| plain(&l)).unwrap_or_default())
-                        .trim()
-                        .to_string()
-                };
-                let mut children = item.children.iter();
-                if let Some(p) = item.first_paragraph() {
-                    children.next();
-                    if let Some(s) = rest_lines_src(p, ctx) {
-                        push_line(&mut text, &s);
-                    }
-                }
-                for c in children {
-                    push_line(&mut text, &ctx.src(&c.range));
-                }
-                open_title_only = text.is_empty();
-                obs.push(Observation {
-                    kind,
-                    title: head.bold.then(|| head.title.clone()),
-                    text,
-                    scopes: head.scopes.clone(),
-                });
-            }
-            Unit::Block(b) if matches!(b.kind, BlockKind::Heading(_)) => {
-                let head = first_line(u).map(|l| parse_head(&l)).unwrap_or_default();
-                obs.push(Observation {
-                    kind,
-                    title: Some(head.title.clone()),
-                    text: String::new(),
-                    scopes: head.scopes.clone(),
-                });
-                open_title_only = true;
-            }
-            Unit::Block(b) if !matches!(b.kind, BlockKind::Paragraph) => {
-                // Code, tables, quotes: part of the observation before them.
-                match obs.last_mut() {
-                    Some(o) => push_line(&mut o.text, &src),
-                    None => obs.push(Observation {
-                        kind,
-                        title: None,
-                        text: src,
-                        scopes: Vec::new(),
-                    }),
-                }
-            }
-            _ => {
-                let line = first_line(u).unwrap_or_default();
-                let head = parse_head(&line);
-                let rest_src = match u {
-                    Unit::Block(b) => rest_lines_src(b, ctx),
-                    Unit::Fragment { lines, range } => lines
-                        .get(1)
-                        .and_then(|l| l.first())
-                        .map(|i| ctx.src(&(i.range.start..range.end))),
-                    _ => None,
-                };
-                if head.bold && !is_label(&head) {
-                    let mut text = head.rest_full.clone();
-                    if let Some(r) = rest_src {
-                        push_line(&mut text, &r);
-                    }
-                    open_title_only = text.is_empty();
-                    obs.push(Observation {
-                        kind,
-                        title: Some(head.title.clone()),
-                        text,
-                        scopes: head.scopes.clone(),
-                    });
-                } else if open_title_only && let Some(o) = obs.last_mut() {
-                    o.text = src;
-                    for s in find_scopes(&plain(&line)) {
-                        if !o.scopes.contains(&s) {
-                            o.scopes.push(s);
-                        }
-                    }
-                    open_title_only = false;
-                } else {
-                    obs.push(Observation {
-                        kind,
-                        title: None,
-                        text: src.clone(),
-                        scopes: find_scopes(&plain(&line)),
-                    });
-                }
-            }
-        }
-    }
-    ctx.review.observations.extend(obs);
 }
 
 fn push_line(into: &mut String, s: &str) {
@@ -1249,198 +409,9 @@ fn push_line(into: &mut String, s: &str) {
     into.push_str(s);
 }
 
-/// Paragraphs are the summary; list items are the gaps. When there are several lists, the
-/// gaps are the lists introduced as untested or ranked by risk.
-fn read_testing(chunk: &Chunk, ctx: &mut Ctx) {
-    // Group consecutive items of one list.
-    let mut groups: Vec<(Option<String>, Vec<String>)> = Vec::new();
-    let mut summary: Vec<String> = Vec::new();
-    let mut last_para: Option<String> = None;
-    let mut last_list: Option<*const Block> = None;
-    for u in &chunk.units {
-        match u {
-            Unit::Item { item, list, .. } => {
-                let t = item_text(item, ctx);
-                if last_list == Some(*list as *const Block)
-                    && let Some(g) = groups.last_mut()
-                {
-                    g.1.push(t);
-                } else {
-                    groups.push((last_para.clone(), vec![t]));
-                    last_list = Some(*list as *const Block);
-                }
-            }
-            _ => {
-                let s = unit_src(u, ctx);
-                if is_none_text(&s) {
-                    continue;
-                }
-                last_list = None;
-                last_para = Some(s.clone());
-                summary.push(s);
-            }
-        }
-    }
-    let gap_words = [
-        "untested",
-        "gap",
-        "missing",
-        "not tested",
-        "ranked",
-        "risk",
-        "uncovered",
-    ];
-    let is_gap_intro = |p: &Option<String>| {
-        p.as_ref().is_some_and(|p| {
-            let l = p.to_lowercase();
-            gap_words.iter().any(|w| l.contains(w))
-        })
-    };
-    let use_filter = groups.len() > 1 && groups.iter().any(|g| is_gap_intro(&g.0));
-    for (intro, items) in groups {
-        if !use_filter || is_gap_intro(&intro) {
-            ctx.review.testing.gaps.extend(items);
-        } else {
-            summary.push(
-                items
-                    .iter()
-                    .map(|i| format!("- {i}"))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            );
-        }
-    }
-    for s in summary {
-        push_para(&mut ctx.review.testing.summary, &s);
-    }
-}
-
-/// One entry per list item or paragraph; `None.` adds nothing.
-fn entries(chunk: &Chunk, ctx: &Ctx) -> Vec<String> {
-    chunk
-        .units
-        .iter()
-        .map(|u| unit_src(u, ctx))
-        .filter(|s| !s.trim().is_empty() && !is_none_text(s))
-        .collect()
-}
-
-fn read_coverage(chunk: &Chunk, ctx: &mut Ctx) {
-    for u in &chunk.units {
-        match u {
-            Unit::Block(b) if b.kind == BlockKind::Table => {
-                for row in &b.children {
-                    if row.kind == (BlockKind::Row { head: true }) {
-                        continue;
-                    }
-                    let cells: Vec<String> = row
-                        .children
-                        .iter()
-                        .map(|c| {
-                            c.lines()
-                                .iter()
-                                .map(|l| plain(l))
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                        })
-                        .collect();
-                    let Some(path) = cells.first() else { continue };
-                    let path = path.trim().trim_matches('`').trim().to_string();
-                    if path.is_empty() {
-                        continue;
-                    }
-                    let status = cells.get(1..).map(|c| c.join(" | ")).unwrap_or_default();
-                    ctx.review.coverage.push(CoverageEntry {
-                        path,
-                        status: status.trim().to_string(),
-                    });
-                }
-            }
-            Unit::Item { item, .. } => {
-                if let Some(p) = item.first_paragraph() {
-                    let lines = p.lines();
-                    if let Some(entry) = lines.first().and_then(|l| coverage_line(l)) {
-                        ctx.review.coverage.push(entry);
-                    }
-                }
-            }
-            _ => {
-                let s = unit_src(u, ctx);
-                if is_none_text(&s) {
-                    continue;
-                }
-                let mut any = false;
-                if let Unit::Block(b) = u
-                    && b.kind == BlockKind::Paragraph
-                {
-                    for l in b.lines() {
-                        if let Some(e) = coverage_line(&l)
-                            && l.first().is_some_and(|i| i.kind == InlineKind::Code)
-                        {
-                            ctx.review.coverage.push(e);
-                            any = true;
-                        }
-                    }
-                }
-                if !any {
-                    ctx.keep_unparsed(u.start(), s, "coverage text that names no file");
-                }
-            }
-        }
-    }
-}
-
-/// `` `path` — status ``, `` `path`: status ``, `path - status`.
-fn coverage_line(line: &[&Inline]) -> Option<CoverageEntry> {
-    let first = line
-        .iter()
-        .find(|i| !(i.kind == InlineKind::Text && i.text.trim().is_empty()))?;
-    let (path, rest) = if first.kind == InlineKind::Code {
-        let idx = line.iter().position(|i| std::ptr::eq(*i, *first))?;
-        (first.text.clone(), plain(&line[idx + 1..]))
-    } else {
-        let p = plain(line);
-        let cut = [" — ", " – ", " - ", ": "]
-            .iter()
-            .filter_map(|s| p.find(s).map(|i| (i, s.len())))
-            .min()?;
-        (p[..cut.0].to_string(), p[cut.0..].to_string())
-    };
-    let path = path.trim().trim_matches('*').trim().to_string();
-    if path.is_empty() {
-        return None;
-    }
-    let status = strip_sep(&rest).replace("**", "").trim().to_string();
-    Some(CoverageEntry { path, status })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn section_names_match_across_spellings() {
-        assert_eq!(
-            classify("#### Critical Issues"),
-            Some(Sec::Findings(Some(Severity::Critical)))
-        );
-        assert_eq!(
-            classify("Suggestions (3)"),
-            Some(Sec::Findings(Some(Severity::Suggestion)))
-        );
-        assert_eq!(classify("2. Findings"), Some(Sec::Findings(None)));
-        assert_eq!(classify("Coverage Summary:"), Some(Sec::Coverage));
-        assert_eq!(classify("PR #236 Review: Implement"), None);
-    }
-
-    #[test]
-    fn fix_label_forms() {
-        assert_eq!(strip_fix_label("Fix: do x").as_deref(), Some("do x"));
-        assert_eq!(strip_fix_label("**Fix:** do x").as_deref(), Some("do x"));
-        assert_eq!(strip_fix_label("**Fix**: do x").as_deref(), Some("do x"));
-        assert_eq!(strip_fix_label("Fix:").as_deref(), Some(""));
-        assert_eq!(strip_fix_label("Fixing this is hard"), None);
-    }
 
     #[test]
     fn none_text() {

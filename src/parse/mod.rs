@@ -2,8 +2,27 @@
 //! contract; what it cannot place is kept and named in a warning, never dropped.
 //!
 //! - [`markdown`]: the Markdown reader (the layout reviewers are asked to write, and its drift);
-//! - [`json`]: a review given as JSON of the `Review` schema;
+//! - [`json`]: a review given as JSON of the `Review` schema (also inside one ```` ```json ````
+//!   fence);
 //! - [`report_reader`]: the raw reviews and metadata of an existing Deep Review report.
+//!
+//! What the Markdown reader understands:
+//!
+//! - sections by name at any heading level or as a bold paragraph (`**Critical Issues**`), with
+//!   or without a `Findings` wrapper: Executive Summary, Verdict, Critical Issues, Important
+//!   Issues, Suggestions, Design Observations (Concerns, Strengths), Testing Assessment,
+//!   Documentation Assessment, Acknowledged Limitations, Unresolved Feedback, Commit Structure,
+//!   Coverage Summary, and common synonyms;
+//! - a finding per numbered or bulleted item, bold paragraph, `S1.`/`**S1.**` paragraph,
+//!   heading below its section's heading, or row of a findings table; later findings of a
+//!   section are written like the first, so a bold sentence in a body does not start one;
+//! - on a finding's first line: the bold title, backticked locations (`a.go:3`, `a.go:3-9`,
+//!   `a.go:13-14,30-37`, a bare `355-374` after a path, `a.go#L3-L9`) and the
+//!   `(severity, category)` note, plain or in backticks; the note may also end the body or sit
+//!   on the second line, and `Severity:`/`Location:` lines work too; without one, the severity
+//!   is the section's;
+//! - in the body: the first non-diff code block before `Fix:` is the quoted code, prose is the
+//!   explanation, text after `Fix:` is the fix, a ```` ```diff ```` block is the fix diff.
 
 mod blocks;
 mod head;
@@ -36,9 +55,16 @@ pub enum ParseError {
 /// is a JSON object, Markdown otherwise. Never fails: problems become warnings on the review,
 /// with the text that could not be read kept in `unparsed`.
 pub fn parse_review(agent: &str, text: &str) -> Review {
-    if json::looks_like_json(text) {
-        match json::parse_json_review(agent, text, "<review>") {
-            Ok(r) => return r,
+    if let Some((json_text, shift)) = json_part(text) {
+        match json::parse_json_review(agent, json_text, "<review>")
+            .map_err(|e| shift_line(e, shift))
+        {
+            Ok(mut r) => {
+                if r.raw == json_text {
+                    r.raw = text.to_string();
+                }
+                return r;
+            }
             Err(e) => {
                 let (line, message) = match &e {
                     ParseError::Invalid { line, message, .. } => (Some(*line), message.clone()),
@@ -57,6 +83,37 @@ pub fn parse_review(agent: &str, text: &str) -> Review {
     markdown::parse_markdown(agent, text)
 }
 
+/// The JSON of a review that is a JSON object, or only a ```` ```json ```` block, with the
+/// number of lines before it.
+fn json_part(text: &str) -> Option<(&str, usize)> {
+    if json::looks_like_json(text) {
+        return Some((text, 0));
+    }
+    let body = json::fenced_json(text)?;
+    let offset = body.as_ptr() as usize - text.as_ptr() as usize;
+    let lines_before = text
+        .get(..offset)
+        .map(|s| s.matches('\n').count())
+        .unwrap_or(0);
+    Some((body, lines_before))
+}
+
+/// Moves an error's line from the JSON block to the whole text.
+fn shift_line(e: ParseError, shift: usize) -> ParseError {
+    match e {
+        ParseError::Invalid {
+            path,
+            line,
+            message,
+        } => ParseError::Invalid {
+            path,
+            line: line + shift,
+            message,
+        },
+        other => other,
+    }
+}
+
 /// Reads and parses a raw review file. A file that is not UTF-8 is read lossily with a warning;
 /// a JSON file with a syntax or shape error is an error naming the file and line.
 pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> {
@@ -73,8 +130,13 @@ pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> 
             (String::from_utf8_lossy(&bytes).into_owned(), Some(line))
         }
     };
-    let mut review = if json::looks_like_json(&text) {
-        json::parse_json_review(agent, &text, &path.display().to_string())?
+    let mut review = if let Some((json_text, shift)) = json_part(&text) {
+        let mut r = json::parse_json_review(agent, json_text, &path.display().to_string())
+            .map_err(|e| shift_line(e, shift))?;
+        if r.raw == json_text {
+            r.raw = text.clone();
+        }
+        r
     } else {
         markdown::parse_markdown(agent, &text)
     };
@@ -84,7 +146,7 @@ pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> 
             ParseWarning {
                 line: Some(line),
                 message: format!(
-                    "{}:{line}: the file is not valid UTF-8; bad bytes were replaced with U+FFFD",
+                    "{} is not valid UTF-8 from this line on; bad bytes were replaced with U+FFFD",
                     path.display()
                 ),
             },

@@ -24,7 +24,9 @@ pub struct ReportSource {
     pub verdict_rationale: String,
     /// One parsed review per agent heading of the appendix, in report order.
     pub reviews: Vec<Review>,
-    /// What could not be read (unknown rows, reviewers with no review).
+    /// What could not be read in the report itself (unknown rows, reviewers with no review),
+    /// as `line N: message`. Each review's own warnings are on the review, with lines counted
+    /// within that review.
     pub warnings: Vec<String>,
 }
 
@@ -113,7 +115,7 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
                 let (v, rationale) = parse_verdict(value);
                 if v.is_none() {
                     warnings.push(format!(
-                        "{path_for_errors}:{row_line}: verdict {value:?} is not one of Merge, \
+                        "line {row_line}: verdict {value:?} is not one of Merge, \
                          Merge as-is, Merge with optional fixes, Merge with fixes, Rework"
                     ));
                 }
@@ -124,13 +126,13 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
                 meta.wall_clock_s = parse_duration(value);
                 if meta.wall_clock_s.is_none() {
                     warnings.push(format!(
-                        "{path_for_errors}:{row_line}: wall-clock time {value:?} not understood"
+                        "line {row_line}: wall-clock time {value:?} not understood"
                     ));
                 }
             }
             "" => {}
             other => warnings.push(format!(
-                "{path_for_errors}:{row_line}: metadata row {other:?} is not read"
+                "line {row_line}: metadata row {other:?} is not read"
             )),
         }
     }
@@ -139,18 +141,26 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
     let after = appendix.range.end;
     let mut agent_heads: Vec<(&Heading, String, Option<String>)> = Vec::new();
     let mut end = text.len();
+    let mut agent_level: Option<u8> = None;
     for h in headings.iter().filter(|h| h.range.start >= after) {
         if h.level <= 2 && is_report_section(&h.text) {
             end = h.range.start;
             break;
         }
-        if h.level != 3 {
+        // Agent headings are `###` in the reference layout; a hand-edited report may use `##`
+        // or `####`, and then every agent heading has the level of the first.
+        let level_ok = match agent_level {
+            Some(l) => h.level == l,
+            None => (2..=4).contains(&h.level),
+        };
+        if !level_ok {
             continue;
         }
         if let Some((name, display)) = agent_of_heading(&h.text, &meta.reviewers) {
+            agent_level.get_or_insert(h.level);
             if h.in_code {
                 warnings.push(format!(
-                    "{path_for_errors}:{}: agent heading {:?} is inside an unclosed code fence \
+                    "line {}: agent heading {:?} is inside an unclosed code fence \
                      of the review before it; read it as a heading",
                     lines.line(h.range.start),
                     h.text
@@ -181,7 +191,7 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         review.display_name = display.clone().or_else(|| Some(h.text.trim().to_string()));
         if reviews.iter().any(|r: &Review| r.agent == *name) {
             warnings.push(format!(
-                "{path_for_errors}:{}: a second review by {name} (another pass); both are kept",
+                "line {}: a second review by {name} (another pass); both are kept",
                 lines.line(h.range.start)
             ));
         }
@@ -190,7 +200,7 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
     for r in &meta.reviewers {
         if !reviews.iter().any(|v| v.agent == r.name) {
             warnings.push(format!(
-                "{path_for_errors}: reviewer {} has no raw review in the appendix",
+                "reviewer {} has no raw review in the appendix",
                 r.display
             ));
         }
@@ -409,7 +419,7 @@ fn table_row(line: &str) -> Option<(String, String)> {
         return None;
     }
     let key = key.trim_matches('*').trim().to_string();
-    Some((key, value.trim().to_string()))
+    Some((key, value.trim().replace("\\|", "|")))
 }
 
 /// `[text](url)` → `text`; anything else unchanged (trimmed of backticks).

@@ -1,0 +1,675 @@
+//! Reading findings: where one starts (numbered or not, `S1.` or `**S1.**`, headings, table
+//! rows), and what its body holds (explanation, quoted code, `Fix:` text, fix diff).
+
+use super::sections::*;
+use super::*;
+
+/// Words that lead a paragraph inside a finding's body and never start a finding.
+pub(super) const LABELS: &[&str] = &[
+    "fix",
+    "suggested fix",
+    "note",
+    "why",
+    "impact",
+    "evidence",
+    "example",
+    "recommendation",
+    "root cause",
+    "reproduction",
+    "details",
+    "context",
+    "problem",
+    "risk",
+    "proposed fix",
+    "remediation",
+    "location",
+    "severity",
+    "category",
+    "code",
+    "explanation",
+    "why it matters",
+];
+
+/// How a finding's first line was written; later findings of a section are written the same
+/// way, which tells a new finding from a bold sentence in a body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Style {
+    Heading(u8),
+    Ordered,
+    Bullet,
+    Para,
+}
+
+pub(super) fn style_of(u: &Unit) -> Option<Style> {
+    match u {
+        Unit::Block(b) => match b.kind {
+            BlockKind::Heading(l) => Some(Style::Heading(l)),
+            BlockKind::Paragraph => Some(Style::Para),
+            _ => None,
+        },
+        Unit::Item { list, .. } => match list.kind {
+            BlockKind::List { start: Some(_) } => Some(Style::Ordered),
+            _ => Some(Style::Bullet),
+        },
+        Unit::Fragment { .. } => Some(Style::Para),
+    }
+}
+
+pub(super) fn is_label(head: &Head) -> bool {
+    LABELS.contains(&norm(&head.title).as_str())
+}
+
+/// A finding being read: its first unit and the units of its body.
+pub(super) struct Draft<'u, 'a> {
+    pub(super) head: Head,
+    pub(super) start: &'u Unit<'a>,
+    pub(super) number: Option<u64>,
+    /// Lines of the first paragraph the head took (2 when the location is on its own line).
+    pub(super) head_lines: usize,
+    pub(super) body: Vec<&'u Unit<'a>>,
+}
+
+/// Reads a findings section (or, with `strict`, the preamble or an unknown section, where only
+/// a line with a `(severity, category)` note starts a finding). Returns where the first finding
+/// starts: every unit from there on belongs to a finding.
+pub(super) fn read_findings(
+    chunk: &Chunk,
+    sec_sev: Option<Severity>,
+    strict: bool,
+    ctx: &mut Ctx,
+) -> Option<usize> {
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut style: Option<Style> = None;
+    let mut first_list: Option<*const Block> = None;
+    let mut last_number: Option<u64> = None;
+    let mut any_draft = false;
+    for u in &chunk.units {
+        // A table whose header names the finding columns holds one finding per row.
+        if !strict
+            && let Unit::Block(b) = u
+            && b.kind == BlockKind::Table
+            && let Some(cols) = finding_columns(b)
+        {
+            for row in b
+                .children
+                .iter()
+                .filter(|r| r.kind == (BlockKind::Row { head: false }))
+            {
+                entries.push(Entry::Row(row, cols.clone()));
+            }
+            continue;
+        }
+        let st = style_of(u);
+        let mut head = first_line(u).map(|l| parse_head(&l));
+        let head_lines = head.as_mut().map(|h| take_second_line(h, u)).unwrap_or(1);
+        let number = match u {
+            Unit::Item { number, .. } => *number,
+            _ => head.as_ref().and_then(|h| h.number),
+        };
+        let is_fix =
+            strip_fix_label(&first_line(u).map(|l| plain(&l)).unwrap_or_default()).is_some();
+        let starts = match (&head, st) {
+            (Some(h), Some(st)) => {
+                if (is_label(h) && h.bold) || is_fix {
+                    false
+                } else if st == Style::Para && !h.bold && h.id.is_none() {
+                    // A plain sentence is never a finding's first line, even with a
+                    // `(severity, category)` note at its end.
+                    false
+                } else if strict {
+                    h.severity.is_some() && (h.bold || h.id.is_some())
+                } else if !any_draft {
+                    matches!(u, Unit::Item { .. })
+                        || matches!(st, Style::Heading(_))
+                        || h.bold
+                        || h.id.is_some()
+                        || h.severity.is_some()
+                } else if let (Unit::Item { list, .. }, Some(fl)) = (u, first_list)
+                    && std::ptr::eq(*list as *const Block, fl)
+                {
+                    true
+                } else if matches!(st, Style::Heading(_)) && Some(st) == style {
+                    // Findings written as headings: every heading of their level is one.
+                    true
+                } else {
+                    Some(st) == style && looks_like_finding(h, number, last_number)
+                }
+            }
+            _ => false,
+        };
+        if starts {
+            if !any_draft {
+                any_draft = true;
+                style = st;
+                if let Unit::Item { list, .. } = u {
+                    first_list = Some(*list as *const Block);
+                }
+            }
+            last_number = number;
+            entries.push(Entry::Draft(Draft {
+                head: head.unwrap_or_default(),
+                start: u,
+                number,
+                head_lines,
+                body: Vec::new(),
+            }));
+        } else if let Some(Entry::Draft(d)) = entries.last_mut() {
+            d.body.push(u);
+        } else {
+            let s = unit_src(u, ctx);
+            if strict {
+                continue; // the caller keeps the preamble text
+            }
+            if !is_none_text(&s) {
+                ctx.keep_unparsed(
+                    u.start(),
+                    s,
+                    "text in a findings section that is not a finding",
+                );
+            }
+        }
+    }
+    let first = entries.first().map(|e| match e {
+        Entry::Draft(d) => d.start.start(),
+        Entry::Row(row, _) => row.range.start,
+    });
+    let mut position = 0;
+    for e in entries {
+        position += 1;
+        let f = match e {
+            Entry::Draft(d) => build_finding(d, sec_sev, position, ctx),
+            Entry::Row(row, cols) => finding_from_row(row, &cols, sec_sev, position, ctx),
+        };
+        ctx.review.findings.push(f);
+    }
+    first
+}
+
+/// `1. **Title**` with `` `a.go:3` (important, gap) `` on the next line: when the first line
+/// names no place and no severity and the second holds only such notes, the head takes both.
+/// Returns how many lines of the paragraph the head used.
+fn take_second_line(h: &mut Head, u: &Unit) -> usize {
+    if !h.locations.is_empty() || h.severity.is_some() {
+        return 1;
+    }
+    let Some(line) = second_line(u) else {
+        return 1;
+    };
+    let text = plain(&line);
+    if !crate::parse::head::only_notes(&text) {
+        return 1;
+    }
+    let locs = crate::parse::head::locations_in_text(&text);
+    let sev = crate::parse::head::find_severity(&text);
+    if locs.is_empty() && sev.is_none() {
+        return 1;
+    }
+    h.locations = locs;
+    if let Some((s, c, _)) = sev {
+        h.severity = Some(s);
+        h.category = c;
+    }
+    2
+}
+
+/// A finding to build: a run of units, or a row of a findings table.
+pub(super) enum Entry<'u, 'a> {
+    Draft(Draft<'u, 'a>),
+    Row(&'a Block, Columns),
+}
+
+/// Which columns of a findings table hold what.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Columns {
+    pub(super) id: Option<usize>,
+    pub(super) title: usize,
+    pub(super) severity: Option<usize>,
+    pub(super) category: Option<usize>,
+    pub(super) location: Option<usize>,
+    pub(super) fix: Option<usize>,
+    pub(super) detail: Option<usize>,
+}
+
+/// The columns of a table that lists findings (`| # | Severity | File | Issue |`): it needs a
+/// title column and a severity or location column.
+pub(super) fn finding_columns(table: &Block) -> Option<Columns> {
+    let head = table
+        .children
+        .iter()
+        .find(|r| r.kind == (BlockKind::Row { head: true }))?;
+    let names: Vec<String> = head.children.iter().map(|c| norm(&c.plain())).collect();
+    let find = |keys: &[&str]| names.iter().position(|n| keys.contains(&n.as_str()));
+    let mut cols = Columns {
+        id: find(&["#", "id", "no", "finding id"])
+            .or_else(|| names.iter().position(|n| n.is_empty())),
+        title: find(&["issue", "finding", "title", "problem", "summary", "what"])
+            .or_else(|| find(&["description"]))?,
+        severity: find(&["severity", "level", "priority", "sev"]),
+        category: find(&["category", "type", "kind"]),
+        location: find(&["file", "location", "path", "where", "lines", "file:line"]),
+        fix: find(&["fix", "suggested fix", "recommendation", "suggestion"]),
+        detail: None,
+    };
+    let d = find(&["description", "details", "explanation", "why", "impact"]);
+    if d != Some(cols.title) {
+        cols.detail = d;
+    }
+    (cols.severity.is_some() || cols.location.is_some()).then_some(cols)
+}
+
+pub(super) fn finding_from_row(
+    row: &Block,
+    cols: &Columns,
+    sec_sev: Option<Severity>,
+    position: usize,
+    ctx: &mut Ctx,
+) -> Finding {
+    let cell = |i: Option<usize>| -> String {
+        i.and_then(|i| row.children.get(i))
+            .map(|c| c.plain().replace("**", "").trim().to_string())
+            .unwrap_or_default()
+    };
+    let at = row.range.start;
+    let mut f = Finding::new(String::new(), cell(Some(cols.title)));
+    let sev_text = cell(cols.severity);
+    f.severity = sev_text
+        .split(|c: char| !c.is_alphanumeric())
+        .find_map(|w| w.parse().ok())
+        .or(sec_sev);
+    let cat = cell(cols.category);
+    if !cat.is_empty() {
+        f.category = Some(cat.as_str().into());
+    }
+    f.locations = crate::parse::head::locations_in_text(&cell(cols.location));
+    f.explanation = cell(cols.detail);
+    let fix = cell(cols.fix);
+    if !fix.is_empty() {
+        f.fix = Some(fix);
+    }
+    let own = Some(cell(cols.id)).filter(|s| !s.is_empty());
+    let own_num = own
+        .as_deref()
+        .and_then(|s| s.trim_start_matches('#').parse::<u64>().ok());
+    let own_id = own.filter(|s| s.parse::<u64>().is_err() && !s.starts_with('#'));
+    finish_finding(f, own_id, own_num, sec_sev, position, at, ctx)
+}
+
+pub(super) fn looks_like_finding(h: &Head, number: Option<u64>, prev_number: Option<u64>) -> bool {
+    if h.id.is_some() || h.severity.is_some() {
+        return true;
+    }
+    if !h.bold {
+        return false;
+    }
+    if !h.locations.is_empty() {
+        return true;
+    }
+    if let (Some(n), Some(p)) = (number, prev_number)
+        && n == p + 1
+    {
+        return true;
+    }
+    !h.colon_after_bold
+}
+
+/// One piece of a finding's body.
+pub(super) enum Piece {
+    Text(String),
+    Code(Option<String>, String),
+    Heading(String),
+}
+
+pub(super) fn pieces_of_block(b: &Block, ctx: &Ctx, out: &mut Vec<Piece>) {
+    match &b.kind {
+        BlockKind::Code { lang, text, .. } => out.push(Piece::Code(lang.clone(), text.clone())),
+        BlockKind::Rule => {}
+        BlockKind::Heading(_) => out.push(Piece::Heading(b.plain())),
+        _ => out.push(Piece::Text(ctx.src(&b.range))),
+    }
+}
+
+pub(super) fn is_diff(lang: &Option<String>, code: &str) -> bool {
+    if let Some(l) = lang {
+        return l.eq_ignore_ascii_case("diff") || l.eq_ignore_ascii_case("patch");
+    }
+    let mut changed = false;
+    for l in code.lines().filter(|l| !l.is_empty()) {
+        if l.starts_with("@@") || l.starts_with('+') || l.starts_with('-') {
+            changed = true;
+        } else if !l.starts_with(' ') {
+            return false;
+        }
+    }
+    changed
+}
+
+/// `**Severity:** important`, `Category: gap`, `Location: \`a.go:3\``: labelled lines some
+/// reviewers write under a finding's title. They fill what the first line did not say and are
+/// removed from the text.
+pub(super) fn take_fields(text: &str, f: &mut Finding) -> String {
+    static FIELD_RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)^\s*(?:[-*]\s+)?\*{0,2}(severity|category|locations?|files?|where)\*{0,2}\s*:\s*\*{0,2}\s*(.*?)\s*$",
+        )
+        .unwrap()
+    });
+    if !text.contains(':') {
+        return text.to_string();
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        let Some(c) = FIELD_RE.captures(line) else {
+            kept.push(line);
+            continue;
+        };
+        let value = c[2].trim_matches('*').trim();
+        let used = match c[1].to_ascii_lowercase().as_str() {
+            "severity" => match value
+                .split(|ch: char| !ch.is_alphanumeric())
+                .find_map(|w| w.parse::<Severity>().ok())
+            {
+                Some(sev) => {
+                    f.severity.get_or_insert(sev);
+                    true
+                }
+                None => false,
+            },
+            "category" if !value.is_empty() => {
+                if f.category.is_none() {
+                    f.category = Some(value.trim_matches('`').into());
+                }
+                true
+            }
+            _ => {
+                let locs = crate::parse::head::locations_in_text(value);
+                let any = !locs.is_empty();
+                for l in locs {
+                    if !f.locations.contains(&l) {
+                        f.locations.push(l);
+                    }
+                }
+                any
+            }
+        };
+        if !used {
+            kept.push(line);
+        }
+    }
+    kept.join("\n")
+}
+
+/// `Fix: text`, `**Fix:** text`, `Suggested fix — text`: the text after the label.
+pub(super) fn strip_fix_label(s: &str) -> Option<String> {
+    let t = s.trim_start();
+    let unbold = t.trim_start_matches(['*', '_']);
+    // Labels are short: lower-case only the start (ASCII, so byte offsets stay the same).
+    let head_len = unbold
+        .char_indices()
+        .nth(24)
+        .map(|(i, _)| i)
+        .unwrap_or(unbold.len());
+    let lower = unbold[..head_len].to_ascii_lowercase();
+    for label in [
+        "fix",
+        "suggested fix",
+        "proposed fix",
+        "recommended fix",
+        "remediation",
+        "recommendation",
+    ] {
+        if let Some(after) = lower.strip_prefix(label) {
+            let after_trim = after.trim_start_matches(['*', '_']);
+            if after_trim.starts_with(':')
+                || after_trim.starts_with(" —")
+                || after_trim.starts_with(" -")
+            {
+                let cut = head_len - after_trim.len();
+                let rest = unbold[cut..]
+                    .trim_start_matches([':', ' ', '—', '-'])
+                    .trim_start_matches(['*', '_'])
+                    .trim_start_matches([':', ' '])
+                    .trim();
+                return Some(rest.to_string());
+            }
+        }
+    }
+    None
+}
+
+pub(super) fn fenced(lang: &Option<String>, code: &str) -> String {
+    format!(
+        "```{}\n{}```",
+        lang.as_deref().unwrap_or(""),
+        if code.ends_with('\n') {
+            code.to_string()
+        } else {
+            format!("{code}\n")
+        }
+    )
+}
+
+pub(super) fn build_finding(
+    d: Draft,
+    sec_sev: Option<Severity>,
+    position: usize,
+    ctx: &mut Ctx,
+) -> Finding {
+    let at = d.start.start();
+    let mut pieces: Vec<Piece> = Vec::new();
+    match d.start {
+        Unit::Block(b) if matches!(b.kind, BlockKind::Paragraph) => {
+            if let Some(s) = rest_lines_src_from(b, ctx, d.head_lines) {
+                pieces.push(Piece::Text(s));
+            }
+        }
+        Unit::Block(_) => {}
+        Unit::Item { item, .. } => {
+            let mut children = item.children.iter();
+            if let Some(first) = item.first_paragraph() {
+                children.next();
+                if let Some(s) = rest_lines_src_from(first, ctx, d.head_lines) {
+                    pieces.push(Piece::Text(s));
+                }
+            }
+            for c in children {
+                pieces_of_block(c, ctx, &mut pieces);
+            }
+        }
+        Unit::Fragment { lines, range } => {
+            if let Some(second) = lines.get(d.head_lines).and_then(|l| l.first()) {
+                pieces.push(Piece::Text(ctx.src(&(second.range.start..range.end))));
+            }
+        }
+    }
+    for u in &d.body {
+        match u {
+            Unit::Block(b) => pieces_of_block(b, ctx, &mut pieces),
+            Unit::Item { item, list, .. } => {
+                let marker = match list.kind {
+                    BlockKind::List { start: Some(_) } => "1. ",
+                    _ => "- ",
+                };
+                pieces.push(Piece::Text(format!("{marker}{}", item_text(item, ctx))));
+            }
+            Unit::Fragment { range, .. } => pieces.push(Piece::Text(ctx.src(range))),
+        }
+    }
+
+    let head = d.head;
+    let mut finding = Finding::new(String::new(), head.title.clone());
+    finding.locations = head.locations.clone();
+    finding.severity = head.severity;
+    finding.category = head.category.clone();
+    let mut expl: Vec<String> = Vec::new();
+    let mut fix: Vec<String> = Vec::new();
+    let mut diffs: Vec<String> = Vec::new();
+    let mut seen_fix = false;
+    if !head.rest.is_empty() && !head.rest.starts_with('[') {
+        expl.push(head.rest.clone());
+    }
+    for p in pieces {
+        match p {
+            Piece::Code(lang, code) => {
+                if is_diff(&lang, &code) {
+                    diffs.push(code);
+                } else if !seen_fix && finding.code.is_none() {
+                    finding.code = Some(CodeSnippet {
+                        language: lang,
+                        code,
+                    });
+                } else if seen_fix {
+                    fix.push(fenced(&lang, &code));
+                } else {
+                    expl.push(fenced(&lang, &code));
+                }
+            }
+            Piece::Text(s) => {
+                let s = if seen_fix {
+                    s
+                } else {
+                    take_fields(&s, &mut finding)
+                };
+                if let Some(rest) = strip_fix_label(&s) {
+                    seen_fix = true;
+                    if !rest.is_empty() {
+                        fix.push(rest);
+                    }
+                } else if seen_fix {
+                    fix.push(s);
+                } else {
+                    expl.push(s);
+                }
+            }
+            Piece::Heading(h) => {
+                if strip_fix_label(&format!("{h}:")).is_some_and(|r| r.is_empty()) {
+                    seen_fix = true;
+                } else if seen_fix {
+                    fix.push(h);
+                } else {
+                    expl.push(h);
+                }
+            }
+        }
+    }
+    // A severity note written after the body: `... (important, gap)`.
+    if finding.severity.is_none() {
+        for part in fix.iter_mut().rev().chain(expl.iter_mut().rev()) {
+            if let Some((sev, cat, range)) = find_trailing_severity(part) {
+                finding.severity = Some(sev);
+                if finding.category.is_none() {
+                    finding.category = cat;
+                }
+                let mut t = part.trim_end().trim_end_matches('.').trim_end().to_string();
+                if range.end <= t.len() {
+                    t.replace_range(range, "");
+                }
+                *part = t.trim().to_string();
+                break;
+            }
+        }
+    }
+    expl.retain(|s| !s.trim().is_empty());
+    fix.retain(|s| !s.trim().is_empty());
+    finding.explanation = expl.join("\n\n");
+    if !fix.is_empty() {
+        finding.fix = Some(fix.join("\n\n"));
+    }
+    if !diffs.is_empty() {
+        finding.fix_diff = Some(diffs.join("\n"));
+    }
+    if finding.severity.is_none() {
+        finding.severity = sec_sev;
+    }
+
+    finish_finding(
+        finding,
+        head.id.clone(),
+        d.number,
+        sec_sev,
+        position,
+        at,
+        ctx,
+    )
+}
+
+/// Gives a finding its id (the reviewer's own, else section letter + number or position;
+/// unique in the review) and warns about what it lacks.
+pub(super) fn finish_finding(
+    mut finding: Finding,
+    own_id: Option<String>,
+    number: Option<u64>,
+    sec_sev: Option<Severity>,
+    position: usize,
+    at: usize,
+    ctx: &mut Ctx,
+) -> Finding {
+    let letter = sec_sev
+        .or(finding.severity)
+        .map(Severity::id_prefix)
+        .unwrap_or('F');
+    let mut id = match (own_id, number) {
+        (Some(own), _) => own,
+        (None, Some(n)) => format!("{letter}{n}"),
+        (None, None) => {
+            // Unnumbered: the next free number of the section's letter.
+            let mut n = position;
+            while ctx.used_ids.contains(&format!("{letter}{n}")) {
+                n += 1;
+            }
+            format!("{letter}{n}")
+        }
+    };
+    if ctx.used_ids.contains(&id) {
+        let original = id.clone();
+        let mut k = 2;
+        while ctx.used_ids.contains(&id) {
+            id = format!("{original}-{k}");
+            k += 1;
+        }
+        ctx.warn(
+            at,
+            format!("finding id {original} is used twice; this one is {id}"),
+        );
+    }
+    ctx.used_ids.insert(id.clone());
+    finding.id = id;
+
+    if finding.severity.is_none() {
+        ctx.warn(
+            at,
+            format!(
+                "finding {} has no severity: no `(severity, category)` note and no \
+                 severity section",
+                finding.id
+            ),
+        );
+    }
+    if finding.title.trim().is_empty() {
+        ctx.warn(at, format!("finding {} has no title", finding.id));
+    }
+    if finding.explanation.is_empty()
+        && finding.code.is_none()
+        && finding.fix.is_none()
+        && finding.fix_diff.is_none()
+    {
+        ctx.warn(
+            at,
+            format!("finding {} has a title but no body", finding.id),
+        );
+    }
+    finding
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fix_label_forms() {
+        assert_eq!(strip_fix_label("Fix: do x").as_deref(), Some("do x"));
+        assert_eq!(strip_fix_label("**Fix:** do x").as_deref(), Some("do x"));
+        assert_eq!(strip_fix_label("**Fix**: do x").as_deref(), Some("do x"));
+        assert_eq!(strip_fix_label("Fix:").as_deref(), Some(""));
+        assert_eq!(strip_fix_label("Fixing this is hard"), None);
+    }
+}
