@@ -15,6 +15,7 @@ pub mod cli;
 pub mod config;
 pub mod consolidate;
 pub mod dispatch;
+pub mod git;
 pub mod model;
 pub mod parse;
 pub mod report;

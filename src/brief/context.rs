@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::target::git::git_probe;
+use crate::git::git_probe;
 
 /// Where the context file may live, first found wins.
 pub const CONTEXT_FILES: &[&str] = &["deep-review-context.md", ".deep-review/context.md"];

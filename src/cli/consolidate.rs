@@ -8,10 +8,10 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use crate::consolidate::{ConsolidateOptions, consolidate};
+use crate::git::{git_probe, git_text, resolve_commit};
 use crate::model::{Review, Reviewer};
 use crate::parse::{read_review_file, report_reader};
 use crate::report::{self, Format};
-use crate::target::git::{git_probe, git_text};
 use crate::verify::{VerifyContext, VerifyOutcome, verify_reviews};
 
 #[derive(Debug, Args)]
@@ -65,11 +65,7 @@ fn verify_against(
             repo.display()
         );
     }
-    let head_sha = git_text(
-        repo,
-        &["rev-parse", "--verify", &format!("{head}^{{commit}}")],
-    )
-    .with_context(|| format!("--head {head} is not a commit in {}", repo.display()))?;
+    let head_sha = resolve_commit(repo, head).context("--head names no commit")?;
     let base_sha = match base {
         Some(base) => Some(
             git_text(repo, &["merge-base", base, &head_sha]).with_context(|| {

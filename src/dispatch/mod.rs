@@ -264,7 +264,7 @@ fn prepare(
     head: &str,
     bundle_dir: &Path,
 ) -> Result<(String, tempfile::TempDir), String> {
-    let sha = worktree::resolve_commit(repo, head).map_err(|e| format!("{e:#}"))?;
+    let sha = crate::git::resolve_commit(repo, head).map_err(|e| format!("{e:#}"))?;
     std::fs::create_dir_all(bundle_dir).map_err(|e| {
         format!(
             "could not create the run bundle directory {}: {e}",
@@ -280,6 +280,15 @@ fn prepare(
 
 fn failed(spec: &AgentSpec, error: String) -> RawReview {
     RawReview {
+        error: Some(error),
+        ..not_yet_run(spec)
+    }
+}
+
+/// The record of an agent before its run: failed until the run says otherwise, so an agent
+/// that never got to run is reported as such.
+pub(crate) fn not_yet_run(spec: &AgentSpec) -> RawReview {
+    RawReview {
         agent: spec.name.clone(),
         display_name: Some(spec.display.clone()).filter(|d| !d.is_empty()),
         model: spec.model.clone(),
@@ -292,7 +301,7 @@ fn failed(spec: &AgentSpec, error: String) -> RawReview {
         cost_usd: None,
         tool_calls: BTreeMap::new(),
         stderr_tail: String::new(),
-        error: Some(error),
+        error: None,
         retries: 0,
         worktree_changes: Vec::new(),
     }

@@ -65,23 +65,7 @@ struct Attempt {
 pub async fn run_agent(ctx: Arc<RunContext>, spec: AgentSpec, dir_name: String) -> RawReview {
     let kind = AgentKind::from_name(&spec.name);
     let agent_dir = bundle::agent_dir(&ctx.bundle_dir, &dir_name);
-    let mut review = RawReview {
-        agent: spec.name.clone(),
-        display_name: Some(spec.display.clone()).filter(|d| !d.is_empty()),
-        model: spec.model.clone(),
-        effort: spec.effort.clone(),
-        status: RunStatus::Failed,
-        text: String::new(),
-        exit_code: None,
-        duration_s: 0.0,
-        tokens: None,
-        cost_usd: None,
-        tool_calls: Default::default(),
-        stderr_tail: String::new(),
-        error: None,
-        retries: 0,
-        worktree_changes: Vec::new(),
-    };
+    let mut review = super::not_yet_run(&spec);
     let mut extra = MetaExtra {
         head: Some(ctx.head.clone()),
         ..MetaExtra::default()

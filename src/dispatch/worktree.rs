@@ -28,7 +28,7 @@ impl Worktree {
         let sha = if head.len() == 40 && head.bytes().all(|b| b.is_ascii_hexdigit()) {
             head.to_ascii_lowercase()
         } else {
-            resolve_commit(repo, head)?
+            crate::git::resolve_commit(repo, head)?
         };
         // Two steps: `worktree add --no-checkout` only writes git's bookkeeping, quickly and
         // under a lock; the checkout that writes the files then runs unlocked, so agents'
@@ -181,29 +181,6 @@ fn remove_worktree(repo: &Path, path: &Path) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The full sha of a revision that names a commit.
-pub fn resolve_commit(repo: &Path, rev: &str) -> Result<String> {
-    let spec = format!("{rev}^{{commit}}");
-    let out = git(
-        repo,
-        [
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--end-of-options",
-            spec.as_str(),
-        ],
-    )
-    .with_context(|| format!("could not run git in {}", repo.display()))?;
-    if !out.status.success() {
-        bail!(
-            "`{rev}` is not a commit in {}: give a branch, tag or sha that exists there",
-            repo.display()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 fn git<I, S>(dir: &Path, args: I) -> std::io::Result<Output>

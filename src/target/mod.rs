@@ -6,7 +6,6 @@
 //! is reviewed as its last commit.
 
 pub mod diff;
-pub mod git;
 mod resolve;
 
 pub use diff::{ChangeKind, ChangedFile, Hunk, changed_files};

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::git::{git_probe, git_text};
 use super::{Target, TargetSpec, changed_files, safe_label};
+use crate::git::{git_probe, git_text};
 use crate::model::CommitInfo;
 
 /// Resolves `spec` in the repository that contains `repo` into a [`Target`].

@@ -12,49 +12,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-/// Runs `git -C repo args...` and returns its stdout; a failure names the command and git's error.
-pub fn run(repo: &Path, args: &[&str]) -> Result<Vec<u8>> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .with_context(|| {
-            format!(
-                "could not run `git {}`: is git installed and on PATH?",
-                args.join(" ")
-            )
-        })?;
-    if !out.status.success() {
-        bail!(
-            "`git {}` failed in {}: {}",
-            args.join(" "),
-            repo.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(out.stdout)
-}
-
-/// The full commit id of `rev`, or an error that names the revision and the repository.
-pub fn resolve_commit(repo: &Path, rev: &str) -> Result<String> {
-    if rev.trim().is_empty() {
-        bail!("empty revision given for the repository {}", repo.display());
-    }
-    let spec = format!("{rev}^{{commit}}");
-    let out = run(repo, &["rev-parse", "--verify", "--quiet", &spec]).with_context(|| {
-        format!(
-            "revision {rev:?} is not a commit in {}: pass a branch, tag or commit id that exists there",
-            repo.display()
-        )
-    })?;
-    let sha = String::from_utf8_lossy(&out).trim().to_string();
-    if sha.is_empty() {
-        bail!("revision {rev:?} is not a commit in {}", repo.display());
-    }
-    Ok(sha)
-}
+use crate::git::git_bytes;
+pub use crate::git::resolve_commit;
 
 /// One entry of a commit's tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,7 +33,7 @@ impl TreeEntry {
 
 /// Every file of `rev`'s tree by path (`git ls-tree -r -z -l --full-tree`).
 pub fn list_tree(repo: &Path, rev: &str) -> Result<HashMap<String, TreeEntry>> {
-    let out = run(repo, &["ls-tree", "-r", "-z", "-l", "--full-tree", rev])?;
+    let out = git_bytes(repo, &["ls-tree", "-r", "-z", "-l", "--full-tree", rev])?;
     let mut tree = HashMap::new();
     for record in out.split(|b| *b == 0) {
         if record.is_empty() {

@@ -1,5 +1,6 @@
 //! Running the git CLI read-only, with every user setting that would change its output pinned,
-//! and its failures turned into one clear sentence.
+//! and its failures turned into one clear sentence. Shared by the stages that read the
+//! repository (target, brief, dispatch, verify).
 
 use std::path::Path;
 use std::process::Command;
@@ -18,6 +19,7 @@ pub fn git_bytes(repo: &Path, args: &[&str]) -> anyhow::Result<Vec<u8>> {
         .env("GIT_PAGER", "cat")
         .env("LC_ALL", "C")
         .env_remove("GIT_EXTERNAL_DIFF")
+        .stdin(std::process::Stdio::null())
         .output()
         .with_context(|| {
             format!(
@@ -35,6 +37,33 @@ pub fn git_bytes(repo: &Path, args: &[&str]) -> anyhow::Result<Vec<u8>> {
         );
     }
     Ok(output.stdout)
+}
+
+/// The full sha of the commit `rev` names, or an error that names the revision and the
+/// repository and says what to give instead.
+pub fn resolve_commit(repo: &Path, rev: &str) -> anyhow::Result<String> {
+    let spec = format!("{rev}^{{commit}}");
+    let sha = if rev.trim().is_empty() {
+        None
+    } else {
+        git_probe(
+            repo,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &spec,
+            ],
+        )
+    };
+    match sha {
+        Some(sha) if !sha.is_empty() => Ok(sha),
+        _ => anyhow::bail!(
+            "`{rev}` is not a commit in {}: give a branch, tag or sha that exists there",
+            repo.display()
+        ),
+    }
 }
 
 /// [`git_bytes`] as text (lossy UTF-8), trimmed of the trailing newline.
