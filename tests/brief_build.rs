@@ -1,7 +1,7 @@
 //! `brief::build` on real repositories: every changed file, the exact diff command, the context
 //! file, the output contract, custom templates and their errors.
 
-#[path = "target_support/mod.rs"]
+#[path = "support/repo.rs"]
 mod support;
 
 use deep_review::brief::{BriefOptions, build, estimate_tokens};

@@ -1,6 +1,6 @@
 //! `deep-review run --dry-run` as a user runs it: the real binary on real repositories.
 
-#[path = "target_support/mod.rs"]
+#[path = "support/repo.rs"]
 mod support;
 
 use assert_cmd::Command;

@@ -2,7 +2,7 @@
 //! agents in config run as generic agents: brief on stdin, review on stdout), on a real
 //! repository. The tests with the real CLIs and a fake model server live elsewhere.
 
-#[path = "target_support/mod.rs"]
+#[path = "support/repo.rs"]
 mod support;
 
 use std::os::unix::fs::PermissionsExt;

@@ -1,6 +1,6 @@
 //! `target::diff::changed_files` on real git repositories.
 
-#[path = "target_support/mod.rs"]
+#[path = "support/repo.rs"]
 mod support;
 
 use deep_review::target::diff::{ChangeKind, ChangedFile, Hunk, changed_files};

@@ -1,7 +1,7 @@
 //! `target::resolve` on real git repositories: the forms of TARGET, upstreams, detached HEAD,
 //! and a dirty working tree that must stay as it was.
 
-#[path = "target_support/mod.rs"]
+#[path = "support/repo.rs"]
 mod support;
 
 use std::process::Command;

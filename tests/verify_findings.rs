@@ -1,66 +1,22 @@
 //! The verify stage on real git repositories made here with the git CLI: a base commit, a head
 //! commit, findings as reviewers write them, and the exact verification each one gets.
 
-use std::path::Path;
-use std::process::Command;
-
 use deep_review::model::{
     Category, CodeSnippet, Finding, Location, Review, Verification, VerificationStatus,
 };
 use deep_review::verify::{VerifyContext, VerifyOutcome, verify_reviews};
 
-/// A git repository in a temp dir, deleted on drop.
-struct Repo {
-    dir: tempfile::TempDir,
+#[path = "support/repo.rs"]
+mod repo_support;
+
+use repo_support::Repo;
+
+/// Verification of findings in a test repository.
+trait VerifyHere {
+    fn verify(&self, base: Option<&str>, findings: Vec<Finding>) -> (Vec<Finding>, VerifyOutcome);
 }
 
-impl Repo {
-    fn new() -> Repo {
-        let repo = Repo {
-            dir: tempfile::tempdir().expect("temp dir"),
-        };
-        repo.git(&["init", "-q", "-b", "main"]);
-        repo.git(&["config", "user.name", "Test"]);
-        repo.git(&["config", "user.email", "test@example.com"]);
-        repo.git(&["config", "commit.gpgsign", "false"]);
-        repo.git(&["config", "core.autocrlf", "false"]);
-        repo
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(self.path())
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
-        let p = self.path().join(rel);
-        std::fs::create_dir_all(p.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(p, content).expect("write");
-    }
-
-    /// Commits everything and returns the commit id.
-    fn commit(&self, message: &str) -> String {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
-        self.git(&["rev-parse", "HEAD"])
-    }
-
+impl VerifyHere for Repo {
     /// Verifies `findings` (one review) against head with `base` as the merge-base.
     fn verify(&self, base: Option<&str>, findings: Vec<Finding>) -> (Vec<Finding>, VerifyOutcome) {
         let ctx = VerifyContext {

@@ -6,4 +6,5 @@
 pub mod agents;
 pub mod fake_model;
 pub mod git;
+pub mod repo;
 pub mod run;

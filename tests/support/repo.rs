@@ -1,4 +1,5 @@
-//! Real git repositories in temp dirs, made with the git CLI, for the target, brief and run tests.
+//! Real git repositories in temp dirs, made with the git CLI, for the target, brief, run and
+//! verify tests.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ impl Repo {
         repo.git(&["config", "user.name", "Test Author"]);
         repo.git(&["config", "user.email", "author@example.com"]);
         repo.git(&["config", "commit.gpgsign", "false"]);
+        repo.git(&["config", "core.autocrlf", "false"]);
         repo
     }
 
@@ -61,7 +63,7 @@ impl Repo {
     /// `git add -A && git commit -m MSG`, returning the new sha.
     pub fn commit(&self, msg: &str) -> String {
         self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "-m", msg]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", msg]);
         self.git(&["rev-parse", "HEAD"])
     }
 
