@@ -318,3 +318,78 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
     let bundle = runs[0].as_ref().unwrap().path();
     assert!(bundle.join("brief.md").is_file());
 }
+
+#[test]
+fn with_no_agent_installed_run_says_what_to_install() {
+    let repo = repo();
+    let xdg = tempfile::tempdir().unwrap();
+    // A PATH with git and nothing else, so installed agent CLIs cannot be found.
+    let only_git = tempfile::tempdir().unwrap();
+    let git = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let git = String::from_utf8_lossy(&git.stdout).trim().to_string();
+    std::os::unix::fs::symlink(&git, only_git.path().join("git")).unwrap();
+    let out = Command::cargo_bin("deep-review")
+        .unwrap()
+        .current_dir(repo.path())
+        .env("XDG_CONFIG_HOME", xdg.path())
+        .env("PATH", only_git.path())
+        .args(["run", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no agent CLI is installed")
+            && stderr.contains("npm install -g @anthropic-ai/claude-code"),
+        "{stderr}"
+    );
+    assert!(!repo.path().join(".reviews").exists(), "nothing is written");
+}
+
+#[test]
+fn when_every_agent_fails_the_verdict_is_no_review() {
+    let repo = repo();
+    let tools = tempfile::tempdir().unwrap();
+    let xdg = tempfile::tempdir().unwrap();
+    let broken = script(
+        tools.path(),
+        "broken.sh",
+        "cat >/dev/null\necho 'not logged in' >&2\nexit 1",
+    );
+    std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
+    std::fs::write(
+        xdg.path().join("deep-review/config.toml"),
+        format!(
+            "[agents.alpha]\ncommand = \"{}\"\ndisplay = \"Alpha\"\n",
+            broken.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::cargo_bin("deep-review")
+        .unwrap()
+        .current_dir(repo.path())
+        .env("XDG_CONFIG_HOME", xdg.path())
+        .args(["run", "--agents", "alpha", "--quiet", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "no review is a failed run");
+    let json_path = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.ends_with(".json"))
+        .map(PathBuf::from)
+        .expect("the report is still written");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(json_path).unwrap()).unwrap();
+    assert_eq!(report["verdict"], "No review");
+    assert!(
+        report["summary"]
+            .as_str()
+            .unwrap()
+            .contains("**Alpha** failed"),
+        "{}",
+        report["summary"]
+    );
+}

@@ -98,6 +98,10 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         out.write_all(dry_run_text(&prepared).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    let mut prepared = prepared;
+    if args.agents.is_none() {
+        prepared.agents = installed_agents(std::mem::take(&mut prepared.agents))?;
+    }
     let progress = if args.quiet {
         ProgressMode::Plain
     } else {
@@ -105,6 +109,36 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let outcome = run_pipeline(&prepared, args.format, progress)?;
     Ok(outcome.exit_code())
+}
+
+/// With no `--agents`, the default set is whatever is installed: an agent whose CLI is not on
+/// PATH is left out with a note rather than reported as a failure. An agent named with
+/// `--agents` always runs, so a missing one fails loudly. No agent at all is an error that says
+/// what to install.
+fn installed_agents(agents: Vec<AgentSpec>) -> anyhow::Result<Vec<AgentSpec>> {
+    let (found, missing): (Vec<AgentSpec>, Vec<AgentSpec>) = agents
+        .into_iter()
+        .partition(|a| dispatch::agents::find_program(&a.command).is_some());
+    let install =
+        |a: &AgentSpec| match dispatch::agents::AgentKind::from_name(&a.name).npm_package() {
+            Some(pkg) => format!("`{}` (npm install -g {pkg})", a.command),
+            None => format!("`{}`", a.command),
+        };
+    if found.is_empty() {
+        let list: Vec<String> = missing.iter().map(install).collect();
+        anyhow::bail!(
+            "no agent CLI is installed: install at least one of {} (`deep-review agents` shows what is found)",
+            list.join(", ")
+        );
+    }
+    for a in &missing {
+        eprintln!(
+            "deep-review: {} is not installed, reviewing without it: {} is not on PATH",
+            a.display,
+            install(a)
+        );
+    }
+    Ok(found)
 }
 
 /// Resolves the target, loads config, picks the agents and builds the brief.

@@ -22,7 +22,8 @@ use std::collections::BTreeMap;
 
 use crate::model::{
     AppendixEntry, Finding, MergedFinding, MergedObservation, Observation, ObservationKind,
-    RawReview, Report, ReportMeta, Review, Reviewer, Severity, SourceRef, VerificationStatus,
+    RawReview, Report, ReportMeta, Review, Reviewer, Severity, SourceRef, Verdict,
+    VerificationStatus,
 };
 use crate::verify::coverage::paths_match;
 
@@ -136,7 +137,11 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     }
 
     // 4. Verdict, prose sections, retro, summary.
-    let verdict = verdict::verdict(&findings);
+    let verdict = if reviews.is_empty() {
+        Verdict::NoReview
+    } else {
+        verdict::verdict(&findings)
+    };
     let observations = merge_all_observations(reviews, &roster, pre_existing);
     let testing_gaps = notes::merge_notes(
         &collect_notes(reviews, &roster, |r| r.testing.gaps.clone()),

@@ -59,6 +59,9 @@ pub fn verdict_rationale(verdict: Verdict, findings: &[MergedFinding]) -> String
         Verdict::MergeAsIs | Verdict::Merge => {
             "no issue stands after verification and de-duplication".to_string()
         }
+        Verdict::NoReview => {
+            "no agent produced a review: the retro says why each failed".to_string()
+        }
     }
 }
 
@@ -79,20 +82,21 @@ pub fn executive_summary(
         .collect();
     let names: Vec<&str> = ok.iter().map(|a| a.display.as_str()).collect();
     let mut out = String::new();
-    if files > 0 {
-        out.push_str(&format!(
-            "{} ({}) reviewed {}.",
-            plural(names.len(), "reviewer", "reviewers"),
-            names.join(", "),
-            plural(files, "changed file", "changed files")
-        ));
-    } else {
-        out.push_str(&format!(
-            "{} ({}) reviewed the change.",
-            plural(names.len(), "reviewer", "reviewers"),
-            names.join(", ")
-        ));
+    if names.is_empty() {
+        out.push_str("No agent produced a review, so there is nothing to judge the change by.");
+        failures(&mut out, agents, false);
+        return out;
     }
+    let what = if files > 0 {
+        plural(files, "changed file", "changed files")
+    } else {
+        "the change".to_string()
+    };
+    out.push_str(&format!(
+        "{} ({}) reviewed {what}.",
+        plural(names.len(), "reviewer", "reviewers"),
+        names.join(", ")
+    ));
     let shown: Vec<&MergedFinding> = findings.iter().filter(|f| f.confident).collect();
     let count = |s: Severity| shown.iter().filter(|f| f.severity == s).count();
     let raised: usize = agents
@@ -135,21 +139,24 @@ pub fn executive_summary(
             if set_aside == 1 { "is" } else { "are" }
         ));
     }
+    failures(&mut out, agents, true);
+    out
+}
+
+/// One paragraph per agent whose run did not complete, with its reason.
+fn failures(out: &mut String, agents: &[AgentRetro], others_stand: bool) {
     for a in agents {
-        if let Some(status @ (RunStatus::Failed | RunStatus::TimedOut | RunStatus::Cancelled)) =
-            a.status
-        {
-            let what = match status {
-                RunStatus::TimedOut => "timed out",
-                RunStatus::Cancelled => "was cancelled",
-                _ => "failed",
-            };
-            out.push_str(&format!(
-                "\n\n**{}** {what}: {} The report stands on the other reviewers.",
-                a.display,
-                a.error.as_deref().unwrap_or("no reason was reported.")
-            ));
+        let what = match a.status {
+            Some(RunStatus::TimedOut) => "timed out",
+            Some(RunStatus::Cancelled) => "was cancelled",
+            Some(RunStatus::Failed) => "failed",
+            _ => continue,
+        };
+        let reason = a.error.as_deref().unwrap_or("no reason was reported");
+        let reason = reason.trim_end_matches('.');
+        out.push_str(&format!("\n\n**{}** {what}: {reason}.", a.display));
+        if others_stand {
+            out.push_str(" The report stands on the other reviewers.");
         }
     }
-    out
 }

@@ -24,6 +24,9 @@ pub enum Verdict {
     MergeWithFixes,
     #[serde(rename = "Rework")]
     Rework,
+    /// No agent produced a review: there is nothing to judge the change by.
+    #[serde(rename = "No review")]
+    NoReview,
 }
 
 impl Verdict {
@@ -34,6 +37,7 @@ impl Verdict {
             Verdict::MergeWithOptionalFixes => "Merge with optional fixes",
             Verdict::MergeWithFixes => "Merge with fixes",
             Verdict::Rework => "Rework",
+            Verdict::NoReview => "No review",
         }
     }
 }
@@ -59,6 +63,8 @@ impl FromStr for Verdict {
             Ok(Verdict::MergeAsIs)
         } else if t.starts_with("rework") {
             Ok(Verdict::Rework)
+        } else if t.starts_with("no review") {
+            Ok(Verdict::NoReview)
         } else if t.starts_with("merge") {
             Ok(Verdict::Merge)
         } else {
