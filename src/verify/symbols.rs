@@ -195,7 +195,7 @@ pub fn extract(text: &str) -> Vec<Symbol> {
         let (Some(whole), Some(inner)) = (cap.get(0), cap.get(1)) else {
             continue;
         };
-        if is_proposal(&text[..whole.start()]) {
+        if is_proposal(&text[..whole.start()]) || is_hypothetical(&text[whole.end()..]) {
             continue;
         }
         if let Some(sym) = parse_symbol(inner.as_str().trim())
@@ -205,6 +205,15 @@ pub fn extract(text: &str) -> Vec<Symbol> {
         }
     }
     out
+}
+
+/// Whether the words just after a backticked name make it hypothetical: "where `checked_add`
+/// would report it" names something the code could use, not something it has.
+fn is_hypothetical(after: &str) -> bool {
+    let lower = after.trim_start().to_ascii_lowercase();
+    ["would ", "could ", "might "]
+        .iter()
+        .any(|cue| lower.starts_with(cue))
 }
 
 /// Whether the words just before a backticked name (up to 24 bytes, within the sentence)
@@ -307,6 +316,17 @@ pub fn contains_word(hay: &str, word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_the_text_says_would_help_is_not_a_citation() {
+        let names: Vec<String> = extract(
+            "`wrapping_add` turns an overflow into a wrong sum where `checked_add` would report it",
+        )
+        .into_iter()
+        .map(|s| s.written)
+        .collect();
+        assert_eq!(names, ["wrapping_add"]);
+    }
 
     fn written(text: &str) -> Vec<String> {
         extract(text).into_iter().map(|s| s.written).collect()
