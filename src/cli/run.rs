@@ -141,6 +141,14 @@ fn installed_agents(agents: Vec<AgentSpec>) -> anyhow::Result<Vec<AgentSpec>> {
     Ok(found)
 }
 
+/// Whether the change under review adds, edits, renames or deletes `.deep-review.toml`.
+fn changes_repo_config(target: &Target) -> bool {
+    target.changed_files.iter().any(|f| {
+        f.path == config::REPO_CONFIG_FILE
+            || f.old_path.as_deref() == Some(config::REPO_CONFIG_FILE)
+    })
+}
+
 /// Resolves the target, loads config, picks the agents and builds the brief.
 pub fn prepare(args: &RunArgs) -> anyhow::Result<Prepared> {
     let spec = TargetSpec {
@@ -151,7 +159,15 @@ pub fn prepare(args: &RunArgs) -> anyhow::Result<Prepared> {
         description: None,
     };
     let target = target::resolve(&args.repo, &spec)?;
-    let config = config::load(&target.repo)?;
+    let config = if changes_repo_config(&target) {
+        let (config, ignored) = config::load_untrusted_repo(&target.repo)?;
+        for note in ignored {
+            eprintln!("deep-review: warning: {note}");
+        }
+        config
+    } else {
+        config::load(&target.repo)?
+    };
     let agents = config.agent_specs(args.agents.as_deref())?;
     let template = brief::template_path(
         args.brief_template.as_deref(),

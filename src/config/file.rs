@@ -58,6 +58,40 @@ pub struct Layer {
     pub agents: BTreeMap<String, AgentLayer>,
 }
 
+impl Layer {
+    /// This layer without what decides which programs run and what they see: `command`,
+    /// `args`, `env`, `pass_forge_tokens`, and agents the registry does not know (they are
+    /// nothing but a command). Returns the layer and the settings it dropped, by key.
+    pub fn without_execution(mut self, known: &[&str]) -> (Layer, Vec<String>) {
+        let mut dropped = Vec::new();
+        if self.pass_forge_tokens.take().is_some() {
+            dropped.push("`pass_forge_tokens`".to_string());
+        }
+        self.agents.retain(|name, _| {
+            let keep = known.contains(&name.as_str());
+            if !keep {
+                dropped.push(format!("`[agents.{name}]`"));
+            }
+            keep
+        });
+        for (name, agent) in &mut self.agents {
+            if agent.command.take().is_some() {
+                dropped.push(format!("`agents.{name}.command`"));
+            }
+            if agent.args.take().is_some() {
+                dropped.push(format!("`agents.{name}.args`"));
+            }
+            if !std::mem::take(&mut agent.env).is_empty() {
+                dropped.push(format!("`agents.{name}.env`"));
+            }
+            if agent.pass_forge_tokens.take().is_some() {
+                dropped.push(format!("`agents.{name}.pass_forge_tokens`"));
+            }
+        }
+        (self, dropped)
+    }
+}
+
 /// Parses the text of config file `path`. Agent names are lower-cased; besides the registry's
 /// (`known`), a name of letters, digits, `-` and `_` is a custom agent, which needs a `command`
 /// somewhere in the merged config (checked by [`super::load_files`]).

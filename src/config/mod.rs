@@ -69,6 +69,42 @@ pub fn load(repo_root: &Path) -> anyhow::Result<Config> {
     load_files(&files)
 }
 
+/// Loads the config for reviewing a change that itself modifies `.deep-review.toml`: the
+/// repository file then comes from the author of the change, so what it says about what runs on
+/// this machine (`command`, `args`, `env`, `pass_forge_tokens`, custom agents) is ignored, and
+/// each ignored setting is returned as a sentence for the user. Models, efforts, timeouts and
+/// display names still apply.
+pub fn load_untrusted_repo(repo_root: &Path) -> anyhow::Result<(Config, Vec<String>)> {
+    let names: Vec<&str> = KNOWN_AGENTS.iter().map(|a| a.0).collect();
+    let repo_file = repo_root.join(REPO_CONFIG_FILE);
+    let mut config = match user_config_path() {
+        Some(user) => load_files(&[user])?,
+        None => Config::default(),
+    };
+    let text = match std::fs::read_to_string(&repo_file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((config, Vec::new())),
+        Err(e) => anyhow::bail!("cannot read config file {}: {e}", repo_file.display()),
+    };
+    let (layer, ignored) = parse_layer(&text, &repo_file, &names)?.without_execution(&names);
+    config.merge(layer);
+    config.files.push(repo_file.clone());
+    let notes = ignored
+        .into_iter()
+        .map(|what| {
+            format!(
+                "{what} in {} is ignored: the change under review modifies that file, and a \
+                 change does not choose what runs on your machine (set it in {} instead)",
+                repo_file.display(),
+                user_config_path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "your user config".into())
+            )
+        })
+        .collect();
+    Ok((config, notes))
+}
+
 /// Loads `files` in order, each overriding the ones before it, skipping those that do not exist.
 pub fn load_files(files: &[PathBuf]) -> anyhow::Result<Config> {
     let names: Vec<&str> = KNOWN_AGENTS.iter().map(|a| a.0).collect();
