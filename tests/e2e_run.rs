@@ -433,3 +433,57 @@ fn agent_that_changes_its_worktree_is_named_in_the_report() {
         "worktrees left behind"
     );
 }
+
+/// `git diff`, `git log` and `git show` are the only shell commands Claude is allowed, and all
+/// three take `--output FILE`: a write anywhere on the machine that the worktree check cannot
+/// see. So does a shell redirection. Those must be denied, while plain reading commands still
+/// run.
+#[test]
+fn claude_git_commands_read_but_cannot_write_outside_the_worktree() {
+    if !needs_clis("claude_git_commands_read_but_cannot_write_outside_the_worktree") {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("written-by-git.txt");
+    let t = target.display();
+    let writes = [
+        format!("git diff --output={t} HEAD~1"),
+        format!("git log -p --output {t} -1"),
+        format!("git show HEAD > {t}"),
+        format!("git diff HEAD~1 | tee {t}"),
+    ];
+    for command in &writes {
+        let tool_result = claude_tool_result(command);
+        assert!(
+            tool_result.contains("has been denied"),
+            "`{command}` was not denied: {tool_result}"
+        );
+        assert!(!target.exists(), "`{command}` wrote {t}");
+    }
+    let tool_result = claude_tool_result("git log --oneline -3");
+    assert!(
+        tool_result.contains("Add a number parser"),
+        "`git log --oneline -3` should run: {tool_result}"
+    );
+}
+
+/// Runs Claude alone with its model asking for `command` first, and returns what the CLI sent
+/// back to the model as the tool's result.
+fn claude_tool_result(command: &str) -> String {
+    let fx = RunFixture::new();
+    let c = command.to_string();
+    script_three(&fx, |api, s| match api {
+        Api::Anthropic => s.tool_call(ToolCall::Shell { command: c.clone() }),
+        _ => s,
+    });
+    let out = fx.run(&["run", "main..feature", "--agents", "claude"], LIMIT);
+    let requests = fx.server.model_requests(Api::Anthropic);
+    let body = requests.last().map(|r| r.body.clone()).unwrap_or_default();
+    let at = body.find("tool_result").unwrap_or_else(|| {
+        panic!(
+            "Claude never sent a tool result for `{command}`\n{}",
+            fx.context(&out)
+        )
+    });
+    body[at..].chars().take(300).collect()
+}

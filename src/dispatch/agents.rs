@@ -25,6 +25,12 @@ const CLAUDE_TOOLS: &str = "Read,Grep,Glob,Bash";
 /// Claude's pre-approved rules; with `--permission-mode dontAsk` anything else is denied.
 const CLAUDE_ALLOWED: &str = "Read,Grep,Glob,Bash(git diff:*),Bash(git log:*),Bash(git show:*)";
 
+/// Rules Claude must never run although they match [`CLAUDE_ALLOWED`]: `git diff`, `git log`
+/// and `git show` all take `--output FILE` (git accepts no abbreviation of it), which writes anywhere on the
+/// machine, out of sight of the worktree check; a shell redirection does the same.
+const CLAUDE_DENIED: &str =
+    "Bash(*--output*),Bash(*>*),Bash(*|*),Bash(*;*),Bash(*&*),Bash(*`*),Bash(*$(*)";
+
 /// Forge tokens removed from an agent's environment unless config passes them on.
 pub const FORGE_TOKENS: [&str; 2] = ["GITHUB_TOKEN", "GH_TOKEN"];
 
@@ -139,6 +145,8 @@ pub fn command_for(spec: &AgentSpec, worktree: &Path, bundle_dir: &Path) -> Agen
                     CLAUDE_TOOLS,
                     "--allowedTools",
                     CLAUDE_ALLOWED,
+                    "--disallowedTools",
+                    CLAUDE_DENIED,
                     "--permission-mode",
                     "dontAsk",
                     "--max-turns",
