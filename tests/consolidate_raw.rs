@@ -178,3 +178,51 @@ fn bad_arguments_get_one_clear_sentence() {
         .code(2)
         .stderr(contains("names no agent"));
 }
+
+/// A review cut off inside a code block (as a timed-out agent leaves it) must not swallow the
+/// reviews after it in the appendix: reading the report back gives every agent again.
+#[test]
+fn a_review_cut_off_in_a_code_block_does_not_swallow_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.md");
+    std::fs::write(
+        &cut,
+        "### Findings\n#### Important Issues\n1. **one** — `main.rs:1` (important, regression)\n\n```rust\nlet x = 1;\n\nBad.\n",
+    )
+    .unwrap();
+    let report = dir.path().join("report.md");
+    deep_review()
+        .arg("consolidate")
+        .args(["--raw", &format!("cut={}", cut.display())])
+        .args(["--raw", "codex=examples/reviews/codex.md"])
+        .args(["--out", report.to_str().unwrap()])
+        .assert()
+        .success();
+    let out = deep_review()
+        .args([
+            "consolidate",
+            "--format",
+            "json",
+            "--from-report",
+            report.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = r["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cut", "codex"]);
+    assert_eq!(
+        r["agents"][1]["counts"]["important"], 1,
+        "codex's finding survives"
+    );
+}

@@ -357,7 +357,8 @@ fn when_every_agent_fails_the_verdict_is_no_review() {
     let broken = script(
         tools.path(),
         "broken.sh",
-        "cat >/dev/null\necho 'not logged in' >&2\nexit 1",
+        // Partial text on stdout, then a failure: shown, but it judges nothing.
+        "cat >/dev/null\necho '## Executive Summary'\necho 'Looks fine so far'\necho 'not logged in' >&2\nexit 3",
     );
     std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
     std::fs::write(

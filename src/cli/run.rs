@@ -280,11 +280,16 @@ pub struct PipelineOutcome {
 }
 
 impl PipelineOutcome {
-    /// 130 when cancelled (Ctrl-C / SIGTERM), 1 when no agent produced a review, else 0.
+    /// 130 when cancelled (Ctrl-C / SIGTERM), 1 when no agent produced a review (the verdict
+    /// is "No review"), else 0.
     pub fn exit_code(&self) -> ExitCode {
         if self.cancelled {
             ExitCode::from(130)
-        } else if self.runs.iter().all(|r| r.text.trim().is_empty()) {
+        } else if self
+            .report
+            .as_ref()
+            .is_none_or(|r| r.verdict == crate::model::Verdict::NoReview)
+        {
             ExitCode::from(1)
         } else {
             ExitCode::SUCCESS

@@ -137,7 +137,7 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     }
 
     // 4. Verdict, prose sections, retro, summary.
-    let verdict = if reviews.is_empty() {
+    let verdict = if !reviews.iter().any(|r| counts_as_review(r, &opts.runs)) {
         Verdict::NoReview
     } else {
         verdict::verdict(&findings)
@@ -172,7 +172,7 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .collect();
 
     let files = opts.changed_files.as_ref().map_or(0, Vec::len);
-    let summary = summary::executive_summary(&findings, &agents, files);
+    let summary = summary::executive_summary(verdict, &findings, &agents, files);
     let verdict_rationale = summary::verdict_rationale(verdict, &findings);
 
     let mut meta = opts.meta.clone();
@@ -280,6 +280,22 @@ impl Roster {
     fn len(&self) -> usize {
         self.names.len()
     }
+}
+
+/// Whether a review can carry a verdict: it says something (a finding, a summary, an
+/// observation, a coverage entry or a verdict of its own), and its run, when known, completed.
+/// Partial text from a failed or timed-out run is shown, but judges nothing.
+fn counts_as_review(review: &Review, runs: &[RawReview]) -> bool {
+    let says_something = !review.findings.is_empty()
+        || !review.summary.trim().is_empty()
+        || !review.observations.is_empty()
+        || !review.coverage.is_empty()
+        || review.verdict.is_some();
+    let completed = runs
+        .iter()
+        .find(|r| r.agent == review.agent)
+        .is_none_or(|r| r.status == crate::model::RunStatus::Ok);
+    says_something && completed
 }
 
 /// `claude` → `Claude`: the display name of an agent nobody named.

@@ -67,6 +67,7 @@ pub fn verdict_rationale(verdict: Verdict, findings: &[MergedFinding]) -> String
 
 /// The executive summary: who reviewed, what remains, what matters most, what failed.
 pub fn executive_summary(
+    verdict: Verdict,
     findings: &[MergedFinding],
     agents: &[AgentRetro],
     files: usize,
@@ -82,7 +83,7 @@ pub fn executive_summary(
         .collect();
     let names: Vec<&str> = ok.iter().map(|a| a.display.as_str()).collect();
     let mut out = String::new();
-    if names.is_empty() {
+    if names.is_empty() || verdict == Verdict::NoReview {
         out.push_str("No agent produced a review, so there is nothing to judge the change by.");
         failures(&mut out, agents, false);
         return out;

@@ -494,13 +494,42 @@ fn agent_paragraph(a: &AgentRetro) -> String {
 fn appendix(out: &mut String, report: &Report) {
     out.push_str("## Appendix: Original Reviews\n");
     for entry in &report.appendix {
-        let _ = write!(
-            out,
-            "\n### {}\n\n{}\n",
-            entry.display,
-            entry.text.trim_end()
-        );
+        let text = entry.text.trim_end();
+        let _ = write!(out, "\n### {}\n\n{text}\n", entry.display);
+        // A review cut off inside a code block (a timed-out agent) would turn every review
+        // after it into code: close what it left open.
+        if let Some(fence) = open_fence(text) {
+            let _ = writeln!(out, "{fence}");
+        }
     }
+}
+
+/// The fence a Markdown text leaves open at its end, if any: a line of three or more backticks
+/// or tildes (indented at most three spaces) opens a block that only the same character, at
+/// least as many times, closes.
+fn open_fence(text: &str) -> Option<String> {
+    let mut open: Option<(char, usize)> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start_matches(' ');
+        if line.len() - trimmed.len() > 3 {
+            continue;
+        }
+        let Some(c) = trimmed.chars().next().filter(|c| *c == '`' || *c == '~') else {
+            continue;
+        };
+        let run = trimmed.chars().take_while(|x| *x == c).count();
+        if run < 3 {
+            continue;
+        }
+        match open {
+            None => open = Some((c, run)),
+            Some((oc, olen)) if oc == c && run >= olen && trimmed[run..].trim().is_empty() => {
+                open = None
+            }
+            Some(_) => {}
+        }
+    }
+    open.map(|(c, n)| c.to_string().repeat(n))
 }
 
 #[cfg(test)]
@@ -512,6 +541,17 @@ mod tests {
         assert_eq!(format_duration(906.0), "15 min 6 s");
         assert_eq!(format_duration(42.4), "42 s");
         assert_eq!(clock(429.0), "7:09");
+    }
+
+    #[test]
+    fn an_open_fence_is_found_and_a_closed_one_is_not() {
+        assert_eq!(
+            open_fence("text\n```rust\nlet x = 1;\n"),
+            Some("```".into())
+        );
+        assert_eq!(open_fence("```rust\nx\n```\n"), None);
+        assert_eq!(open_fence("~~~~\n```\n~~~\n"), Some("~~~~".into()));
+        assert_eq!(open_fence("    ```\nindented code\n"), None);
     }
 
     #[test]
