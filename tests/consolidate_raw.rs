@@ -226,3 +226,34 @@ fn a_review_cut_off_in_a_code_block_does_not_swallow_the_next_one() {
         "codex's finding survives"
     );
 }
+
+/// `deep-review consolidate ... | head -1`: the reader leaving early is not a crash.
+#[test]
+fn a_reader_that_stops_early_is_not_a_crash() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.md");
+    let mut text = String::from("## Findings\n### Suggestions\n\n");
+    for i in 1..=3000 {
+        text.push_str(&format!(
+            "{i}. **Finding number {i}** — `a.rs:{i}` (suggestion, gap)\n\nText {i}.\n\n"
+        ));
+    }
+    std::fs::write(&big, text).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("deep-review"))
+        .args(["consolidate", "--raw", &format!("a={}", big.display())])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.starts_with("# Deep Review:"));
+    // The pipe's read end is dropped here; the rest of the report has nowhere to go.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}

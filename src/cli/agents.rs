@@ -100,23 +100,23 @@ fn probe(name: &'static str, kind: AgentKind) -> Found {
 fn print_and_exit_code(found: &[Found], json: bool) -> anyhow::Result<ExitCode> {
     if json {
         for f in found {
-            println!("{}", serde_json::to_string(f)?);
+            super::print_out(&format!("{}\n", serde_json::to_string(f)?))?;
         }
     } else {
         for f in found {
             match f.status {
-                "found" => println!(
-                    "{:<7} {:<32} {}",
+                "found" => super::print_out(&format!(
+                    "{:<7} {:<32} {}\n",
                     f.agent,
                     f.version.as_deref().unwrap_or(""),
                     f.path.as_deref().unwrap_or("")
-                ),
-                _ => println!(
-                    "{:<7} {:<32} {}",
+                ))?,
+                _ => super::print_out(&format!(
+                    "{:<7} {:<32} {}\n",
                     f.agent,
                     f.status,
                     f.problem.as_deref().unwrap_or("")
-                ),
+                ))?,
             }
         }
     }

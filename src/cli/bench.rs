@@ -44,8 +44,10 @@ pub fn execute(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let mut result = bench::run(&ds, &agents, &bench::project_consolidator);
     result.wall_time_s = started.elapsed().as_secs_f64();
     match args.format {
-        BenchFormat::Json => println!("{}", serde_json::to_string_pretty(&result)?),
-        BenchFormat::Table => print!("{}", table(&result)),
+        BenchFormat::Json => {
+            super::print_out(&format!("{}\n", serde_json::to_string_pretty(&result)?))?
+        }
+        BenchFormat::Table => super::print_out(&table(&result))?,
     }
     Ok(ExitCode::SUCCESS)
 }

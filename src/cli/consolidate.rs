@@ -178,7 +178,7 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("cannot write the report to {}", path.display()))?;
             eprintln!("deep-review: wrote {}", path.display());
         }
-        None => print!("{text}"),
+        None => super::print_out(&text)?,
     }
     Ok(ExitCode::SUCCESS)
 }

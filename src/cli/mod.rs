@@ -33,6 +33,19 @@ pub enum Command {
     Bench(bench::BenchArgs),
 }
 
+/// Writes `text` to standard output. A reader that went away (`deep-review ... | head`) is not
+/// an error: the output was simply not wanted any further.
+pub fn print_out(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("cannot write to standard output"))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Parses the command line and runs it. Errors are printed as one sentence with their causes,
 /// never as a panic.
 pub fn main() -> ExitCode {

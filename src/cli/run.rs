@@ -9,7 +9,6 @@
 //!
 //! `--dry-run` stops after `prepare` and prints the brief and each agent's command line.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -94,8 +93,7 @@ impl Prepared {
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     let prepared = prepare(&args)?;
     if args.dry_run {
-        let mut out = std::io::stdout().lock();
-        out.write_all(dry_run_text(&prepared).as_bytes())?;
+        super::print_out(&dry_run_text(&prepared))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut prepared = prepared;
@@ -364,7 +362,7 @@ pub fn run_pipeline(
         )?);
     }
     for path in &written {
-        println!("{}", path.display());
+        super::print_out(&format!("{}\n", path.display()))?;
     }
     Ok(PipelineOutcome {
         id: bundle.id,

@@ -23,6 +23,6 @@ pub fn execute(args: SchemaArgs) -> anyhow::Result<ExitCode> {
         SchemaKind::Review => schemars::schema_for!(crate::model::Review),
         SchemaKind::Report => schemars::schema_for!(crate::model::Report),
     };
-    println!("{}", serde_json::to_string_pretty(&schema)?);
+    super::print_out(&format!("{}\n", serde_json::to_string_pretty(&schema)?))?;
     Ok(ExitCode::SUCCESS)
 }
