@@ -40,6 +40,8 @@ struct Ctx<'t> {
     lines: LineIndex,
     /// Bytes inserted into `text` to close unterminated fences: (offset in `text`, length).
     inserted: Vec<(usize, usize)>,
+    /// Prefix sums of the inserted lengths, one more entry than `inserted`.
+    inserted_before: Vec<usize>,
     review: Review,
     used_ids: std::collections::HashSet<String>,
 }
@@ -47,13 +49,10 @@ struct Ctx<'t> {
 impl Ctx<'_> {
     /// The 1-based line in the original review of an offset in the working text.
     fn line(&self, offset: usize) -> usize {
-        let shift: usize = self
-            .inserted
-            .iter()
-            .filter(|(at, _)| *at <= offset)
-            .map(|(_, len)| len)
-            .sum();
-        self.lines.line(offset.saturating_sub(shift))
+        // `inserted` is sorted by offset; `inserted_before[k]` is the length of its first k.
+        let k = self.inserted.partition_point(|(at, _)| *at <= offset);
+        self.lines
+            .line(offset.saturating_sub(self.inserted_before[k]))
     }
 
     fn warn(&mut self, offset: usize, message: impl Into<String>) {
@@ -92,11 +91,18 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
         return review;
     }
     let (work, inserted, fence_warnings) = close_open_fences(text);
+    let (work, inserted) = separate_finding_starts(work, inserted);
     review.warnings.extend(fence_warnings);
     let (blocks, too_deep) = parse_blocks_checked(&work);
     let mut ctx = Ctx {
         text: &work,
         lines: LineIndex::new(text),
+        inserted_before: std::iter::once(0)
+            .chain(inserted.iter().scan(0, |sum, (_, len)| {
+                *sum += len;
+                Some(*sum)
+            }))
+            .collect(),
         inserted,
         review,
         used_ids: Default::default(),
@@ -188,6 +194,80 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
         });
     }
     ctx.review
+}
+
+/// Puts a blank line before a line that starts a finding (`2. **Title**`, `S2. **Title**`,
+/// `**S2. Title**`) right after a paragraph line. In CommonMark such a line does not interrupt
+/// a paragraph (only a list starting at 1 does), so without this the finding would be read as
+/// the end of the previous finding's explanation and lost. Returns the text and the insertions
+/// (the fence repairs' shifted, plus these), sorted by offset.
+fn separate_finding_starts(
+    work: String,
+    inserted: Vec<(usize, usize)>,
+) -> (String, Vec<(usize, usize)>) {
+    static FINDING_START: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?:\d{1,4}[.)]\s+\*\*|[A-Z]{1,3}-?\d{1,4}[.:)]\s+\*\*|\*\*[A-Z]{1,3}-?\d{1,4}[.:)])",
+        )
+        .expect("the finding-start pattern is valid")
+    });
+    let mut at_old: Vec<usize> = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    let mut previous_is_text = false;
+    let mut pos = 0;
+    for line in work.split_inclusive('\n') {
+        let start = pos;
+        pos += line.len();
+        let trimmed = line.trim_start_matches(' ');
+        let shallow = line.len() - trimmed.len() <= 3;
+        let marker = trimmed
+            .chars()
+            .next()
+            .filter(|c| shallow && (*c == '`' || *c == '~'))
+            .map(|c| (c, trimmed.chars().take_while(|x| *x == c).count()))
+            .filter(|(_, n)| *n >= 3);
+        match (fence, marker) {
+            (Some((c, n)), Some((mc, mn))) if c == mc && mn >= n => {
+                fence = None;
+                previous_is_text = false;
+                continue;
+            }
+            (Some(_), _) => continue,
+            (None, Some(m)) => {
+                fence = Some(m);
+                previous_is_text = false;
+                continue;
+            }
+            (None, None) => {}
+        }
+        if previous_is_text && shallow && FINDING_START.is_match(trimmed) {
+            at_old.push(start);
+        }
+        previous_is_text = !line.trim().is_empty() && !trimmed.starts_with('#');
+    }
+    if at_old.is_empty() {
+        let mut inserted = inserted;
+        inserted.sort_unstable();
+        return (work, inserted);
+    }
+    let mut out = String::with_capacity(work.len() + at_old.len());
+    let mut last = 0;
+    let mut ours = Vec::with_capacity(at_old.len());
+    for (k, &at) in at_old.iter().enumerate() {
+        out.push_str(&work[last..at]);
+        ours.push((at + k, 1));
+        out.push('\n');
+        last = at;
+    }
+    out.push_str(&work[last..]);
+    let shift = |old: usize| at_old.partition_point(|&a| a <= old);
+    let mut all: Vec<(usize, usize)> = inserted
+        .into_iter()
+        .map(|(at, len)| (at + shift(at), len))
+        .chain(ours)
+        .collect();
+    all.sort_unstable();
+    (out, all)
 }
 
 /// Closes code fences that run to the end of the text before the next ATX heading, so one
@@ -412,6 +492,25 @@ fn push_line(into: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_finding_right_after_a_paragraph_is_still_a_finding() {
+        let text = "### Findings\n#### Important Issues\n\
+                    1. **one** — `main.rs:1` (important, regression)\n\
+                    ```rust\nlet x = 1;\n```\nBad.\n\
+                    2. **two** — `main.rs:2` (important, regression)\n\
+                    ```rust\n2. **not a finding, inside code**\n```\nWorse.\n\
+                    ## Coverage Summary\nnot a list\n- `main.rs` — Findings 1, 2\n";
+        let review = parse_markdown("a", text);
+        let titles: Vec<&str> = review.findings.iter().map(|f| f.title.as_str()).collect();
+        assert_eq!(titles, ["one", "two"]);
+        assert_eq!(review.findings[1].locations[0].start, Some(2));
+        assert!(review.findings[1].explanation.contains("Worse."));
+        // Line numbers of warnings still point into the original text: "not a list" is line 14
+        // of the input, though a blank line was put before line 8 to read it.
+        let lines: Vec<Option<usize>> = review.warnings.iter().map(|w| w.line).collect();
+        assert_eq!(lines, [Some(14)]);
+    }
 
     #[test]
     fn none_text() {
