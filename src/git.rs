@@ -11,6 +11,19 @@ use anyhow::Context;
 /// parse (quoted paths, colour, external diff drivers, pagers) are pinned here so a user's
 /// `~/.gitconfig` cannot break the parsers.
 pub fn git_bytes(repo: &Path, args: &[&str]) -> anyhow::Result<Vec<u8>> {
+    run(repo, args, &[0])
+}
+
+/// Runs `git grep` with `args` (the same pinned settings as [`git_bytes`]). Exit status 1
+/// means "no match" and gives empty output, not an error.
+pub fn git_grep(repo: &Path, args: &[&str]) -> anyhow::Result<Vec<u8>> {
+    let mut all = vec!["grep"];
+    all.extend_from_slice(args);
+    run(repo, &all, &[0, 1])
+}
+
+/// Runs git, succeeding on the exit statuses in `ok`.
+fn run(repo: &Path, args: &[&str], ok: &[i32]) -> anyhow::Result<Vec<u8>> {
     let output = Command::new("git")
         .arg("-C")
         .arg(repo)
@@ -27,7 +40,7 @@ pub fn git_bytes(repo: &Path, args: &[&str]) -> anyhow::Result<Vec<u8>> {
                 repo.display()
             )
         })?;
-    if !output.status.success() {
+    if !output.status.code().is_some_and(|c| ok.contains(&c)) {
         let stderr = String::from_utf8_lossy(&output.stderr);
         anyhow::bail!(
             "`git {}` failed in {}: {}",

@@ -945,3 +945,31 @@ fn a_regression_located_by_its_quote_alone_is_checked_for_pre_existing() {
         }
     );
 }
+
+/// A quote found in an unchanged file whose path is not ASCII: git quotes such names unless
+/// told not to, and the file must still be found and the finding moved there.
+#[test]
+fn a_quote_in_a_file_with_a_non_ascii_path_is_found() {
+    quote_elsewhere_is_found_in("路径/文件.rs");
+}
+
+#[test]
+fn a_quote_in_an_unchanged_file_is_found() {
+    quote_elsewhere_is_found_in("other/file.rs");
+}
+
+fn quote_elsewhere_is_found_in(path: &str) {
+    let repo = Repo::new();
+    repo.write(path, "fn setup() {}\nlet zebra_quux = compute_thing(42);\n");
+    repo.write("src/lib.rs", "pub fn a() {}\n");
+    let base = repo.commit("base");
+    repo.write("src/lib.rs", "pub fn a() {}\npub fn b() {}\n");
+    repo.commit("head");
+    // The cited file does not exist: the quote is looked for in the whole tree.
+    let f = finding("wrong.rs:2", Some("let zebra_quux = compute_thing(42);"));
+    let (findings, _) = repo.verify(Some(&base), vec![f]);
+    let ver = v(&findings[0]);
+    assert_eq!(ver.status, VerificationStatus::Relocated, "{ver:?}");
+    assert_eq!(findings[0].locations[0].path, path);
+    assert_eq!(findings[0].locations[0].start, Some(2));
+}

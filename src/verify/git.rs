@@ -12,8 +12,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use crate::git::git_bytes;
 pub use crate::git::resolve_commit;
+use crate::git::{git_bytes, git_grep};
 
 /// One entry of a commit's tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,27 +204,13 @@ pub fn words_present(repo: &Path, rev: &str, words: &HashSet<String>) -> Result<
     patterns
         .flush()
         .context("could not write git grep patterns")?;
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["grep", "-o", "-h", "-w", "-E", "-I", "--no-color", "-f"])
-        .arg(patterns.path())
-        .arg(rev)
-        .arg("--")
-        .stdin(Stdio::null())
-        .output()
-        .context("could not run `git grep`: is git installed?")?;
-    // Exit status 1 means "no match": not an error.
-    match out.status.code() {
-        Some(0) | Some(1) => {}
-        _ => bail!(
-            "`git grep` failed in {}: {}",
-            repo.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-    }
+    let pattern_file = patterns.path().to_string_lossy().into_owned();
+    let stdout = git_grep(
+        repo,
+        &["-o", "-h", "-w", "-E", "-I", "-f", &pattern_file, rev, "--"],
+    )?;
     let mut found = HashSet::new();
-    for line in out.stdout.split(|b| *b == b'\n') {
+    for line in stdout.split(|b| *b == b'\n') {
         if let Ok(word) = std::str::from_utf8(line)
             && words.contains(word)
             && !found.contains(word)
@@ -256,35 +242,16 @@ pub fn files_containing(
         })
         .collect::<Vec<_>>()
         .join("[[:space:]]+");
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args([
-            "grep",
-            "-l",
-            "-E",
-            "-I",
-            "--no-color",
-            "-e",
-            &needle,
-            rev,
-            "--",
-        ])
-        .stdin(Stdio::null())
-        .output()
-        .context("could not run `git grep`: is git installed?")?;
-    match out.status.code() {
-        Some(0) | Some(1) => {}
-        _ => bail!(
-            "`git grep` failed in {}: {}",
-            repo.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ),
-    }
+    // `-z`: names end in NUL and are never quoted, so non-ASCII paths come back as they are.
+    let stdout = git_grep(repo, &["-l", "-z", "-E", "-I", "-e", &needle, rev, "--"])?;
     let prefix = format!("{rev}:");
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.strip_prefix(&prefix).unwrap_or(l).to_string())
+    Ok(stdout
+        .split(|b| *b == 0)
+        .filter(|name| !name.is_empty())
+        .map(|name| {
+            let name = String::from_utf8_lossy(name);
+            name.strip_prefix(&prefix).unwrap_or(&name).to_string()
+        })
         .take(limit)
         .collect())
 }
