@@ -648,10 +648,19 @@ mod tests {
     #[test]
     fn no_findings_means_merge_as_is() {
         let report = consolidate(
-            &[review("claude", vec![], &[])],
+            &[review("claude", vec![], &["src/lib.rs"])],
             &ConsolidateOptions::default(),
         );
         assert_eq!(report.verdict, Verdict::MergeAsIs);
         assert!(report.findings.is_empty());
+    }
+
+    #[test]
+    fn a_review_that_says_nothing_is_no_review() {
+        let report = consolidate(
+            &[review("claude", vec![], &[])],
+            &ConsolidateOptions::default(),
+        );
+        assert_eq!(report.verdict, Verdict::NoReview);
     }
 }

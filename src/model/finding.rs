@@ -132,12 +132,30 @@ pub struct Location {
 }
 
 impl Location {
+    /// A location; line 0 means "no line", and a range written backwards is turned around.
     pub fn new(path: impl Into<String>, start: Option<u32>, end: Option<u32>) -> Self {
         Location {
             path: path.into(),
             start,
-            end: end.or(start),
+            end,
         }
+        .normalized()
+    }
+
+    /// The same place with line 0 read as "no line", the end filled from the start, and a
+    /// backwards range (`a.rs:9-3`) turned around.
+    pub fn normalized(mut self) -> Self {
+        self.start = self.start.filter(|l| *l > 0);
+        self.end = self.end.filter(|l| *l > 0).or(self.start);
+        if self.start.is_none() {
+            self.end = None;
+        }
+        if let (Some(s), Some(e)) = (self.start, self.end)
+            && e < s
+        {
+            (self.start, self.end) = (Some(e), Some(s));
+        }
+        self
     }
 
     /// The last line of the range (the start when the range is one line).
@@ -164,16 +182,25 @@ impl fmt::Display for Location {
 impl FromStr for Location {
     type Err = String;
 
-    /// Parses `path`, `path:12`, `path:12-20` (also with an en dash). Anything after the line
-    /// numbers (`path:13-14,30-37`) keeps only the first range.
+    /// Parses `path`, `path:12`, `path:12-20` (also with an en dash), and `path:12:5` (a
+    /// column, dropped). Anything after the line numbers (`path:13-14,30-37`) keeps only the
+    /// first range.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim().trim_matches('`');
         if s.is_empty() {
             return Err("empty location".into());
         }
-        let Some((path, lines)) = s.rsplit_once(':') else {
+        let Some((mut path, mut lines)) = s.rsplit_once(':') else {
             return Ok(Location::new(s, None, None));
         };
+        // `path:LINE:COL`: the last number is a column.
+        if let Some((p, line)) = path.rsplit_once(':')
+            && !line.is_empty()
+            && line.chars().all(|c| c.is_ascii_digit())
+            && lines.chars().all(|c| c.is_ascii_digit())
+        {
+            (path, lines) = (p, line);
+        }
         let first = lines.split(',').next().unwrap_or("");
         let mut parts = first.splitn(2, ['-', '–']);
         let start = parts.next().and_then(|p| p.trim().parse::<u32>().ok());
@@ -260,6 +287,15 @@ mod tests {
         let l: Location = "a.rs:10–12".parse().unwrap();
         assert_eq!((l.start, l.end), (Some(10), Some(12)));
         assert_eq!(l.to_string(), "a.rs:10-12");
+        let l: Location = "src/main.rs:2:5".parse().unwrap();
+        assert_eq!(
+            (l.path.as_str(), l.start, l.end),
+            ("src/main.rs", Some(2), Some(2))
+        );
+        let l: Location = "a.rs:9-3".parse().unwrap();
+        assert_eq!((l.start, l.end), (Some(3), Some(9)));
+        let l: Location = "a.rs:0".parse().unwrap();
+        assert_eq!((l.path.as_str(), l.start, l.end), ("a.rs", None, None));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! match the schema; a syntax or shape error names the line, because a hand-edited file is the
 //! usual cause and the line is what its author needs.
 
-use crate::model::{ParseWarning, Review};
+use crate::model::{Location, ParseWarning, Review};
 
 use super::ParseError;
 
@@ -79,6 +79,11 @@ pub fn parse_json_review(
     }
     if review.raw.is_empty() {
         review.raw = text.to_string();
+    }
+    for f in &mut review.findings {
+        for loc in &mut f.locations {
+            *loc = std::mem::replace(loc, Location::new("", None, None)).normalized();
+        }
     }
     // Every warning points at a line; the JSON's own ones have none, so use the first.
     for w in &mut warnings {
