@@ -232,7 +232,10 @@ fn no_agent_producing_a_review_exits_1_with_a_report() {
     );
     let md_path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     let md = std::fs::read_to_string(&md_path).unwrap();
-    assert!(md.contains("broken"), "{md}");
+    // The agent has no display name in config: it is "Broken" everywhere in the report.
+    assert!(md.contains("**Broken** failed: exited with code 1"), "{md}");
+    assert!(md.contains("| **Reviewers** | Broken |"), "{md}");
+    assert!(!md.contains("broken"), "one name per agent: {md}");
 }
 
 #[test]

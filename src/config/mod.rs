@@ -227,7 +227,9 @@ impl Config {
         let layer = self.agents.get(name).cloned().unwrap_or_default();
         AgentSpec {
             name: name.to_string(),
-            display: layer.display.unwrap_or_else(|| display.to_string()),
+            display: layer
+                .display
+                .unwrap_or_else(|| crate::model::default_display(display)),
             command: layer.command.unwrap_or_else(|| command.to_string()),
             extra_args: layer.args.unwrap_or_default(),
             model: layer.model,

@@ -176,6 +176,10 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     let verdict_rationale = summary::verdict_rationale(verdict, &findings);
 
     let mut meta = opts.meta.clone();
+    // One name per agent everywhere in the report: the roster's.
+    for r in &mut meta.reviewers {
+        r.display = roster.displays[roster.index(&r.name)].clone();
+    }
     for a in 0..roster.len() {
         if !meta.reviewers.iter().any(|r| r.name == roster.names[a]) {
             let run = opts.runs.iter().find(|r| r.agent == roster.names[a]);
@@ -266,7 +270,7 @@ impl Roster {
         if !self.names.iter().any(|n| n == name) {
             self.names.push(name.to_string());
             self.displays.push(if display == name {
-                capitalized(name)
+                crate::model::default_display(name)
             } else {
                 display.to_string()
             });
@@ -296,15 +300,6 @@ fn counts_as_review(review: &Review, runs: &[RawReview]) -> bool {
         .find(|r| r.agent == review.agent)
         .is_none_or(|r| r.status == crate::model::RunStatus::Ok);
     says_something && completed
-}
-
-/// `claude` → `Claude`: the display name of an agent nobody named.
-fn capitalized(name: &str) -> String {
-    let mut chars = name.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
 }
 
 /// Builds the merged finding of one cluster.

@@ -15,5 +15,6 @@ pub use report::{
 };
 pub use review::{
     CoverageEntry, Observation, ObservationKind, ParseWarning, Review, TestingAssessment,
+    default_display,
 };
 pub use verification::{Verification, VerificationStatus};

@@ -99,3 +99,12 @@ impl Review {
         self.display_name.as_deref().unwrap_or(&self.agent)
     }
 }
+
+/// How a report names an agent nobody gave a display name: `claude` → `Claude`.
+pub fn default_display(agent: &str) -> String {
+    let mut chars = agent.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
