@@ -67,14 +67,15 @@ fn verify_against(
     }
     let head_sha = resolve_commit(repo, head).context("--head names no commit")?;
     let base_sha = match base {
-        Some(base) => Some(
-            git_text(repo, &["merge-base", base, &head_sha]).with_context(|| {
+        Some(base) => Some({
+            let base_sha = resolve_commit(repo, base).context("--base names no commit")?;
+            git_text(repo, &["merge-base", &base_sha, &head_sha]).with_context(|| {
                 format!(
                     "--base {base} has no merge-base with {head} in {}",
                     repo.display()
                 )
-            })?,
-        ),
+            })?
+        }),
         None => None,
     };
     let ctx = VerifyContext {
@@ -113,8 +114,17 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
     }
     for (name, file) in &args.raw {
         if reviews.iter().any(|r| &r.agent == name) {
+            let clash = match &args.from_report {
+                Some(report) if !args.raw.iter().filter(|(n, _)| n == name).nth(1).is_some() => {
+                    format!(
+                        "the report {} already holds a review by `{name}`",
+                        report.display()
+                    )
+                }
+                _ => format!("--raw {name}=... is given twice"),
+            };
             bail!(
-                "--raw {name}=... is given twice: each agent has one review; rename one (e.g. {name}2={file})"
+                "{clash}: each agent has one review; give this one another name (e.g. {name}2={file})"
             );
         }
         let review = read_review_file(name, Path::new(file))

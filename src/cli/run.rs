@@ -402,8 +402,12 @@ fn parse_runs(runs: &[RawReview], agents: &[AgentSpec]) -> Vec<Review> {
                 review.warnings.push(crate::model::ParseWarning {
                     line: None,
                     message: format!(
-                        "the run ended {:?}: this review may be incomplete",
-                        r.status
+                        "the run {}: this review may be incomplete",
+                        match r.status {
+                            RunStatus::TimedOut => "timed out",
+                            RunStatus::Cancelled => "was cancelled",
+                            _ => "failed",
+                        }
                     ),
                 });
             }

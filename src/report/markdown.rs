@@ -448,7 +448,10 @@ fn clock(seconds: f64) -> String {
 fn agent_paragraph(a: &AgentRetro) -> String {
     let mut parts = Vec::new();
     if let Some(err) = &a.error {
-        parts.push(format!("The run did not complete: {err}"));
+        parts.push(format!(
+            "The run did not complete: {}.",
+            err.trim_end_matches('.')
+        ));
     }
     let total = a.counts.critical + a.counts.important + a.counts.suggestion;
     parts.push(format!(

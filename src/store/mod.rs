@@ -11,6 +11,7 @@
 //! `YYYYMMDD-HHMMSS-<label>` in local time, as the reference reports are named.
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -135,12 +136,30 @@ impl RunBundle {
 
 /// Writes via a temporary file in the same directory and a rename, so a crash never leaves a
 /// half-written report where a whole one was expected.
+/// The process's file-creation mask, read from `/proc/self/status` (setting it to read it back
+/// would race with other threads creating files); the common 022 where that is unavailable.
+fn current_umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("cannot write in {}", dir.display()))?;
     tmp.write_all(bytes)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    // A temporary file is private (0600); a report is as readable as any file the user writes.
+    let mode = 0o666 & !current_umask();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(mode))
         .with_context(|| format!("cannot write {}", path.display()))?;
     tmp.persist(path)
         .map_err(|e| e.error)
@@ -151,6 +170,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reports_are_as_readable_as_other_files_the_user_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.md");
+        write_atomic(&path, b"x").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        // Not the 0600 of the temporary file it was written through (unless the umask says so).
+        assert_eq!(mode, 0o666 & !current_umask());
+    }
     use chrono::TimeZone;
 
     fn at() -> DateTime<Local> {
