@@ -115,7 +115,7 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
     for (name, file) in &args.raw {
         if reviews.iter().any(|r| &r.agent == name) {
             let clash = match &args.from_report {
-                Some(report) if !args.raw.iter().filter(|(n, _)| n == name).nth(1).is_some() => {
+                Some(report) if args.raw.iter().filter(|(n, _)| n == name).count() == 1 => {
                     format!(
                         "the report {} already holds a review by `{name}`",
                         report.display()
