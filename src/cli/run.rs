@@ -252,6 +252,12 @@ pub fn dry_run_text(p: &Prepared) -> String {
             details.join(", "),
             command.display()
         ));
+        if dispatch::agents::find_program(&spec.command).is_none() {
+            out.push_str(&format!(
+                "    not installed: `{}` is not on PATH; a run leaves it out unless --agents names it\n",
+                spec.command
+            ));
+        }
     }
     out.push_str(&format!(
         "Report:  {}\nBundle:  {}\n",
