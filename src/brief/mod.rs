@@ -192,7 +192,9 @@ pub fn render(source: &str, name: &str, vars: &BriefContext) -> anyhow::Result<S
         .map_err(|e| anyhow::anyhow!("{}: {e}", where_(&e)))?;
     tmpl.render(minijinja::value::Serde(vars)).map_err(|e| {
         anyhow::anyhow!(
-            "{}: {}: the variables are those of deep_review::brief::BriefContext",
+            "{}: {}: a brief template can use title, description, pr, branch, author, base_ref, \
+             base, head, head_short, merge_base, merge_base_short, diff_command, commits, files, \
+             added, removed and context",
             where_(&e),
             e.detail()
                 .map(str::to_string)

@@ -320,6 +320,14 @@ pub fn run_pipeline(
         &bundle.dir,
         progress,
     )?;
+    // Dispatch caught Ctrl-C and SIGTERM to stop the agents; they are gone now, and what is left
+    // takes milliseconds and leaves nothing to clean up, so a signal may end the process again.
+    // SAFETY: restores the default disposition of two signals; no handler runs concurrently
+    // that depends on them (dispatch's runtime has been dropped).
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGTERM, libc::SIG_DFL);
+    }
     if dispatched.cancelled {
         eprintln!(
             "deep-review: cancelled; what the agents wrote so far is kept in {}",
