@@ -56,7 +56,7 @@ fn run(repo: &Path, args: &[&str], ok: &[i32]) -> anyhow::Result<Vec<u8>> {
 /// repository and says what to give instead.
 pub fn resolve_commit(repo: &Path, rev: &str) -> anyhow::Result<String> {
     let spec = format!("{rev}^{{commit}}");
-    let sha = if rev.trim().is_empty() {
+    let sha = if rev.trim().is_empty() || rev.starts_with('-') {
         None
     } else {
         git_probe(

@@ -30,12 +30,9 @@ use std::time::Duration;
 
 use crate::dispatch::AgentSpec;
 
-/// The agents the registry can run: (name, default display name, default command).
-pub const KNOWN_AGENTS: &[(&str, &str, &str)] = &[
-    ("claude", "Claude", "claude"),
-    ("codex", "Codex", "codex"),
-    ("gemini", "Gemini", "gemini"),
-];
+/// The agents the registry can run, by name: each runs the command of its name by default and
+/// is shown with its name capitalized.
+pub use crate::dispatch::agents::KNOWN_AGENTS;
 
 /// An agent that has not answered in this long is stopped.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
@@ -219,18 +216,13 @@ impl Config {
     }
 
     fn spec_for(&self, name: &str) -> AgentSpec {
-        let (_, display, command) = KNOWN_AGENTS
-            .iter()
-            .find(|a| a.0 == name)
-            .copied()
-            .unwrap_or((name, name, name));
         let layer = self.agents.get(name).cloned().unwrap_or_default();
         AgentSpec {
             name: name.to_string(),
             display: layer
                 .display
-                .unwrap_or_else(|| crate::model::default_display(display)),
-            command: layer.command.unwrap_or_else(|| command.to_string()),
+                .unwrap_or_else(|| crate::model::default_display(name)),
+            command: layer.command.unwrap_or_else(|| name.to_string()),
             extra_args: layer.args.unwrap_or_default(),
             model: layer.model,
             effort: layer.effort,

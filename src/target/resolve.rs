@@ -154,23 +154,13 @@ fn verify_commit(root: &Path, rev: &str) -> anyhow::Result<String> {
     if rev.starts_with('-') {
         anyhow::bail!("`{rev}` is not a branch or commit: revisions may not start with `-`");
     }
-    let peeled = format!("{rev}^{{commit}}");
-    match git_probe(
-        root,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--end-of-options",
-            &peeled,
-        ],
-    ) {
-        Some(sha) if !sha.is_empty() => Ok(sha),
-        _ if rev == "HEAD" => anyhow::bail!(
+    match crate::git::resolve_commit(root, rev) {
+        Ok(sha) => Ok(sha),
+        Err(_) if rev == "HEAD" => anyhow::bail!(
             "{} has no commits yet: commit the change first, deep-review reviews commits",
             root.display()
         ),
-        _ => anyhow::bail!(
+        Err(_) => anyhow::bail!(
             "`{rev}` is not a branch or commit in {}: run `git branch -a` to see the branches",
             root.display()
         ),
