@@ -539,27 +539,6 @@ mod tests {
     }
 
     #[test]
-    fn preview_shows_every_agent_without_a_worktree() {
-        let mut s = spec("codex");
-        s.env
-            .insert("OPENAI_API_KEY".into(), "sk-secretsecretsecret".into());
-        let shown = crate::dispatch::preview_commands(&[spec("claude"), s], Path::new("/b"));
-        assert_eq!(shown.len(), 2);
-        assert_eq!(shown[0].0, "claude");
-        assert!(
-            shown[0].1.starts_with("cd '<worktree>/claude' && env"),
-            "{}",
-            shown[0].1
-        );
-        assert!(
-            shown[1].1.contains("-C '<worktree>/codex'"),
-            "{}",
-            shown[1].1
-        );
-        assert!(!shown[1].1.contains("sk-secret"), "{}", shown[1].1);
-    }
-
-    #[test]
     fn names_become_safe_path_components() {
         assert_eq!(safe_name("Claude Opus"), "claude-opus");
         assert_eq!(safe_name("../x"), "-x");

@@ -245,19 +245,6 @@ pub async fn dispatch_with(
     }
 }
 
-/// Each agent's command line as `run --dry-run` shows it (secrets redacted), before any
-/// worktree exists: the worktree is shown as `<worktree:NAME>`.
-pub fn preview_commands(agents: &[AgentSpec], bundle_dir: &Path) -> Vec<(String, String)> {
-    agents
-        .iter()
-        .map(|spec| {
-            let placeholder = Path::new("<worktree>").join(agents::safe_name(&spec.name));
-            let command = command_for(spec, &placeholder, bundle_dir);
-            (spec.name.clone(), command.display())
-        })
-        .collect()
-}
-
 /// Resolves the head commit, creates the bundle directory and the worktrees' temporary home.
 fn prepare(
     repo: &Path,

@@ -88,11 +88,6 @@ impl Worktree {
         &self.path
     }
 
-    /// The full sha of the checked-out commit.
-    pub fn head(&self) -> &str {
-        &self.head
-    }
-
     /// What changed since the worktree was made: `git status --porcelain` lines (ignored files
     /// included: a fresh checkout has none) and a moved HEAD. Empty when untouched.
     pub fn changes(&self) -> Vec<String> {

@@ -52,11 +52,6 @@ impl Store {
         }
     }
 
-    /// `<out>/.reviews`.
-    pub fn reviews_dir(&self) -> &Path {
-        &self.reviews
-    }
-
     /// Where the bundle of run `id` lives (whether or not it exists yet).
     pub fn bundle_dir(&self, id: &str) -> PathBuf {
         self.reviews.join("runs").join(id)
@@ -101,14 +96,6 @@ impl Store {
         let path = self.report_path(id, ext);
         write_atomic(&path, contents.as_bytes())?;
         Ok(path)
-    }
-
-    /// Writes `value` as pretty JSON to `.reviews/<id>.json`.
-    pub fn write_report_json<T: Serialize>(&self, id: &str, value: &T) -> anyhow::Result<PathBuf> {
-        let mut text =
-            serde_json::to_string_pretty(value).context("cannot serialise the report")?;
-        text.push('\n');
-        self.write_report(id, "json", &text)
     }
 }
 
@@ -209,10 +196,6 @@ mod tests {
         assert_eq!(std::fs::read_to_string(p).unwrap(), "hello");
         let md = store.write_report(&a.id, "md", "# Deep Review\n").unwrap();
         assert_eq!(md, out.path().join(".reviews/20260324-131047-feat.md"));
-        let json = store
-            .write_report_json(&a.id, &serde_json::json!({"x": 1}))
-            .unwrap();
-        assert_eq!(std::fs::read_to_string(json).unwrap(), "{\n  \"x\": 1\n}\n");
         // Overwriting is whole-file.
         store.write_report(&a.id, "md", "v2").unwrap();
         assert_eq!(std::fs::read_to_string(md).unwrap(), "v2");

@@ -130,12 +130,6 @@ impl VerifyOutcome {
     pub fn changed_paths(&self) -> Vec<String> {
         self.changed_files.iter().map(|c| c.path.clone()).collect()
     }
-
-    /// `review`'s coverage of the changed files: the retro's "Files reviewed" and "Coverage
-    /// misses".
-    pub fn coverage(&self, review: &Review) -> coverage::Coverage {
-        coverage::coverage_of(review, &self.changed_paths())
-    }
 }
 
 /// Verifies every finding of `reviews` against `ctx.repo` at `ctx.head` (and the merge-base
