@@ -28,20 +28,25 @@ fn lists_found_broken_and_missing_agents() {
     // Not executable: not an agent on PATH.
     std::fs::write(bin.path().join("gemini"), "not a program").unwrap();
 
+    let home = tempfile::tempdir().unwrap();
     Command::cargo_bin("deep-review")
         .unwrap()
         .arg("agents")
+        .current_dir(home.path())
+        .env("XDG_CONFIG_HOME", home.path())
         .env("PATH", bin.path())
         .assert()
         .success()
         .stdout(predicate::str::is_match(r"(?m)^claude\s+2\.1\.197 \(Claude Code\)\s+/").unwrap())
         .stdout(predicate::str::contains("codex   broken"))
         .stdout(predicate::str::contains("codex: broken install"))
-        .stdout(predicate::str::is_match(r"(?m)^gemini\s+missing\s+not found on PATH: install it with `npm install -g @google/gemini-cli`").unwrap());
+        .stdout(predicate::str::is_match(r"(?m)^gemini\s+missing\s+`gemini` is not found: install it with `npm install -g @google/gemini-cli`").unwrap());
 
     let out = Command::cargo_bin("deep-review")
         .unwrap()
         .args(["agents", "--json"])
+        .current_dir(home.path())
+        .env("XDG_CONFIG_HOME", home.path())
         .env("PATH", bin.path())
         .output()
         .unwrap();
@@ -69,4 +74,43 @@ fn no_usable_agent_exits_1_and_says_what_to_install() {
         .stderr(predicate::str::contains(
             "npm install -g @anthropic-ai/claude-code",
         ));
+}
+
+/// The commands the config gives the agents are the ones checked, custom agents included.
+#[test]
+fn configured_commands_are_the_ones_checked() {
+    let bin = tempfile::tempdir().unwrap();
+    tool(
+        bin.path(),
+        "my-claude",
+        r#"[ "$1" = "--version" ] && echo "9.9.9 (Claude Code)""#,
+    );
+    tool(bin.path(), "reviewer.sh", "cat");
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("deep-review")).unwrap();
+    std::fs::write(
+        home.path().join("deep-review/config.toml"),
+        format!(
+            "[agents.claude]\ncommand = \"{0}/my-claude\"\n[agents.codex]\nenabled = false\n\
+             [agents.gemini]\nenabled = false\n[agents.house]\ncommand = \"{0}/reviewer.sh\"\n",
+            bin.path().display()
+        ),
+    )
+    .unwrap();
+    Command::cargo_bin("deep-review")
+        .unwrap()
+        .arg("agents")
+        .current_dir(home.path())
+        .env("XDG_CONFIG_HOME", home.path())
+        .env("PATH", "/nonexistent")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::is_match(r"(?m)^claude\s+9\.9\.9 \(Claude Code\)\s+/.*my-claude$")
+                .unwrap(),
+        )
+        .stdout(
+            predicate::str::is_match(r"(?m)^house\s+\(custom agent\)\s+/.*reviewer\.sh$").unwrap(),
+        )
+        .stdout(predicate::str::contains("codex").not());
 }

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use crate::dispatch::agents::{
-    AgentKind, KNOWN_AGENTS, VERSION_TIMEOUT, find_program, probe_version,
-};
+use crate::config;
+use crate::dispatch::AgentSpec;
+use crate::dispatch::agents::{AgentKind, VERSION_TIMEOUT, find_program, probe_version};
 
 #[derive(Debug, Args)]
 pub struct AgentsArgs {
@@ -19,7 +19,7 @@ pub struct AgentsArgs {
 /// What was found for one agent.
 #[derive(Debug, serde::Serialize)]
 struct Found {
-    agent: &'static str,
+    agent: String,
     /// `found`, `broken` (on PATH but `--version` failed) or `missing`.
     status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -28,28 +28,39 @@ struct Found {
     version: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     problem: Option<String>,
-    npm_package: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    npm_package: Option<&'static str>,
 }
 
-/// Lists the agents. Exits 0 when at least one agent can run, 1 when none can.
+/// Lists the agents `run` would use, with the commands the config gives them (the repository's
+/// `.deep-review.toml` when run inside one, and the user's file). Exits 0 when at least one
+/// agent can run, 1 when none can.
 pub fn execute(args: AgentsArgs) -> anyhow::Result<ExitCode> {
+    let repo_root =
+        crate::git::git_probe(std::path::Path::new("."), &["rev-parse", "--show-toplevel"])
+            .map(std::path::PathBuf::from);
+    let config = match &repo_root {
+        Some(root) => config::load(root)?,
+        None => config::load_files(&config::user_config_path().into_iter().collect::<Vec<_>>())?,
+    };
+    let specs = config.agent_specs(None)?;
     // Probed side by side: each `--version` starts a node process (a second or more).
     let found: Vec<Found> = std::thread::scope(|scope| {
-        let probes: Vec<_> = KNOWN_AGENTS
+        let probes: Vec<_> = specs
             .iter()
-            .map(|(name, kind)| scope.spawn(move || probe(name, *kind)))
+            .map(|spec| scope.spawn(move || probe(spec)))
             .collect();
         probes
             .into_iter()
-            .zip(KNOWN_AGENTS)
-            .map(|(probe, (name, kind))| {
+            .zip(&specs)
+            .map(|(probe, spec)| {
                 probe.join().unwrap_or_else(|_| Found {
-                    agent: name,
+                    agent: spec.name.clone(),
                     status: "broken",
                     path: None,
                     version: None,
                     problem: Some("its check stopped unexpectedly".into()),
-                    npm_package: kind.npm_package().unwrap_or(""),
+                    npm_package: AgentKind::from_name(&spec.name).npm_package(),
                 })
             })
             .collect()
@@ -57,43 +68,46 @@ pub fn execute(args: AgentsArgs) -> anyhow::Result<ExitCode> {
     print_and_exit_code(&found, args.json)
 }
 
-/// Finds one agent on PATH and asks it for its version.
-fn probe(name: &'static str, kind: AgentKind) -> Found {
-    let npm_package = kind.npm_package().unwrap_or("");
-    match find_program(name) {
-        None => Found {
-            agent: name,
-            status: "missing",
-            path: None,
-            version: None,
-            problem: Some(format!(
-                "not found on PATH: install it with `npm install -g {npm_package}`"
+/// Finds one agent's command and asks it for its version (the registry's agents only: a custom
+/// agent's command need not know `--version`).
+fn probe(spec: &AgentSpec) -> Found {
+    let kind = AgentKind::from_name(&spec.name);
+    let npm_package = kind.npm_package();
+    let install = match npm_package {
+        Some(pkg) => format!("install it with `npm install -g {pkg}`"),
+        None => "fix `command` in its config".to_string(),
+    };
+    let found = |status, path: Option<String>, version, problem| Found {
+        agent: spec.name.clone(),
+        status,
+        path,
+        version,
+        problem,
+        npm_package,
+    };
+    let Some(path) = find_program(&spec.command) else {
+        return found(
+            "missing",
+            None,
+            None,
+            Some(format!("`{}` is not found: {install}", spec.command)),
+        );
+    };
+    let shown = Some(path.display().to_string());
+    if kind == AgentKind::Generic {
+        return found("found", shown, Some("(custom agent)".into()), None);
+    }
+    match probe_version(&path, VERSION_TIMEOUT) {
+        Ok(version) => found("found", shown, Some(version), None),
+        Err(problem) => found(
+            "broken",
+            shown,
+            None,
+            Some(format!(
+                "{problem}; {}",
+                install.replace("install it", "reinstall it")
             )),
-            npm_package,
-        },
-        Some(path) => {
-            let shown = path.display().to_string();
-            match probe_version(&path, VERSION_TIMEOUT) {
-                Ok(version) => Found {
-                    agent: name,
-                    status: "found",
-                    path: Some(shown),
-                    version: Some(version),
-                    problem: None,
-                    npm_package,
-                },
-                Err(problem) => Found {
-                    agent: name,
-                    status: "broken",
-                    path: Some(shown),
-                    version: None,
-                    problem: Some(format!(
-                        "{problem}; reinstall it with `npm install -g {npm_package}`"
-                    )),
-                    npm_package,
-                },
-            }
-        }
+        ),
     }
 }
 
