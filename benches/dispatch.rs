@@ -6,7 +6,6 @@
 //! `cargo bench --bench dispatch` (debug profile is fine: the cost is processes and git, not
 //! code). `DEEP_REVIEW_BENCH_AGENT_SECS` sets how long each agent takes (default 2).
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -84,15 +83,8 @@ fn setup(agent_secs: f64) -> Setup {
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
             .expect("chmod script");
         agents.push(AgentSpec {
-            name: name.into(),
-            display: name.into(),
-            command: script.to_string_lossy().into_owned(),
-            extra_args: vec![],
-            model: None,
-            effort: None,
             timeout: Duration::from_secs(600),
-            env: BTreeMap::new(),
-            pass_forge_tokens: false,
+            ..AgentSpec::new(name, script.to_string_lossy())
         });
     }
     let bundle = tmp.path().join("bundle");

@@ -60,16 +60,12 @@ async fn agents_inherit_the_environment_minus_forge_tokens() {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
 
     let spec = |name: &str, pass: bool| AgentSpec {
-        name: name.into(),
-        display: name.into(),
-        command: script.to_string_lossy().into_owned(),
         // A name outside the registry: the extra args are the whole command line.
         extra_args: vec![name.into()],
-        model: None,
-        effort: None,
         timeout: Duration::from_secs(30),
         env: BTreeMap::from([("AGENT_OWN".to_string(), format!("own-{name}"))]),
         pass_forge_tokens: pass,
+        ..AgentSpec::new(name, script.to_string_lossy())
     };
     let agents = [spec("strict", false), spec("trusted", true)];
     let outcome = dispatch_with(

@@ -2,7 +2,6 @@
 //! for the agent CLIs (each is recognised as its agent by `spec.name`), so these tests need no
 //! CLI from npm. The tests with the real CLIs and a fake model server live elsewhere.
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -56,15 +55,10 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
 
 fn spec(name: &str, command: &Path, timeout: Duration) -> AgentSpec {
     AgentSpec {
-        name: name.into(),
         display: format!("{name} display"),
-        command: command.to_string_lossy().into_owned(),
-        extra_args: vec![],
         model: Some(format!("{name}-model")),
-        effort: None,
         timeout,
-        env: BTreeMap::new(),
-        pass_forge_tokens: false,
+        ..AgentSpec::new(name, command.to_string_lossy())
     }
 }
 

@@ -2,7 +2,6 @@
 //! the worktrees and return a cancelled outcome (the CLI exits 130). The signals go to this
 //! test process itself, so this binary holds this one test only.
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -57,15 +56,8 @@ async fn run_and_signal(tmp: &Path, repo: &Path, round: &str, signal: libc::c_in
         .unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         agents.push(AgentSpec {
-            name: name.into(),
-            display: name.into(),
-            command: script.to_string_lossy().into_owned(),
-            extra_args: vec![],
-            model: None,
-            effort: None,
             timeout: Duration::from_secs(600),
-            env: BTreeMap::new(),
-            pass_forge_tokens: false,
+            ..AgentSpec::new(name, script.to_string_lossy())
         });
         pidfiles.push(pidfile);
     }

@@ -26,7 +26,6 @@ pub use file::{AgentLayer, Layer, parse_layer};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::dispatch::AgentSpec;
 
@@ -34,8 +33,7 @@ use crate::dispatch::AgentSpec;
 /// is shown with its name capitalized.
 pub use crate::dispatch::agents::KNOWN_AGENTS;
 
-/// An agent that has not answered in this long is stopped.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+pub use crate::dispatch::DEFAULT_TIMEOUT;
 
 /// Name of the per-repository config file, at the repository's top level.
 pub const REPO_CONFIG_FILE: &str = ".deep-review.toml";
@@ -217,18 +215,17 @@ impl Config {
 
     fn spec_for(&self, name: &str) -> AgentSpec {
         let layer = self.agents.get(name).cloned().unwrap_or_default();
+        let default = AgentSpec::new(name, name);
         AgentSpec {
-            name: name.to_string(),
-            display: layer
-                .display
-                .unwrap_or_else(|| crate::model::default_display(name)),
-            command: layer.command.unwrap_or_else(|| name.to_string()),
+            display: layer.display.unwrap_or(default.display),
+            command: layer.command.unwrap_or(default.command),
             extra_args: layer.args.unwrap_or_default(),
             model: layer.model,
             effort: layer.effort,
-            timeout: layer.timeout.unwrap_or(DEFAULT_TIMEOUT),
+            timeout: layer.timeout.unwrap_or(default.timeout),
             env: layer.env,
             pass_forge_tokens: layer.pass_forge_tokens.unwrap_or(self.pass_forge_tokens),
+            name: default.name,
         }
     }
 

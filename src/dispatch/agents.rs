@@ -412,15 +412,8 @@ mod tests {
 
     fn spec(name: &str) -> AgentSpec {
         AgentSpec {
-            name: name.into(),
-            display: name.into(),
-            command: name.into(),
-            extra_args: vec![],
-            model: None,
-            effort: None,
             timeout: Duration::from_secs(60),
-            env: BTreeMap::new(),
-            pass_forge_tokens: false,
+            ..AgentSpec::new(name, name)
         }
     }
 

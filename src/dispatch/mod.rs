@@ -46,6 +46,28 @@ pub struct AgentSpec {
     pub pass_forge_tokens: bool,
 }
 
+/// An agent that has not answered in this long is stopped.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+
+impl AgentSpec {
+    /// Agent `name` running `command` with every default: its name capitalized for the report,
+    /// no extra arguments, model or effort, the default timeout, no added environment, forge
+    /// tokens removed. Config and tests set what differs.
+    pub fn new(name: &str, command: impl Into<String>) -> Self {
+        AgentSpec {
+            name: name.to_string(),
+            display: crate::model::default_display(name),
+            command: command.into(),
+            extra_args: Vec::new(),
+            model: None,
+            effort: None,
+            timeout: DEFAULT_TIMEOUT,
+            env: BTreeMap::new(),
+            pass_forge_tokens: false,
+        }
+    }
+}
+
 /// What a dispatch returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DispatchOutcome {
