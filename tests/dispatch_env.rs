@@ -2,24 +2,16 @@
 //! the forge tokens, plus the agent's own variables. One test per binary, because it sets
 //! variables of the test process itself.
 
+#[path = "support/repo.rs"]
+mod repo_support;
+
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use deep_review::dispatch::{AgentSpec, DispatchOptions, ProgressMode, dispatch_with};
 use deep_review::model::RunStatus;
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-}
+use repo_support::Repo;
 
 #[tokio::test]
 async fn agents_inherit_the_environment_minus_forge_tokens() {
@@ -30,23 +22,9 @@ async fn agents_inherit_the_environment_minus_forge_tokens() {
         std::env::set_var("DEEP_REVIEW_TEST_INHERITED", "inherited-value");
     }
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    git(&repo, &["init", "-q"]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=T",
-            "-c",
-            "user.email=t@e",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "one",
-        ],
-    );
+    let repo_dir = Repo::new();
+    repo_dir.commit("one");
+    let repo = repo_dir.path().to_path_buf();
 
     let script = tmp.path().join("env-agent");
     std::fs::write(

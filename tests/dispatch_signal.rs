@@ -2,6 +2,9 @@
 //! the worktrees and return a cancelled outcome (the CLI exits 130). The signals go to this
 //! test process itself, so this binary holds this one test only.
 
+#[path = "support/repo.rs"]
+mod repo_support;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,16 +12,7 @@ use std::time::Duration;
 
 use deep_review::dispatch::{AgentSpec, ProgressMode, dispatch};
 use deep_review::model::RunStatus;
-
-fn git(repo: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-}
+use repo_support::Repo;
 
 fn gone(pid: i32) -> bool {
     for _ in 0..100 {
@@ -126,23 +120,9 @@ fn r_name(pidfile: &Path) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_and_ctrl_c_cancel_every_agent() {
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir(&repo).unwrap();
-    git(&repo, &["init", "-q"]);
-    git(
-        &repo,
-        &[
-            "-c",
-            "user.name=T",
-            "-c",
-            "user.email=t@e",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "one",
-        ],
-    );
+    let repo_dir = Repo::new();
+    repo_dir.commit("one");
+    let repo = repo_dir.path().to_path_buf();
     run_and_signal(tmp.path(), &repo, "term", libc::SIGTERM).await;
     run_and_signal(tmp.path(), &repo, "int", libc::SIGINT).await;
     let list = Command::new("git")
