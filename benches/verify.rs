@@ -8,12 +8,14 @@
 //! lines, quotes at the wrong lines, quotes that are not there, bare file names, findings
 //! without quotes, regressions on untouched lines, and identifiers that do and do not exist.
 
-use std::path::Path;
-use std::process::Command;
+#[path = "../tests/support/repo.rs"]
+mod repo_support;
+
 use std::sync::LazyLock;
 
 use deep_review::model::{Category, CodeSnippet, Finding, Location, Review, Severity};
 use deep_review::verify::{VerifyContext, verify_reviews};
+use repo_support::Repo;
 
 const DIRS: usize = 50;
 const FILES_PER_DIR: usize = 100;
@@ -23,26 +25,9 @@ const AGENTS: [&str; 3] = ["claude", "codex", "gemini"];
 const FINDINGS_PER_AGENT: usize = 200;
 
 struct Fixture {
-    _dir: tempfile::TempDir,
+    _repo: Repo,
     ctx: VerifyContext,
     reviews: Vec<Review>,
-}
-
-fn git(repo: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 fn file_path(d: usize, f: usize) -> String {
@@ -71,29 +56,21 @@ fn changed_text(d: usize, f: usize) -> String {
 }
 
 fn make_fixture() -> Fixture {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let repo = dir.path();
-    git(repo, &["init", "-q", "-b", "main"]);
-    git(repo, &["config", "user.name", "Bench"]);
-    git(repo, &["config", "user.email", "bench@example.com"]);
+    let r = Repo::new();
     for d in 0..DIRS {
-        std::fs::create_dir_all(repo.join(format!("pkg/mod{d:02}"))).expect("mkdir");
         for f in 0..FILES_PER_DIR {
-            std::fs::write(repo.join(file_path(d, f)), file_text(d, f)).expect("write");
+            r.write(&file_path(d, f), file_text(d, f));
         }
     }
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "base"]);
-    let base = git(repo, &["rev-parse", "HEAD"]);
+    let base = r.commit("base");
     // The change: 200 files spread over all directories.
     let changed: Vec<(usize, usize)> = (0..CHANGED)
         .map(|i| (i % DIRS, i / DIRS * 7 % FILES_PER_DIR))
         .collect();
     for &(d, f) in &changed {
-        std::fs::write(repo.join(file_path(d, f)), changed_text(d, f)).expect("write");
+        r.write(&file_path(d, f), changed_text(d, f));
     }
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "head"]);
+    r.commit("head");
 
     let mut reviews = Vec::new();
     for (a, agent) in AGENTS.iter().enumerate() {
@@ -167,11 +144,11 @@ fn make_fixture() -> Fixture {
     }
     Fixture {
         ctx: VerifyContext {
-            repo: repo.to_path_buf(),
+            repo: r.path().to_path_buf(),
             head: "HEAD".into(),
             base: Some(base),
         },
-        _dir: dir,
+        _repo: r,
         reviews,
     }
 }

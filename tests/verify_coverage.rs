@@ -1,35 +1,13 @@
 //! Coverage measured against the change: the changed files come from a real repository (the
 //! verify stage's outcome), the agent's claims from its coverage summary and its findings.
 
-use std::path::Path;
-use std::process::Command;
+#[path = "support/repo.rs"]
+mod repo_support;
 
 use deep_review::model::{CoverageEntry, Finding, Location, Review};
 use deep_review::verify::coverage::{Coverage, coverage_of};
 use deep_review::verify::{VerifyContext, verify_reviews};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-fn write(dir: &Path, rel: &str, text: &str) {
-    let p = dir.join(rel);
-    std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
-    std::fs::write(p, text).expect("write");
-}
+use repo_support::Repo;
 
 fn entry(path: &str) -> CoverageEntry {
     CoverageEntry {
@@ -40,30 +18,24 @@ fn entry(path: &str) -> CoverageEntry {
 
 #[test]
 fn files_reviewed_and_misses_come_from_the_change() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let repo = dir.path();
-    git(repo, &["init", "-q", "-b", "main"]);
-    git(repo, &["config", "user.name", "Test"]);
-    git(repo, &["config", "user.email", "test@example.com"]);
+    let r = Repo::new();
     for f in [
         "src/api/server.go",
         "src/api/routes.go",
         "docs/usage.md",
         "README.md",
     ] {
-        write(repo, f, "one\n");
+        r.write(f, "one\n");
     }
-    write(repo, "src/old.go", "package src\n");
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "base"]);
-    let base = git(repo, &["rev-parse", "HEAD"]);
+    r.write("src/old.go", "package src\n");
+    let base = r.commit("base");
     for f in ["src/api/server.go", "src/api/routes.go", "docs/usage.md"] {
-        write(repo, f, "one\ntwo\n");
+        r.write(f, "one\ntwo\n");
     }
-    write(repo, "src/api/auth.go", "package api\n");
-    std::fs::remove_file(repo.join("src/old.go")).expect("rm");
-    git(repo, &["add", "-A"]);
-    git(repo, &["commit", "-q", "-m", "head"]);
+    r.write("src/api/auth.go", "package api\n");
+    std::fs::remove_file(r.file("src/old.go")).expect("rm");
+    r.commit("head");
+    let repo = r.path();
 
     let mut finding = Finding::new("I1", "auth is not checked");
     finding
