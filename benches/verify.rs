@@ -13,7 +13,7 @@ mod repo_support;
 
 use std::sync::LazyLock;
 
-use deep_review::model::{Category, CodeSnippet, Finding, Location, Review, Severity};
+use deep_review::types::{Category, CodeSnippet, Finding, Location, Review, Severity};
 use deep_review::verify::{VerifyContext, verify_reviews};
 use repo_support::Repo;
 

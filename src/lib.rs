@@ -7,7 +7,7 @@
 //! target → brief → dispatch → parse → verify → consolidate → report → store
 //! ```
 //!
-//! [`model`] holds the data that flows between them.
+//! [`types`] holds the data that flows between them; [`text`] the small helpers they share.
 
 pub mod bench;
 pub mod brief;
@@ -16,9 +16,10 @@ pub mod config;
 pub mod consolidate;
 pub mod dispatch;
 pub mod git;
-pub mod model;
 pub mod parse;
 pub mod report;
 pub mod store;
 pub mod target;
+pub mod text;
+pub mod types;
 pub mod verify;

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use deep_review::bench::{self, KeptFinding, SourceId, dataset};
-use deep_review::model::Review;
+use deep_review::types::Review;
 
 const EPS: f64 = 1e-9;
 

@@ -5,8 +5,9 @@
 mod support;
 
 use deep_review::brief::{BriefOptions, build, estimate_tokens};
-use deep_review::model::PrInfo;
-use deep_review::target::{Target, TargetSpec, resolve};
+use deep_review::target::{TargetSpec, resolve};
+use deep_review::types::PrInfo;
+use deep_review::types::Target;
 use support::Repo;
 
 /// A branch `feat` off main touching a modified, an added, a deleted, a renamed, a binary file and

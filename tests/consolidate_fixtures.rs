@@ -92,7 +92,7 @@ fn seed_report_consolidates_to_its_six_findings_with_their_attributions() {
             "attribution of the finding holding {agent} {id}"
         );
         assert_eq!(
-            f["confident"], true,
+            f["tier"], "shown",
             "the finding holding {agent} {id} must stand among the findings"
         );
     }

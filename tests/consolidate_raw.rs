@@ -76,7 +76,10 @@ fn example_reviews_consolidate_into_one_json_report() {
         serde_json::json!({"critical": 0, "important": 1, "suggestion": 1})
     );
     assert_eq!(claude["unique_insights"], 1);
-    assert_eq!(claude["files_reviewed"], "2/2");
+    assert_eq!(
+        claude["files_reviewed"],
+        serde_json::json!({"reviewed": 2, "total": 2})
+    );
     assert_eq!(agents[1]["display"], "Codex");
     assert_eq!(agents[2]["counts"]["critical"], 1);
 }

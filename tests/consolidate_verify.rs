@@ -109,7 +109,7 @@ fn verified_findings_stand_and_an_ungrounded_lone_one_is_set_apart() {
         .expect("gemini's lone finding");
     assert_eq!(client["verification"]["status"], "ungrounded");
     assert_eq!(client["verification"]["quote_ok"], false);
-    assert_eq!(client["confident"], false);
+    assert_eq!(client["tier"], "unverified");
     assert_eq!(client["id"], "U1");
 
     let gemini = r["agents"]
@@ -126,7 +126,10 @@ fn verified_findings_stand_and_an_ungrounded_lone_one_is_set_apart() {
         .find(|a| a["name"] == "claude")
         .unwrap();
     assert_eq!(claude["false_positives"], 0);
-    assert_eq!(claude["files_reviewed"], "2/2");
+    assert_eq!(
+        claude["files_reviewed"],
+        serde_json::json!({"reviewed": 2, "total": 2})
+    );
     // The unverified suggestion does not count toward the verdict; the important one does.
     assert_eq!(r["verdict"], "Merge with fixes");
 }

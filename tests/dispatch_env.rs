@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use deep_review::dispatch::{AgentSpec, DispatchOptions, ProgressMode, dispatch_with};
-use deep_review::model::RunStatus;
+use deep_review::types::RunStatus;
 use repo_support::Repo;
 
 #[tokio::test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use deep_review::dispatch::{
     AgentSpec, CancelToken, DispatchOptions, DispatchOutcome, ProgressMode, dispatch_with,
 };
-use deep_review::model::{RawReview, RunStatus};
+use deep_review::types::{RawReview, RunStatus};
 
 /// A repository with two commits; returns its path and the head sha.
 fn repo(dir: &Path) -> (PathBuf, String) {
@@ -512,9 +512,11 @@ exit 0"#,
         crashed.error.as_deref(),
         Some("exited with code 3: something broke")
     );
-    // `claude-b` is no registry name: its stdout is taken as plain text, so the JSON result is
-    // the text and the run is ok. (Registry layouts go by exact name.)
-    assert_eq!(by_name(&outcome, "claude-b").status, RunStatus::Ok);
+    // `claude-b` is of kind Claude (the spec says so, whatever its name): its stream is read as
+    // Claude's, so `is_error` fails it with the stream's own reason.
+    let claude_b = by_name(&outcome, "claude-b");
+    assert_eq!(claude_b.status, RunStatus::Failed);
+    assert_eq!(claude_b.error.as_deref(), Some("Invalid model name"));
     let silent = by_name(&outcome, "other");
     assert_eq!(silent.status, RunStatus::Failed);
     assert_eq!(

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use deep_review::dispatch::{AgentSpec, ProgressMode, dispatch};
-use deep_review::model::RunStatus;
+use deep_review::types::RunStatus;
 use repo_support::Repo;
 
 fn gone(pid: i32) -> bool {

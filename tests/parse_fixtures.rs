@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use deep_review::model::{Review, Severity, Verdict};
 use deep_review::parse::report_reader::{ReportSource, parse_report, read_report};
+use deep_review::types::{Review, Severity, Verdict};
 
 fn reports_dir() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/reports");
@@ -111,7 +111,7 @@ fn review<'a>(src: &'a ReportSource, agent: &str) -> &'a Review {
         .unwrap_or_else(|| panic!("no review by {agent}"))
 }
 
-fn finding<'a>(r: &'a Review, id: &str) -> &'a deep_review::model::Finding {
+fn finding<'a>(r: &'a Review, id: &str) -> &'a deep_review::types::Finding {
     r.findings
         .iter()
         .find(|f| f.id == id)
@@ -122,7 +122,7 @@ fn ids(r: &Review) -> Vec<&str> {
     r.findings.iter().map(|f| f.id.as_str()).collect()
 }
 
-fn locs(f: &deep_review::model::Finding) -> Vec<String> {
+fn locs(f: &deep_review::types::Finding) -> Vec<String> {
     f.locations.iter().map(|l| l.to_string()).collect()
 }
 
@@ -133,7 +133,12 @@ fn pr_238_metadata_and_reviews() {
     };
     let m = &src.meta;
     assert_eq!(m.id, "20260316-111459-pr-238");
-    assert_eq!(m.date, "2026-03-16 11:14");
+    assert_eq!(
+        m.date
+            .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+            .as_deref(),
+        Some("2026-03-16 11:14")
+    );
     assert_eq!(
         (m.repo.as_deref(), m.round, m.author.as_deref()),
         (None, None, None)
@@ -213,7 +218,12 @@ fn pr_236_metadata_and_reviews() {
     };
     let m = &src.meta;
     assert_eq!(m.id, "20260324-131047-pr-236");
-    assert_eq!(m.date, "2026-03-24 13:10");
+    assert_eq!(
+        m.date
+            .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+            .as_deref(),
+        Some("2026-03-24 13:10")
+    );
     assert_eq!(m.round, Some(5));
     assert_eq!(m.author.as_deref(), Some("Nino-K"));
     let pr = m.pr.as_ref().unwrap();
@@ -370,7 +380,12 @@ fn pr_361_round_2_metadata_and_reviews() {
     };
     let m = &src.meta;
     assert_eq!(m.id, "20260521-205512-pr-361");
-    assert_eq!(m.date, "2026-05-21 20:55");
+    assert_eq!(
+        m.date
+            .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+            .as_deref(),
+        Some("2026-05-21 20:55")
+    );
     assert_eq!(m.round, Some(2));
     assert_eq!(m.commits.len(), 4);
     assert_eq!(

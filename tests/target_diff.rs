@@ -3,7 +3,8 @@
 #[path = "support/repo.rs"]
 mod support;
 
-use deep_review::target::diff::{ChangeKind, ChangedFile, Hunk, changed_files};
+use deep_review::target::diff::changed_files;
+use deep_review::types::{ChangeKind, ChangedFile, Hunk};
 use support::Repo;
 
 fn find<'a>(files: &'a [ChangedFile], path: &str) -> &'a ChangedFile {

@@ -6,8 +6,9 @@ mod support;
 
 use std::process::Command;
 
-use deep_review::model::PrInfo;
-use deep_review::target::{ChangeKind, TargetSpec, resolve};
+use deep_review::target::{TargetSpec, resolve};
+use deep_review::types::ChangeKind;
+use deep_review::types::PrInfo;
 use support::Repo;
 
 fn spec(target: Option<&str>) -> TargetSpec {
@@ -35,7 +36,7 @@ fn forked_repo(repo: &Repo) -> (String, String) {
     (fork, head)
 }
 
-fn paths(t: &deep_review::target::Target) -> Vec<&str> {
+fn paths(t: &deep_review::types::Target) -> Vec<&str> {
     t.changed_files.iter().map(|f| f.path.as_str()).collect()
 }
 

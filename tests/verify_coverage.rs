@@ -4,7 +4,7 @@
 #[path = "support/repo.rs"]
 mod repo_support;
 
-use deep_review::model::{CoverageEntry, Finding, Location, Review};
+use deep_review::types::{CoverageEntry, Finding, Location, Review};
 use deep_review::verify::coverage::{Coverage, coverage_of};
 use deep_review::verify::{VerifyContext, verify_reviews};
 use repo_support::Repo;
@@ -95,7 +95,8 @@ fn files_reviewed_and_misses_come_from_the_change() {
             misses: vec!["docs/usage.md".to_string(), "src/old.go".to_string()],
         }
     );
-    assert_eq!(coverage_of(&reviews[0], &changed).files_reviewed(), "3/5");
+    let count = coverage_of(&reviews[0], &changed).files_reviewed();
+    assert_eq!((count.reviewed, count.total), (3, 5));
     assert_eq!(
         coverage_of(&reviews[1], &changed),
         Coverage {

@@ -1,7 +1,7 @@
 //! The verify stage on real git repositories made here with the git CLI: a base commit, a head
 //! commit, findings as reviewers write them, and the exact verification each one gets.
 
-use deep_review::model::{
+use deep_review::types::{
     Category, CodeSnippet, Finding, Location, Review, Verification, VerificationStatus,
 };
 use deep_review::verify::{VerifyContext, VerifyOutcome, verify_reviews};

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde::Deserialize;
 
-use crate::model::{Finding, Location, Review};
+use crate::types::{Finding, Location, Review};
 
 /// One golden bug of a PR, as the benchmark wrote it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::consolidate::ConsolidateOptions;
-use crate::model::Review;
+use crate::types::Review;
 
 pub use dataset::{Dataset, PrData};
 pub use score::{Figures, KeptFinding, SourceId, Tally};
@@ -108,7 +108,7 @@ pub fn project_consolidator(reviews: &[Review]) -> Vec<KeptFinding> {
     report
         .findings
         .iter()
-        .filter(|f| f.confident)
+        .filter(|f| f.is_shown())
         .map(|f| KeptFinding {
             members: f
                 .sources

@@ -16,8 +16,9 @@ use anyhow::Context as _;
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
-use crate::model::{CommitInfo, PrInfo};
-use crate::target::Target;
+pub use crate::types::brief::estimate_tokens;
+use crate::types::{Brief, Target};
+use crate::types::{CommitInfo, PrInfo};
 
 /// The built-in template.
 pub const DEFAULT_TEMPLATE: &str = include_str!("default_brief.md");
@@ -29,38 +30,6 @@ pub struct BriefOptions {
     pub template: Option<PathBuf>,
     /// Leave the repository's context file out.
     pub no_context: bool,
-}
-
-/// The prompt, and how big it is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Brief {
-    pub text: String,
-    pub bytes: usize,
-    /// About one token per four bytes, the usual rate for English and code: a guide to cost and
-    /// to context-window limits, not a tokenizer's count.
-    pub estimated_tokens: usize,
-    /// The context file included, relative to the repository root.
-    pub context_file: Option<String>,
-    /// The template file used, `None` for the built-in one.
-    pub template: Option<PathBuf>,
-}
-
-impl Brief {
-    fn new(text: String, context_file: Option<String>, template: Option<PathBuf>) -> Brief {
-        let bytes = text.len();
-        Brief {
-            estimated_tokens: estimate_tokens(bytes),
-            text,
-            bytes,
-            context_file,
-            template,
-        }
-    }
-}
-
-/// Tokens for `bytes` of text, at four bytes a token, rounded up.
-pub fn estimate_tokens(bytes: usize) -> usize {
-    bytes.div_ceil(4)
 }
 
 /// One changed file as the template sees it.

@@ -9,9 +9,9 @@ use clap::Args;
 
 use crate::consolidate::{ConsolidateOptions, consolidate};
 use crate::git::{git_probe, git_text, resolve_commit};
-use crate::model::{Review, Reviewer};
 use crate::parse::{read_review_file, report_reader};
 use crate::report::{self, Format};
+use crate::types::{Review, Reviewer};
 use crate::verify::{VerifyContext, VerifyOutcome, verify_reviews};
 
 #[derive(Debug, Args)]
@@ -168,8 +168,8 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
             chrono::Local::now().format("%Y%m%d-%H%M%S")
         );
     }
-    if opts.meta.date.is_empty() {
-        opts.meta.date = chrono::Local::now().format("%Y-%m-%d %H:%M").to_string();
+    if opts.meta.date.is_none() {
+        opts.meta.date = Some(chrono::Local::now().naive_local());
     }
 
     if let Some(repo) = &args.repo {

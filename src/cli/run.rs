@@ -17,15 +17,18 @@ use anyhow::Context;
 use chrono::{DateTime, Local};
 use clap::Args;
 
-use crate::brief::{self, Brief, BriefOptions};
+use crate::brief::{self, BriefOptions};
 use crate::config::{self, Config};
 use crate::consolidate::{ConsolidateOptions, consolidate};
 use crate::dispatch::{self, AgentSpec, ProgressMode, agents::safe_name, command_for};
-use crate::model::{RawReview, Report, ReportMeta, Review, Reviewer, RunStatus};
 use crate::parse::parse_review;
 use crate::report::{self, Format};
 use crate::store::{RunBundle, Store, run_id};
-use crate::target::{self, Target, TargetSpec};
+use crate::target::{self, TargetSpec};
+use crate::text::plural;
+use crate::types::Brief;
+use crate::types::Target;
+use crate::types::{RawReview, Report, ReportMeta, Review, Reviewer, RunStatus};
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -117,11 +120,10 @@ fn installed_agents(agents: Vec<AgentSpec>) -> anyhow::Result<Vec<AgentSpec>> {
     let (found, missing): (Vec<AgentSpec>, Vec<AgentSpec>) = agents
         .into_iter()
         .partition(|a| dispatch::agents::find_program(&a.command).is_some());
-    let install =
-        |a: &AgentSpec| match dispatch::agents::AgentKind::from_name(&a.name).npm_package() {
-            Some(pkg) => format!("`{}` (npm install -g {pkg})", a.command),
-            None => format!("`{}`", a.command),
-        };
+    let install = |a: &AgentSpec| match a.kind.npm_package() {
+        Some(pkg) => format!("`{}` (npm install -g {pkg})", a.command),
+        None => format!("`{}`", a.command),
+    };
     if found.is_empty() {
         let list: Vec<String> = missing.iter().map(install).collect();
         anyhow::bail!(
@@ -205,12 +207,10 @@ pub fn dry_run_text(p: &Prepared) -> String {
     out.push_str("\n---\n\n");
     out.push_str("deep-review run --dry-run: nothing was run and nothing was written.\n\n");
     out.push_str(&format!(
-        "Target:  {} — {} commit{}, {} file{} changed ({})\n",
+        "Target:  {} — {}, {} changed ({})\n",
         t.label,
-        t.commits.len(),
-        plural(t.commits.len()),
-        t.changed_files.len(),
-        plural(t.changed_files.len()),
+        plural(t.commits.len(), "commit", "commits"),
+        plural(t.changed_files.len(), "file", "files"),
         t.diff_command()
     ));
     let template = match &p.brief.template {
@@ -244,7 +244,7 @@ pub fn dry_run_text(p: &Prepared) -> String {
         }
         details.push(format!(
             "timeout {}",
-            dispatch::progress::format_duration(spec.timeout)
+            crate::text::duration_short(spec.timeout)
         ));
         out.push_str(&format!(
             "  {} ({}):\n    {}\n",
@@ -265,10 +265,6 @@ pub fn dry_run_text(p: &Prepared) -> String {
         bundle.display()
     ));
     out
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }
 
 /// How a run ended.
@@ -292,7 +288,7 @@ impl PipelineOutcome {
         } else if self
             .report
             .as_ref()
-            .is_none_or(|r| r.verdict == crate::model::Verdict::NoReview)
+            .is_none_or(|r| r.verdict == crate::types::Verdict::NoReview)
         {
             ExitCode::from(1)
         } else {
@@ -413,7 +409,7 @@ fn parse_runs(runs: &[RawReview], agents: &[AgentSpec]) -> Vec<Review> {
                     .or_else(|| r.display_name.clone());
             }
             if r.status != RunStatus::Ok {
-                review.warnings.push(crate::model::ParseWarning {
+                review.warnings.push(crate::types::ParseWarning {
                     line: None,
                     message: format!(
                         "the run {}: this review may be incomplete",
@@ -459,7 +455,7 @@ fn report_meta(p: &Prepared, id: &str) -> ReportMeta {
     let t = &p.target;
     ReportMeta {
         id: id.to_string(),
-        date: p.started_at.format("%Y-%m-%d %H:%M").to_string(),
+        date: Some(p.started_at.naive_local()),
         repo: Some(t.repo_name.clone()).filter(|r| !r.is_empty()),
         round: Some(1),
         author: t.author.clone(),

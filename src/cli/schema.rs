@@ -20,8 +20,8 @@ pub struct SchemaArgs {
 
 pub fn execute(args: SchemaArgs) -> anyhow::Result<ExitCode> {
     let schema = match args.kind {
-        SchemaKind::Review => schemars::schema_for!(crate::model::Review),
-        SchemaKind::Report => schemars::schema_for!(crate::model::Report),
+        SchemaKind::Review => schemars::schema_for!(crate::types::Review),
+        SchemaKind::Report => schemars::schema_for!(crate::types::Report),
     };
     super::print_out(&format!("{}\n", serde_json::to_string_pretty(&schema)?))?;
     Ok(ExitCode::SUCCESS)

@@ -8,8 +8,6 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::duration::parse_duration;
-
 /// The layout of `.deep-review.toml` and of the user's `config.toml`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -132,7 +130,7 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
             None => None,
             Some(t) => {
                 let span = t.span();
-                Some(parse_duration(t.get_ref()).map_err(|msg| {
+                Some(parse_timeout(t.get_ref()).map_err(|msg| {
                     anyhow::anyhow!("{}{}: {msg}", path.display(), locate(text, span))
                 })?)
             }
@@ -153,6 +151,17 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
         );
     }
     Ok(layer)
+}
+
+/// A timeout: a duration with units, longer than zero.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let d = crate::text::parse_duration(text)?;
+    if d.is_zero() {
+        return Err(format!(
+            "`{text}` is zero: a timeout must be longer than that"
+        ));
+    }
+    Ok(d)
 }
 
 /// ` line N, key `agents.claude.timeout`` for a byte span of `text`: the line, and the key

@@ -18,22 +18,20 @@
 //! display = "Claude Opus 4.6"      # how the report names it
 //! ```
 
-mod duration;
 mod file;
 
-pub use duration::parse_duration;
 pub use file::{AgentLayer, Layer, parse_layer};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::dispatch::AgentSpec;
+use crate::types::AgentSpec;
 
 /// The agents the registry can run, by name: each runs the command of its name by default and
 /// is shown with its name capitalized.
-pub use crate::dispatch::agents::KNOWN_AGENTS;
+pub use crate::types::KNOWN_AGENTS;
 
-pub use crate::dispatch::DEFAULT_TIMEOUT;
+pub use crate::types::DEFAULT_TIMEOUT;
 
 /// Name of the per-repository config file, at the repository's top level.
 pub const REPO_CONFIG_FILE: &str = ".deep-review.toml";
@@ -218,6 +216,7 @@ impl Config {
         let default = AgentSpec::new(name, name);
         AgentSpec {
             display: layer.display.unwrap_or(default.display),
+            kind: default.kind,
             command: layer.command.unwrap_or(default.command),
             extra_args: layer.args.unwrap_or_default(),
             model: layer.model,

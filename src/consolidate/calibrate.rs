@@ -13,7 +13,7 @@
 //!
 //! Every change is recorded per agent ("Gemini: critical → important") with the rule's reason.
 
-use crate::model::Severity;
+use crate::types::Severity;
 
 /// One member of a cluster: who wrote it and with which severity.
 #[derive(Debug, Clone)]

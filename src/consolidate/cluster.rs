@@ -114,7 +114,7 @@ fn candidate_pairs(corpus: &Corpus, agents: &[usize]) -> Vec<(usize, usize)> {
 mod tests {
     use super::*;
     use crate::consolidate::similarity::FindingProfile;
-    use crate::model::Finding;
+    use crate::types::Finding;
 
     fn profile(title: &str, loc: &str) -> FindingProfile {
         let mut f = Finding::new("x", title);

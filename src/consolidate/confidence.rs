@@ -35,7 +35,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::model::{Finding, Severity, VerificationStatus};
+use crate::types::{Finding, Severity, VerificationStatus};
 
 /// Findings at or above this confidence are shown among the findings.
 pub const KEEP_THRESHOLD: f64 = 0.5;

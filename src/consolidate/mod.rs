@@ -20,10 +20,10 @@ pub mod verdict;
 
 use std::collections::BTreeMap;
 
-use crate::model::{
+use crate::types::{
     AppendixEntry, Finding, MergedFinding, MergedObservation, Observation, ObservationKind,
-    RawReview, Report, ReportMeta, Review, Reviewer, Severity, SourceRef, Verdict,
-    VerificationStatus,
+    RawReview, Report, ReportMeta, Review, Reviewer, Severity, SourceRef, Tier, Verdict,
+    Verification, VerificationStatus,
 };
 use crate::verify::coverage::paths_match;
 
@@ -44,7 +44,7 @@ pub struct ConsolidateOptions {
 }
 
 /// A finding of one agent, with where it came from.
-struct Source<'a> {
+struct SourceFinding<'a> {
     agent: usize,
     finding: &'a Finding,
 }
@@ -54,7 +54,7 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     let roster = Roster::new(reviews, opts);
 
     // 1. Pre-existing findings become design observations; the rest are clustered.
-    let mut sources: Vec<Source<'_>> = Vec::new();
+    let mut sources: Vec<SourceFinding<'_>> = Vec::new();
     let mut pre_existing: Vec<(usize, Observation)> = Vec::new();
     for review in reviews {
         let agent = roster.index(&review.agent);
@@ -66,7 +66,7 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
             {
                 pre_existing.push((agent, pre_existing_observation(finding)));
             } else {
-                sources.push(Source { agent, finding });
+                sources.push(SourceFinding { agent, finding });
             }
         }
     }
@@ -95,8 +95,8 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
 
     // Report order: severity, then support, then the order the agents wrote them in.
     merged.sort_by(|(a, ia), (b, ib)| {
-        b.confident
-            .cmp(&a.confident)
+        b.is_shown()
+            .cmp(&a.is_shown())
             .then(b.severity.cmp(&a.severity))
             .then(b.agents.len().cmp(&a.agents.len()))
             .then(ia.cmp(ib))
@@ -107,10 +107,10 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     for f in &findings {
         for src in &f.sources {
             let a = roster.index(&src.agent);
-            if f.confident && f.agents.len() == 1 {
+            if f.is_shown() && f.agents.len() == 1 {
                 outcomes[a].unique_insights += 1;
             }
-            if is_unverified(f) {
+            if f.tier == Tier::Unverified {
                 outcomes[a].false_positives += 1;
             }
         }
@@ -270,7 +270,7 @@ impl Roster {
         if !self.names.iter().any(|n| n == name) {
             self.names.push(name.to_string());
             self.displays.push(if display == name {
-                crate::model::default_display(name)
+                crate::types::default_display(name)
             } else {
                 display.to_string()
             });
@@ -298,14 +298,14 @@ fn counts_as_review(review: &Review, runs: &[RawReview]) -> bool {
     let completed = runs
         .iter()
         .find(|r| r.agent == review.agent)
-        .is_none_or(|r| r.status == crate::model::RunStatus::Ok);
+        .is_none_or(|r| r.status == crate::types::RunStatus::Ok);
     says_something && completed
 }
 
 /// Builds the merged finding of one cluster.
 fn merge_cluster(
     members: &[usize],
-    sources: &[Source<'_>],
+    sources: &[SourceFinding<'_>],
     roster: &Roster,
     reviews: &[Review],
     corpus: &Corpus,
@@ -390,7 +390,11 @@ fn merge_cluster(
         sources: sources_out,
         calibration: calibration.reason,
         confidence: Some((score * 100.0).round() / 100.0),
-        confident: confidence::is_confident(score),
+        tier: tier(
+            confidence::is_confident(score),
+            agent_idx.len(),
+            verification.as_ref(),
+        ),
         verification,
     }
 }
@@ -402,7 +406,7 @@ fn merge_cluster(
 /// explanation, and the earlier agent on ties.
 fn choose_representative(
     members: &[usize],
-    sources: &[Source<'_>],
+    sources: &[SourceFinding<'_>],
     severity: Severity,
     corpus: &Corpus,
 ) -> usize {
@@ -433,7 +437,7 @@ fn choose_representative(
 /// cluster's findings are in.
 fn others_saw_the_code(
     members: &[usize],
-    sources: &[Source<'_>],
+    sources: &[SourceFinding<'_>],
     roster: &Roster,
     reviews: &[Review],
 ) -> bool {
@@ -460,12 +464,10 @@ fn others_saw_the_code(
 fn assign_ids(findings: &mut [MergedFinding]) {
     let mut next: BTreeMap<char, usize> = BTreeMap::new();
     for f in findings.iter_mut() {
-        let letter = if is_unverified(f) {
-            'U'
-        } else if !f.confident {
-            'L'
-        } else {
-            f.severity.id_prefix()
+        let letter = match f.tier {
+            Tier::Unverified => 'U',
+            Tier::LowConfidence => 'L',
+            Tier::Shown => f.severity.id_prefix(),
         };
         let n = next.entry(letter).or_insert(0);
         *n += 1;
@@ -473,13 +475,18 @@ fn assign_ids(findings: &mut [MergedFinding]) {
     }
 }
 
-/// An unverified finding: one agent's, not shown with confidence, and its code not found.
-pub fn is_unverified(f: &MergedFinding) -> bool {
-    !f.confident
-        && f.agents.len() == 1
-        && f.verification
-            .as_ref()
-            .is_some_and(|v| v.status == VerificationStatus::Ungrounded)
+/// Where a merged finding goes: shown when confident; else unverified when one agent raised it
+/// and its quoted code is not at head; else low confidence.
+fn tier(confident: bool, agents: usize, verification: Option<&Verification>) -> Tier {
+    if confident {
+        Tier::Shown
+    } else if agents == 1
+        && verification.is_some_and(|v| v.status == VerificationStatus::Ungrounded)
+    {
+        Tier::Unverified
+    } else {
+        Tier::LowConfidence
+    }
 }
 
 /// The part of a calibration reason in parentheses, for the retro.
@@ -552,7 +559,7 @@ fn collect_notes(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CodeSnippet, CoverageEntry, Location, Verdict};
+    use crate::types::{CodeSnippet, CoverageEntry, Location, Verdict};
 
     fn finding(id: &str, title: &str, sev: Severity, loc: &str, code: &str) -> Finding {
         let mut f = Finding::new(id, title);

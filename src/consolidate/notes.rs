@@ -2,7 +2,7 @@
 //! acknowledged limitations. The same clustering as findings, on text alone, so that two agents
 //! praising the same thing become one bullet attributed to both.
 
-use crate::model::{AttributedNote, Finding, MergedObservation, Observation};
+use crate::types::{AttributedNote, Finding, MergedObservation, Observation};
 
 use super::cluster::cluster;
 use super::similarity::{Corpus, FindingProfile};

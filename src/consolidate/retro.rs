@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::model::{AgentRetro, RawReview, Review, SeverityCounts};
+use crate::types::{AgentRetro, RawReview, Review, SeverityCounts};
 use crate::verify::coverage::coverage_of;
 
 /// What consolidation learnt about one agent's findings.
@@ -42,21 +42,27 @@ pub fn agent_retro(
     if let Some(r) = review {
         for f in &r.findings {
             match f.severity {
-                Some(crate::model::Severity::Critical) => counts.critical += 1,
-                Some(crate::model::Severity::Important) => counts.important += 1,
-                Some(crate::model::Severity::Suggestion) => counts.suggestion += 1,
+                Some(crate::types::Severity::Critical) => counts.critical += 1,
+                Some(crate::types::Severity::Important) => counts.important += 1,
+                Some(crate::types::Severity::Suggestion) => counts.suggestion += 1,
                 None => {}
             }
         }
     }
     let (files_reviewed, coverage_misses) = match review {
         // Nobody named any file and the change is unknown: nothing to measure against.
-        _ if universe.is_empty() => ("—".to_string(), Vec::new()),
+        _ if universe.is_empty() => (None, Vec::new()),
         Some(r) => {
             let c = coverage_of(r, universe);
-            (c.files_reviewed(), c.misses)
+            (Some(c.files_reviewed()), c.misses)
         }
-        None => (format!("0/{}", universe.len()), universe.to_vec()),
+        None => (
+            Some(crate::types::FileCount {
+                reviewed: 0,
+                total: universe.len(),
+            }),
+            universe.to_vec(),
+        ),
     };
     AgentRetro {
         name: name.to_string(),

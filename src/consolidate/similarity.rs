@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::model::{Finding, Location};
+use crate::types::{Finding, Location};
 use crate::verify::coverage::paths_match;
 
 /// Words too common in reviews to say anything about which defect is meant.
@@ -505,7 +505,7 @@ fn is_meaningful_code_line(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::CodeSnippet;
+    use crate::types::CodeSnippet;
 
     fn finding(title: &str, body: &str, loc: Option<&str>, code: Option<&str>) -> Finding {
         let mut f = Finding::new("x", title);

@@ -1,7 +1,8 @@
 //! The executive summary and the verdict's rationale, composed from the findings in code.
 //! (A synthesizer model may later write prose; this text is what stands without one.)
 
-use crate::model::{AgentRetro, MergedFinding, RunStatus, Severity, Verdict};
+use crate::text::plural;
+use crate::types::{AgentRetro, MergedFinding, RunStatus, Severity, Verdict};
 
 /// A finding's title with where it is, for sentences.
 fn cite(f: &MergedFinding) -> String {
@@ -11,13 +12,9 @@ fn cite(f: &MergedFinding) -> String {
     }
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 /// One or two sentences saying why the verdict is what it is.
 pub fn verdict_rationale(verdict: Verdict, findings: &[MergedFinding]) -> String {
-    let shown: Vec<&MergedFinding> = findings.iter().filter(|f| f.confident).collect();
+    let shown: Vec<&MergedFinding> = findings.iter().filter(|f| f.is_shown()).collect();
     let of = |s: Severity| {
         shown
             .iter()
@@ -98,7 +95,7 @@ pub fn executive_summary(
         plural(names.len(), "reviewer", "reviewers"),
         names.join(", ")
     ));
-    let shown: Vec<&MergedFinding> = findings.iter().filter(|f| f.confident).collect();
+    let shown: Vec<&MergedFinding> = findings.iter().filter(|f| f.is_shown()).collect();
     let count = |s: Severity| shown.iter().filter(|f| f.severity == s).count();
     let raised: usize = agents
         .iter()

@@ -1,6 +1,6 @@
 //! The verdict follows from what remains after calibration, by a fixed rule.
 
-use crate::model::{MergedFinding, Severity, Verdict};
+use crate::types::{MergedFinding, Severity, Verdict};
 
 /// `Rework` when a critical stands, `Merge with fixes` for an important, `Merge with optional
 /// fixes` for suggestions only, `Merge as-is` for nothing. Only findings shown with confidence
@@ -8,7 +8,7 @@ use crate::model::{MergedFinding, Severity, Verdict};
 pub fn verdict(findings: &[MergedFinding]) -> Verdict {
     let worst = findings
         .iter()
-        .filter(|f| f.confident)
+        .filter(|f| f.is_shown())
         .map(|f| f.severity)
         .max();
     match worst {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use regex::Regex;
 
-use super::AgentSpec;
+use crate::types::{AgentKind, AgentSpec};
 
 /// Turn limit given to the CLIs that have one. A review of a large change reads many files;
 /// a limit that is too low loses the whole review (Claude ends with `error_max_turns`).
@@ -33,46 +33,6 @@ const CLAUDE_DENIED: &str =
 
 /// Forge tokens removed from an agent's environment unless config passes them on.
 pub const FORGE_TOKENS: [&str; 2] = ["GITHUB_TOKEN", "GH_TOKEN"];
-
-/// Which CLI an agent is, and so which argument layout and output reader it gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AgentKind {
-    Claude,
-    Codex,
-    Gemini,
-    /// A name the registry does not know: run the command with the extra args only, prompt on
-    /// stdin, and take all of stdout as the review text.
-    Generic,
-}
-
-impl AgentKind {
-    /// The registry entry for an agent name (`claude`, `codex`, `gemini`, case-insensitive).
-    pub fn from_name(name: &str) -> AgentKind {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "claude" => AgentKind::Claude,
-            "codex" => AgentKind::Codex,
-            "gemini" => AgentKind::Gemini,
-            _ => AgentKind::Generic,
-        }
-    }
-
-    /// The npm package that provides the CLI, for "install it with ..." messages.
-    pub fn npm_package(self) -> Option<&'static str> {
-        match self {
-            AgentKind::Claude => Some("@anthropic-ai/claude-code"),
-            AgentKind::Codex => Some("@openai/codex"),
-            AgentKind::Gemini => Some("@google/gemini-cli"),
-            AgentKind::Generic => None,
-        }
-    }
-}
-
-/// The registry's known agents with their default executable names.
-pub const KNOWN_AGENTS: [(&str, AgentKind); 3] = [
-    ("claude", AgentKind::Claude),
-    ("codex", AgentKind::Codex),
-    ("gemini", AgentKind::Gemini),
-];
 
 /// A fully resolved command line for one agent run. The prompt is not part of it: it is
 /// written to the child's standard input.
@@ -124,7 +84,7 @@ impl AgentCommand {
 /// Builds the command line for one agent. `bundle_dir` is the run bundle's root
 /// (`.reviews/runs/<id>`); per-agent files go to `<bundle_dir>/<name>/`.
 pub fn command_for(spec: &AgentSpec, worktree: &Path, bundle_dir: &Path) -> AgentCommand {
-    let kind = AgentKind::from_name(&spec.name);
+    let kind = spec.kind;
     let agent_dir = absolute(&bundle_dir.join(safe_name(&spec.name)));
     let mut args: Vec<String> = Vec::new();
     let mut env = BTreeMap::new();
@@ -219,23 +179,7 @@ pub fn command_for(spec: &AgentSpec, worktree: &Path, bundle_dir: &Path) -> Agen
 
 /// An agent name made safe as one path component (bundle and worktree directories).
 pub fn safe_name(name: &str) -> String {
-    let cleaned: String = name
-        .trim()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let cleaned = cleaned.trim_matches('.').to_string();
-    if cleaned.is_empty() {
-        "agent".into()
-    } else {
-        cleaned
-    }
+    crate::text::safe_file_name(&name.to_ascii_lowercase(), "agent")
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -534,7 +478,7 @@ mod tests {
     #[test]
     fn names_become_safe_path_components() {
         assert_eq!(safe_name("Claude Opus"), "claude-opus");
-        assert_eq!(safe_name("../x"), "-x");
+        assert_eq!(safe_name("../x"), "x");
         assert_eq!(safe_name(""), "agent");
     }
 }

@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::agents::AgentCommand;
-use crate::model::RawReview;
+use crate::types::RawReview;
 
 pub const COMMAND_FILE: &str = "command.txt";
 pub const STDOUT_FILE: &str = "stdout.jsonl";

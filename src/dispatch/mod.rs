@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
-use crate::model::{RawReview, RunStatus};
+use crate::types::{RawReview, RunStatus};
 
 pub mod agents;
 pub mod bundle;
@@ -23,50 +23,9 @@ pub mod runner;
 pub mod transient;
 pub mod worktree;
 
-pub use agents::{AgentCommand, AgentKind, command_for};
+pub use crate::types::{AgentKind, AgentSpec, DEFAULT_TIMEOUT};
+pub use agents::{AgentCommand, command_for};
 pub use progress::ProgressMode;
-
-/// Everything needed to launch one agent: what config and the command line resolved to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AgentSpec {
-    /// Registry name in lower case: `claude`, `codex`, `gemini`.
-    pub name: String,
-    /// How reports name it: "Claude Opus 4.6".
-    pub display: String,
-    /// The executable to run (a name looked up on PATH, or a path).
-    pub command: String,
-    /// Extra arguments appended after the ones the registry builds.
-    pub extra_args: Vec<String>,
-    pub model: Option<String>,
-    pub effort: Option<String>,
-    pub timeout: Duration,
-    /// Variables set on top of the inherited environment.
-    pub env: BTreeMap<String, String>,
-    /// Keep forge tokens (GITHUB_TOKEN, GH_TOKEN) in the agent's environment.
-    pub pass_forge_tokens: bool,
-}
-
-/// An agent that has not answered in this long is stopped.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
-
-impl AgentSpec {
-    /// Agent `name` running `command` with every default: its name capitalized for the report,
-    /// no extra arguments, model or effort, the default timeout, no added environment, forge
-    /// tokens removed. Config and tests set what differs.
-    pub fn new(name: &str, command: impl Into<String>) -> Self {
-        AgentSpec {
-            name: name.to_string(),
-            display: crate::model::default_display(name),
-            command: command.into(),
-            extra_args: Vec::new(),
-            model: None,
-            effort: None,
-            timeout: DEFAULT_TIMEOUT,
-            env: BTreeMap::new(),
-            pass_forge_tokens: false,
-        }
-    }
-}
 
 /// What a dispatch returns.
 #[derive(Debug, Clone, PartialEq)]

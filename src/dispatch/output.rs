@@ -9,8 +9,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde_json::Value;
 
-use super::agents::AgentKind;
-use crate::model::TokenUsage;
+use crate::types::AgentKind;
+use crate::types::TokenUsage;
 
 /// What a finished run's output says.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::model::{RawReview, RunStatus};
+use crate::text::{duration_short as format_duration, plural};
+use crate::types::{RawReview, RunStatus};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -137,7 +138,10 @@ impl Progress {
         if self.live.is_none() {
             return;
         }
-        let mut msg = format!("running · {}", plural(tool_calls, "tool call"));
+        let mut msg = format!(
+            "running · {}",
+            plural(tool_calls, "tool call", "tool calls")
+        );
         if let Some(t) = tokens {
             msg.push_str(&format!(" · {} tokens", short_count(t)));
         }
@@ -188,12 +192,9 @@ impl Progress {
 /// "done in 4m12s, 37 tool calls" / "failed after 12s: ..." / "timed out after 30m0s".
 pub fn summary(review: &RawReview) -> String {
     let took = format_duration(Duration::from_secs_f64(review.duration_s.max(0.0)));
-    let tools = plural(review.total_tool_calls(), "tool call");
+    let tools = plural(review.total_tool_calls(), "tool call", "tool calls");
     let retries = if review.retries > 0 {
-        format!(
-            ", {}",
-            plural(u64::from(review.retries), "retry").replace("retrys", "retries")
-        )
+        format!(", {}", plural(review.retries, "retry", "retries"))
     } else {
         String::new()
     };
@@ -210,33 +211,11 @@ pub fn summary(review: &RawReview) -> String {
     }
 }
 
-fn plural(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("1 {word}")
-    } else {
-        format!("{n} {word}s")
-    }
-}
-
 fn short_count(n: u64) -> String {
     match n {
         0..1_000 => n.to_string(),
         1_000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
         _ => format!("{:.1}M", n as f64 / 1e6),
-    }
-}
-
-/// "4m12s", "12s", "1h2m".
-pub fn format_duration(d: Duration) -> String {
-    let secs = d.as_secs();
-    if secs >= 3600 {
-        format!("{}h{}m", secs / 3600, (secs % 3600) / 60)
-    } else if secs >= 60 {
-        format!("{}m{}s", secs / 60, secs % 60)
-    } else if secs >= 10 || d.subsec_millis() == 0 {
-        format!("{secs}s")
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
     }
 }
 
@@ -309,9 +288,6 @@ mod tests {
 
     #[test]
     fn durations_are_short() {
-        assert_eq!(format_duration(Duration::from_millis(2500)), "2.5s");
-        assert_eq!(format_duration(Duration::from_secs(59)), "59s");
-        assert_eq!(format_duration(Duration::from_secs(3720)), "1h2m");
         assert_eq!(short_count(34_500), "34.5k");
     }
 }

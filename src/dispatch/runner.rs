@@ -14,14 +14,16 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::time::Instant;
 
-use super::agents::{AgentCommand, AgentKind, command_for};
+use super::agents::{AgentCommand, command_for};
 use super::bundle::{self, AttemptRecord, MetaExtra};
 use super::output::{RunOutput, StreamReader, one_sentence};
-use super::progress::{Progress, format_duration};
+use super::progress::Progress;
 use super::transient::transient_reason;
 use super::worktree::Worktree;
 use super::{AgentSpec, CancelToken};
-use crate::model::{RawReview, RunStatus};
+use crate::text::duration_short as format_duration;
+use crate::types::AgentKind;
+use crate::types::{RawReview, RunStatus};
 
 /// How much of stderr is kept in memory (the tail) and how much goes to the bundle.
 const STDERR_KEEP: usize = 256 * 1024;
@@ -63,7 +65,7 @@ struct Attempt {
 
 /// Runs one agent to the end and writes its bundle. Never fails: a failure is in the result.
 pub async fn run_agent(ctx: Arc<RunContext>, spec: AgentSpec, dir_name: String) -> RawReview {
-    let kind = AgentKind::from_name(&spec.name);
+    let kind = spec.kind;
     let agent_dir = bundle::agent_dir(&ctx.bundle_dir, &dir_name);
     let mut review = super::not_yet_run(&spec);
     let mut extra = MetaExtra {

@@ -14,11 +14,11 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::blocks::{Inline, InlineKind, plain};
-use crate::model::{Category, Location, Severity};
+use crate::types::{Category, Location, Severity};
 
 /// What the first line of a finding says.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct Head {
+pub(crate) struct FindingHead {
     /// The reviewer's own id (`S1`, `I2`, `C1`), when written.
     pub id: Option<String>,
     /// A plain number leading the line (`1. Title` in a heading or paragraph).
@@ -238,8 +238,8 @@ pub(crate) fn locations_in_text(s: &str) -> Vec<Location> {
 }
 
 /// Reads the first line of a finding or observation.
-pub(crate) fn parse_head(line: &[&Inline]) -> Head {
-    let mut head = Head::default();
+pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
+    let mut head = FindingHead::default();
     let full = plain(line);
 
     // Bold lead: the strong spans at the start of the line (after an optional id like `S1.`).
@@ -474,7 +474,7 @@ mod tests {
     use super::*;
     use crate::parse::blocks::parse_blocks;
 
-    fn head_of(md: &str) -> Head {
+    fn head_of(md: &str) -> FindingHead {
         let blocks = parse_blocks(md);
         let b = &blocks[0];
         let p = if b.inlines.is_empty() {

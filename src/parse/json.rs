@@ -4,7 +4,7 @@
 //! match the schema; a syntax or shape error names the line, because a hand-edited file is the
 //! usual cause and the line is what its author needs.
 
-use crate::model::{Location, ParseWarning, Review};
+use crate::types::{Location, ParseWarning, Review};
 
 use super::ParseError;
 

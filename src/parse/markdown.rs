@@ -19,8 +19,8 @@ use super::blocks::{
     Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks, parse_blocks_checked,
     plain,
 };
-use super::head::{Head, find_scopes, find_trailing_severity, parse_head, strip_scopes};
-use crate::model::{
+use super::head::{FindingHead, find_scopes, find_trailing_severity, parse_head, strip_scopes};
+use crate::types::{
     CodeSnippet, CoverageEntry, Finding, Observation, ObservationKind, ParseWarning, Review,
     Severity,
 };

@@ -32,7 +32,7 @@ pub mod report_reader;
 
 use std::path::Path;
 
-use crate::model::{ParseWarning, Review};
+use crate::types::{ParseWarning, Review};
 
 /// Why a raw review or report could not be read at all.
 #[derive(Debug, thiserror::Error)]

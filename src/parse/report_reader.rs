@@ -13,7 +13,7 @@ use std::path::Path;
 
 use super::blocks::{LineIndex, options};
 use super::{ParseError, parse_review};
-use crate::model::{CommitInfo, PrInfo, ReportMeta, Review, Reviewer, Verdict};
+use crate::types::{CommitInfo, PrInfo, ReportMeta, Review, Reviewer, Verdict};
 
 /// What a report holds that consolidation can use again.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,7 +103,7 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         };
         let value = value.trim();
         match key.to_ascii_lowercase().as_str() {
-            "date" => meta.date = value.to_string(),
+            "date" => meta.date = parse_date(value),
             "repo" | "repository" => meta.repo = Some(link_text(value)),
             "round" => meta.round = leading_number(value).map(|n| n as u32),
             "author" => meta.author = Some(link_text(value).trim_start_matches('@').to_string()),
@@ -570,37 +570,7 @@ fn parse_verdict(s: &str) -> (Option<Verdict>, String) {
 
 /// `15 min 6 s`, `` `37 min 45 s` ``, `5m 07s`, `1 h 2 min`, `12:05`, `90 s` → seconds.
 pub fn parse_duration(s: &str) -> Option<f64> {
-    let s = s.trim().trim_matches('`').trim();
-    if s.is_empty() {
-        return None;
-    }
-    if s.contains(':')
-        && s.chars()
-            .all(|c| c.is_ascii_digit() || c == ':' || c == '.')
-    {
-        let mut total = 0.0;
-        for p in s.split(':') {
-            total = total * 60.0 + p.parse::<f64>().ok()?;
-        }
-        return Some(total);
-    }
-    let re = regex::Regex::new(
-        r"(?i)(\d+(?:\.\d+)?)\s*(hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b",
-    )
-    .ok()?;
-    let mut total = 0.0;
-    let mut any = false;
-    for c in re.captures_iter(s) {
-        let n: f64 = c[1].parse().ok()?;
-        let unit = c[2].to_ascii_lowercase();
-        total += n * match unit.chars().next() {
-            Some('h') => 3600.0,
-            Some('m') => 60.0,
-            _ => 1.0,
-        };
-        any = true;
-    }
-    any.then_some(total)
+    crate::text::parse_duration(s).ok().map(|d| d.as_secs_f64())
 }
 
 #[cfg(test)]
@@ -666,4 +636,17 @@ mod tests {
         assert_eq!(agent_of_heading("Executive Summary", &revs), None);
         assert_eq!(agent_of_heading("Claude's take", &revs), None);
     }
+}
+
+/// A report's date as written (`2026-03-24 13:10`, seconds optional), or `None`.
+fn parse_date(value: &str) -> Option<chrono::NaiveDateTime> {
+    let v = value.trim().trim_matches('`').trim();
+    ["%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M"]
+        .iter()
+        .find_map(|f| chrono::NaiveDateTime::parse_from_str(v, f).ok())
+        .or_else(|| {
+            chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d")
+                .ok()
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+        })
 }

@@ -1,6 +1,6 @@
-//! The report as JSON: the serde form of [`Report`](crate::model::Report), pretty-printed.
+//! The report as JSON: the serde form of [`Report`](crate::types::Report), pretty-printed.
 
-use crate::model::Report;
+use crate::types::Report;
 
 pub fn render(report: &Report) -> String {
     // Serializing plain data with string keys cannot fail.

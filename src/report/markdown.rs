@@ -5,9 +5,8 @@
 
 use std::fmt::Write;
 
-use crate::consolidate::is_unverified;
-use crate::model::{
-    AgentRetro, AttributedNote, MergedFinding, ObservationKind, Report, RunStatus, Severity,
+use crate::types::{
+    AgentRetro, AttributedNote, MergedFinding, ObservationKind, Report, RunStatus, Severity, Tier,
 };
 
 const RULE: &str = "\n---\n\n";
@@ -29,7 +28,7 @@ pub fn render(report: &Report) -> String {
         let list: Vec<&MergedFinding> = report
             .findings
             .iter()
-            .filter(|f| f.confident && f.severity == severity)
+            .filter(|f| f.is_shown() && f.severity == severity)
             .collect();
         findings_section(&mut out, title, &list, &displays);
         out.push_str(RULE);
@@ -38,7 +37,7 @@ pub fn render(report: &Report) -> String {
     let unverified: Vec<&MergedFinding> = report
         .findings
         .iter()
-        .filter(|f| is_unverified(f))
+        .filter(|f| f.tier == Tier::Unverified)
         .collect();
     if !unverified.is_empty() {
         out.push_str("## Unverified Findings\n\nRaised by one reviewer only, and the code they cite \
@@ -51,7 +50,7 @@ pub fn render(report: &Report) -> String {
     let low: Vec<&MergedFinding> = report
         .findings
         .iter()
-        .filter(|f| !f.confident && !is_unverified(f))
+        .filter(|f| f.tier == Tier::LowConfidence)
         .collect();
     if !low.is_empty() {
         let _ = writeln!(
@@ -99,30 +98,16 @@ pub fn render(report: &Report) -> String {
     out
 }
 
-/// Agent short names → the names the report shows.
-struct DisplayNames(Vec<(String, String)>);
+/// Agent short names → the names the report shows ([`Report::display_of`]).
+struct DisplayNames<'r>(&'r Report);
 
-impl DisplayNames {
-    fn new(report: &Report) -> Self {
-        let mut v: Vec<(String, String)> = report
-            .meta
-            .reviewers
-            .iter()
-            .map(|r| (r.name.clone(), r.display.clone()))
-            .collect();
-        for a in &report.agents {
-            if !v.iter().any(|(n, _)| n == &a.name) {
-                v.push((a.name.clone(), a.display.clone()));
-            }
-        }
-        DisplayNames(v)
+impl<'r> DisplayNames<'r> {
+    fn new(report: &'r Report) -> Self {
+        DisplayNames(report)
     }
 
     fn of<'a>(&'a self, name: &'a str) -> &'a str {
-        self.0
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(name, |(_, d)| d.as_str())
+        self.0.display_of(name)
     }
 
     fn list(&self, names: &[String]) -> String {
@@ -145,8 +130,8 @@ fn metadata(out: &mut String, report: &Report) {
             v.replace('|', "\\|").replace('\n', " ")
         );
     };
-    if !m.date.is_empty() {
-        row("Date", m.date.clone());
+    if let Some(date) = m.date {
+        row("Date", date.format("%Y-%m-%d %H:%M").to_string());
     }
     if let Some(repo) = &m.repo {
         row("Repo", repo.clone());
@@ -189,20 +174,14 @@ fn metadata(out: &mut String, report: &Report) {
         format!("**{}** — {}", report.verdict, report.verdict_rationale),
     );
     if let Some(s) = m.wall_clock_s {
-        row("Wall-clock time", format!("`{}`", format_duration(s)));
+        row(
+            "Wall-clock time",
+            format!("`{}`", crate::text::duration_long(s)),
+        );
     }
 }
 
 /// `15 min 6 s`, `42 s`.
-pub fn format_duration(seconds: f64) -> String {
-    let total = seconds.round() as u64;
-    let (m, s) = (total / 60, total % 60);
-    if m == 0 {
-        format!("{s} s")
-    } else {
-        format!("{m} min {s} s")
-    }
-}
 
 fn section(out: &mut String, title: &str, body: &str) {
     let _ = writeln!(out, "## {title}\n");
@@ -217,7 +196,7 @@ fn findings_section(
     out: &mut String,
     title: &str,
     list: &[&MergedFinding],
-    displays: &DisplayNames,
+    displays: &DisplayNames<'_>,
 ) {
     let _ = writeln!(out, "## {title}\n");
     if list.is_empty() {
@@ -229,7 +208,7 @@ fn findings_section(
     }
 }
 
-fn finding(out: &mut String, f: &MergedFinding, displays: &DisplayNames) {
+fn finding(out: &mut String, f: &MergedFinding, displays: &DisplayNames<'_>) {
     let locations: Vec<String> = f.locations.iter().map(|l| format!("`{l}`")).collect();
     let location = if locations.is_empty() {
         String::new()
@@ -300,7 +279,7 @@ fn fenced(out: &mut String, lang: &str, code: &str) {
     );
 }
 
-fn observations(out: &mut String, report: &Report, displays: &DisplayNames) {
+fn observations(out: &mut String, report: &Report, displays: &DisplayNames<'_>) {
     out.push_str("## Design Observations\n\n");
     if report.observations.is_empty() {
         out.push_str("None.\n");
@@ -341,7 +320,7 @@ fn observations(out: &mut String, report: &Report, displays: &DisplayNames) {
     }
 }
 
-fn testing(out: &mut String, gaps: &[AttributedNote], displays: &DisplayNames) {
+fn testing(out: &mut String, gaps: &[AttributedNote], displays: &DisplayNames<'_>) {
     out.push_str("## Testing Assessment\n\n");
     if gaps.is_empty() {
         out.push_str("None.\n");
@@ -359,7 +338,12 @@ fn testing(out: &mut String, gaps: &[AttributedNote], displays: &DisplayNames) {
     }
 }
 
-fn notes_section(out: &mut String, title: &str, notes: &[AttributedNote], displays: &DisplayNames) {
+fn notes_section(
+    out: &mut String,
+    title: &str,
+    notes: &[AttributedNote],
+    displays: &DisplayNames<'_>,
+) {
     let _ = writeln!(out, "## {title}\n");
     if notes.is_empty() {
         out.push_str("None.\n");
@@ -423,7 +407,7 @@ fn retro(out: &mut String, agents: &[AgentRetro]) {
     });
     row("False positives", &|a| a.false_positives.to_string());
     row("Unique insights", &|a| a.unique_insights.to_string());
-    row("Files reviewed", &|a| a.files_reviewed.clone());
+    row("Files reviewed", &|a| files_reviewed(a));
     row("Coverage misses", &|a| a.coverage_misses.len().to_string());
     row("Tool calls", &|a| {
         a.tool_calls.map(|n| n.to_string()).unwrap_or_else(dash)
@@ -465,7 +449,7 @@ fn agent_paragraph(a: &AgentRetro) -> String {
         if a.design_observations == 1 { "" } else { "s" },
         a.unique_insights,
     ));
-    parts.push(format!("Files reviewed: {}.", a.files_reviewed));
+    parts.push(format!("Files reviewed: {}.", files_reviewed(a)));
     if !a.coverage_misses.is_empty() {
         let list: Vec<String> = a.coverage_misses.iter().map(|m| format!("`{m}`")).collect();
         parts.push(format!("**Coverage misses:** {}.", list.join(", ")));
@@ -541,8 +525,7 @@ mod tests {
 
     #[test]
     fn durations_read_like_the_reference_reports() {
-        assert_eq!(format_duration(906.0), "15 min 6 s");
-        assert_eq!(format_duration(42.4), "42 s");
+        assert_eq!(crate::text::duration_long(906.0), "15 min 6 s");
         assert_eq!(clock(429.0), "7:09");
     }
 
@@ -562,5 +545,13 @@ mod tests {
         let mut out = String::new();
         fenced(&mut out, "md", "a ``` b");
         assert!(out.starts_with("````md\n"));
+    }
+}
+
+/// "3/5", or "—" when there was nothing to measure against.
+fn files_reviewed(a: &AgentRetro) -> String {
+    match a.files_reviewed {
+        Some(c) => format!("{}/{}", c.reviewed, c.total),
+        None => "—".to_string(),
     }
 }

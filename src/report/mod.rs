@@ -1,4 +1,4 @@
-//! Report stage: [`Report`](crate::model::Report) → Markdown (the reference layout) and JSON.
+//! Report stage: [`Report`](crate::types::Report) → Markdown (the reference layout) and JSON.
 
 pub mod json;
 pub mod markdown;
@@ -24,7 +24,7 @@ impl Format {
 }
 
 /// Renders the report in the given format.
-pub fn render(report: &crate::model::Report, format: Format) -> String {
+pub fn render(report: &crate::types::Report, format: Format) -> String {
     match format {
         Format::Md => markdown::render(report),
         Format::Json => json::render(report),

@@ -18,7 +18,7 @@ use anyhow::Context;
 use chrono::{DateTime, Local};
 use serde::Serialize;
 
-use crate::brief::Brief;
+use crate::types::Brief;
 
 /// The directory under `<out>` that holds reports and run bundles.
 pub const REVIEWS_DIR: &str = ".reviews";

@@ -4,9 +4,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::{Target, TargetSpec, changed_files, safe_label};
+use super::{TargetSpec, changed_files, safe_label};
 use crate::git::{git_probe, git_text};
-use crate::model::CommitInfo;
+use crate::types::CommitInfo;
+use crate::types::Target;
 
 /// Resolves `spec` in the repository that contains `repo` into a [`Target`].
 ///

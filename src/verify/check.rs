@@ -8,10 +8,10 @@ use anyhow::Result;
 use super::git;
 use super::history;
 use super::quote::{FileText, Quote};
-use super::source::{Content, Resolution, Resolved, Side, Source};
+use super::source::{Content, RepoSnapshot, Resolution, Resolved, Side};
 use super::symbols::{self, Symbol, contains_word};
-use crate::model::{Category, Finding, Location, Verification, VerificationStatus};
-use crate::target::diff::ChangeKind;
+use crate::types::ChangeKind;
+use crate::types::{Category, Finding, Location, Verification, VerificationStatus};
 
 /// How much text (see [`Quote::weight`]) a quote needs before it may move a finding to
 /// another file.
@@ -61,17 +61,17 @@ impl SymbolSearch {
     }
 }
 
-/// Checks findings one by one against a [`Source`], sharing what it learns across findings:
+/// Checks findings one by one against a [`RepoSnapshot`], sharing what it learns across findings:
 /// file contents, the words present in the repository, the change's added lines.
 pub struct Checker {
-    pub src: Source,
+    pub src: RepoSnapshot,
     added: Option<AddedIndex>,
     /// Folded line → the changed files (at head) that have it, for finding a quote's file.
     changed_lines: Option<HashMap<String, Vec<String>>>,
 }
 
 /// A cited location that resolved to a file, with the lines the reviewer gave.
-struct Target {
+struct CitedFile {
     index: usize,
     side: Side,
     path: String,
@@ -86,7 +86,7 @@ struct Found {
 }
 
 impl Checker {
-    pub fn new(src: Source) -> Self {
+    pub fn new(src: RepoSnapshot) -> Self {
         Checker {
             src,
             added: None,
@@ -185,7 +185,7 @@ impl Checker {
         }
 
         // 1. Paths.
-        let mut targets: Vec<Target> = Vec::new();
+        let mut targets: Vec<CitedFile> = Vec::new();
         let mut ambiguous_quote = false;
         let mut unresolved: Vec<usize> = Vec::new();
         for index in 0..f.locations.len() {
@@ -205,7 +205,7 @@ impl Checker {
                             let path = path.clone();
                             let content = self.src.content(Side::Head, &path)?;
                             f.locations[index].path = path.clone();
-                            targets.push(Target {
+                            targets.push(CitedFile {
                                 index,
                                 side: Side::Head,
                                 path,
@@ -241,7 +241,7 @@ impl Checker {
             notes.extend(note);
             let content = self.src.content(side, &path)?;
             f.locations[index].path = path.clone();
-            targets.push(Target {
+            targets.push(CitedFile {
                 index,
                 side,
                 path,
@@ -301,7 +301,7 @@ impl Checker {
             .as_ref()
             .filter(|_| !ambiguous_quote || !targets.is_empty())
         {
-            let text_targets: Vec<&Target> = targets
+            let text_targets: Vec<&CitedFile> = targets
                 .iter()
                 .filter(|t| matches!(&*t.content, Content::Text(_)))
                 .collect();
@@ -532,7 +532,7 @@ impl Checker {
     fn quote_at_base(
         &mut self,
         q: &Quote,
-        targets: &[&Target],
+        targets: &[&CitedFile],
     ) -> Result<Option<(String, (u32, u32))>> {
         if self.src.base.is_none() {
             return Ok(None);
@@ -803,7 +803,7 @@ impl AddedIndex {
 fn same_at_base(
     head: &FileText,
     base: &FileText,
-    hunks: &[crate::target::diff::Hunk],
+    hunks: &[crate::types::Hunk],
     start: u32,
     end: u32,
 ) -> bool {

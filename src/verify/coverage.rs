@@ -5,7 +5,7 @@
 //! a partial path or bare name, a directory that holds it, or a glob such as `src/*.rs`) or
 //! when one of the agent's findings cites it: an agent that found a problem in a file read it.
 
-use crate::model::Review;
+use crate::types::Review;
 
 /// One agent's coverage of the change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,9 +19,12 @@ pub struct Coverage {
 }
 
 impl Coverage {
-    /// "N/M", as the retro shows it.
-    pub fn files_reviewed(&self) -> String {
-        format!("{}/{}", self.reviewed, self.total)
+    /// Files reviewed out of all, as the retro counts them.
+    pub fn files_reviewed(&self) -> crate::types::FileCount {
+        crate::types::FileCount {
+            reviewed: self.reviewed,
+            total: self.total,
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use crate::target::diff::Hunk;
+use crate::types::Hunk;
 
 /// The last head line a hunk covers; a pure deletion (`new_lines == 0`) sits after `new_start`.
 fn new_end(h: &Hunk) -> u32 {

@@ -40,7 +40,7 @@
 //!
 //! ```no_run
 //! use deep_review::verify::{VerifyContext, verify_reviews};
-//! # fn demo(reviews: &mut [deep_review::model::Review]) -> anyhow::Result<()> {
+//! # fn demo(reviews: &mut [deep_review::types::Review]) -> anyhow::Result<()> {
 //! let ctx = VerifyContext { repo: ".".into(), head: "HEAD".into(), base: Some("main".into()) };
 //! let outcome = verify_reviews(&ctx, reviews)?;
 //! println!("{} changed files; {}", outcome.changed_files.len(), outcome.counts);
@@ -60,11 +60,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::model::{Review, Verification, VerificationStatus};
-use crate::target::diff::{ChangedFile, changed_files};
+use crate::target::diff::changed_files;
+use crate::types::ChangedFile;
+use crate::types::{Review, Verification, VerificationStatus};
 
 use check::Checker;
-use source::Source;
+use source::RepoSnapshot;
 
 /// What to verify against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,7 +174,7 @@ fn run(
                 .to_string(),
         );
     }
-    let source = Source::open(&ctx.repo, head.clone(), base.clone(), Vec::new())?;
+    let source = RepoSnapshot::open(&ctx.repo, head.clone(), base.clone(), Vec::new())?;
     let mut checker = Checker::new(source);
     // The identifier lookup reads the whole tree: it runs while the diff and the checks do.
     let search = checker.start_symbol_search(reviews.iter().flat_map(|r| r.findings.iter()));

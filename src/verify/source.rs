@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::coverage::paths_match;
 use super::git::{self, CatFile, TreeEntry};
 use super::quote::FileText;
-use crate::target::diff::{ChangeKind, ChangedFile};
+use crate::types::{ChangeKind, ChangedFile};
 
 /// Changed files larger than this (generated code, vendored bundles) are not read in bulk.
 pub const MAX_BULK_FILE: u64 = 2 * 1024 * 1024;
@@ -52,7 +52,7 @@ pub struct Resolution {
 }
 
 /// The repository at head (and the merge-base), with a cache of file contents.
-pub struct Source {
+pub struct RepoSnapshot {
     pub repo: PathBuf,
     pub head: String,
     pub base: Option<String>,
@@ -64,7 +64,7 @@ pub struct Source {
     cache: HashMap<(Side, String), Rc<Content>>,
 }
 
-impl Source {
+impl RepoSnapshot {
     /// Lists the head tree and starts the one `cat-file` process; `head` and `base` are commit ids.
     pub fn open(
         repo: &Path,
@@ -84,7 +84,7 @@ impl Source {
         for paths in by_name.values_mut() {
             paths.sort();
         }
-        Ok(Source {
+        Ok(RepoSnapshot {
             repo: repo.to_path_buf(),
             head,
             base,

@@ -55,13 +55,13 @@ pub(super) fn style_of(u: &Unit) -> Option<Style> {
     }
 }
 
-pub(super) fn is_label(head: &Head) -> bool {
+pub(super) fn is_label(head: &FindingHead) -> bool {
     LABELS.contains(&norm(&head.title).as_str())
 }
 
 /// A finding being read: its first unit and the units of its body.
 pub(super) struct Draft<'u, 'a> {
-    pub(super) head: Head,
+    pub(super) head: FindingHead,
     pub(super) start: &'u Unit<'a>,
     pub(super) number: Option<u64>,
     /// Lines of the first paragraph the head took (2 when the location is on its own line).
@@ -188,7 +188,7 @@ pub(super) fn read_findings(
 /// `1. **Title**` with `` `a.go:3` (important, gap) `` on the next line: when the first line
 /// names no place and no severity and the second holds only such notes, the head takes both.
 /// Returns how many lines of the paragraph the head used.
-fn take_second_line(h: &mut Head, u: &Unit) -> usize {
+fn take_second_line(h: &mut FindingHead, u: &Unit) -> usize {
     if !h.locations.is_empty() || h.severity.is_some() {
         return 1;
     }
@@ -294,7 +294,11 @@ pub(super) fn finding_from_row(
     finish_finding(f, own_id, own_num, sec_sev, position, at, ctx)
 }
 
-pub(super) fn looks_like_finding(h: &Head, number: Option<u64>, prev_number: Option<u64>) -> bool {
+pub(super) fn looks_like_finding(
+    h: &FindingHead,
+    number: Option<u64>,
+    prev_number: Option<u64>,
+) -> bool {
     if h.id.is_some() || h.severity.is_some() {
         return true;
     }

@@ -109,9 +109,9 @@ pub struct ReportMeta {
     /// `YYYYMMDD-HHMMSS-<target>`
     #[serde(default)]
     pub id: String,
-    /// `YYYY-MM-DD HH:MM`, as the report shows it.
-    #[serde(default)]
-    pub date: String,
+    /// When the review ran, in the reviewer's local time (as the reference reports write it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<chrono::NaiveDateTime>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -167,15 +167,33 @@ pub struct MergedFinding {
     /// 0..1: how sure consolidation is that this is a real defect worth the author's time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
-    /// Shown among the findings, or only under "Low confidence" / "Unverified findings".
-    #[serde(default = "default_true")]
-    pub confident: bool,
+    /// Where the report puts it: among the findings, under "Low Confidence", or under
+    /// "Unverified Findings". Decided by consolidation; renderers only read it.
+    #[serde(default)]
+    pub tier: Tier,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<Verification>,
 }
 
-fn default_true() -> bool {
-    true
+impl MergedFinding {
+    /// Shown among the Critical / Important / Suggestions findings.
+    pub fn is_shown(&self) -> bool {
+        self.tier == Tier::Shown
+    }
+}
+
+/// Where a merged finding stands in the report.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    /// Confident: shown in its severity's section and counted by the verdict.
+    #[default]
+    Shown,
+    /// Too little support to stand: listed, collapsed, under "Low Confidence".
+    LowConfidence,
+    /// Raised by one agent only and its quoted code is not in the repository: "Unverified
+    /// Findings", likely a false positive.
+    Unverified,
 }
 
 /// A design observation, testing gap, documentation note or limitation, with who said it.
@@ -207,6 +225,13 @@ pub struct SeverityCounts {
     pub suggestion: usize,
 }
 
+/// `reviewed` of `total` files.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FileCount {
+    pub reviewed: usize,
+    pub total: usize,
+}
+
 /// One agent's row of the retro, and how its run went.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentRetro {
@@ -219,8 +244,10 @@ pub struct AgentRetro {
     /// Findings of this agent that verification could not ground and nobody else supported.
     #[serde(default)]
     pub false_positives: usize,
-    /// "N/M": files of the change the agent's coverage names, out of all changed files.
-    pub files_reviewed: String,
+    /// Files of the change the agent's coverage or findings name, out of all changed files;
+    /// `None` when there is nothing to measure against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_reviewed: Option<FileCount>,
     pub coverage_misses: Vec<String>,
     /// Severity changes and drops that calibration made to this agent's findings.
     #[serde(default)]
@@ -275,4 +302,23 @@ pub struct Report {
     /// Problems met on the way (unparsable text, failed agents) that the reader should know.
     #[serde(default)]
     pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// How the report names agent `name`: the reviewers table's name, else the retro's, else
+    /// the short name itself. The one place renderers get agent names from.
+    pub fn display_of<'a>(&'a self, name: &'a str) -> &'a str {
+        self.meta
+            .reviewers
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| r.display.as_str())
+            .or_else(|| {
+                self.agents
+                    .iter()
+                    .find(|a| a.name == name)
+                    .map(|a| a.display.as_str())
+            })
+            .unwrap_or(name)
+    }
 }

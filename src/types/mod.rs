@@ -1,17 +1,24 @@
 //! The data that flows between the pipeline's stages. Plain serde types with no behaviour
 //! beyond parsing and naming, so every stage can be fed and inspected on its own.
 
+pub mod agent;
+pub mod brief;
+pub mod change;
 pub mod finding;
 pub mod raw;
 pub mod report;
 pub mod review;
 pub mod verification;
 
+pub use agent::{AgentKind, AgentSpec, BackendKind, DEFAULT_TIMEOUT, KNOWN_AGENTS};
+pub use brief::Brief;
+pub use change::{ChangeKind, ChangedFile, Hunk, Target};
 pub use finding::{Category, CodeSnippet, Finding, Location, Severity};
 pub use raw::{RawReview, RunStatus, TokenUsage};
 pub use report::{
-    AgentRetro, AppendixEntry, AttributedNote, CommitInfo, MergedFinding, MergedObservation,
-    PrInfo, Report, ReportMeta, Reviewer, SeverityCounts, SourceRef, Verdict,
+    AgentRetro, AppendixEntry, AttributedNote, CommitInfo, FileCount, MergedFinding,
+    MergedObservation, PrInfo, Report, ReportMeta, Reviewer, SeverityCounts, SourceRef, Tier,
+    Verdict,
 };
 pub use review::{
     CoverageEntry, Observation, ObservationKind, ParseWarning, Review, TestingAssessment,

@@ -1,0 +1,139 @@
+//! Small text helpers every stage and front-end shares, written once: counts with their noun,
+//! durations read and written, names made safe for a file name, and text made safe for a
+//! terminal.
+
+use std::time::Duration;
+
+/// "1 file", "3 files": `n` with the noun in the right number.
+pub fn plural<N: TryInto<u64>>(n: N, one: &str, many: &str) -> String {
+    let n: u64 = n.try_into().unwrap_or(u64::MAX);
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// "4m12s", "12s", "2.5s", "1h2m": short, for progress lines and command output.
+pub fn duration_short(d: Duration) -> String {
+    let secs = d.as_secs();
+    if secs >= 3600 {
+        format!("{}h{}m", secs / 3600, (secs % 3600) / 60)
+    } else if secs >= 60 {
+        format!("{}m{}s", secs / 60, secs % 60)
+    } else if secs >= 10 || d.subsec_millis() == 0 {
+        format!("{secs}s")
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+/// "15 min 6 s", "42 s": as the reference reports write a wall-clock time.
+pub fn duration_long(seconds: f64) -> String {
+    let total = seconds.max(0.0).round() as u64;
+    let (m, s) = (total / 60, total % 60);
+    if m == 0 {
+        format!("{s} s")
+    } else {
+        format!("{m} min {s} s")
+    }
+}
+
+/// Reads a duration as people write one: `30m`, `90s`, `1h30m`, `1h 30m`, `500ms`, `15 min 6 s`,
+/// `` `37 min 45 s` `` and `12:05` (minutes and seconds). A number without a unit (`30`: seconds?
+/// minutes?) is refused rather than guessed. The units are humantime's.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let hint = "write a duration like `30m`, `90s` or `1h30m`";
+    let s = text.trim().trim_matches('`').trim();
+    if s.is_empty() {
+        return Err(format!("empty duration: {hint}"));
+    }
+    if s.contains(':') && s.chars().all(|c| c.is_ascii_digit() || c == ':') {
+        let mut total: u64 = 0;
+        for part in s.split(':') {
+            let n: u64 = part
+                .parse()
+                .map_err(|_| format!("`{text}` is not a duration: {hint}"))?;
+            total = total.saturating_mul(60).saturating_add(n);
+        }
+        return Ok(Duration::from_secs(total));
+    }
+    humantime::parse_duration(s).map_err(|err| match err {
+        humantime::DurationError::UnknownUnit { unit, .. } if unit.is_empty() => {
+            format!("`{text}` has a number without a unit: {hint}")
+        }
+        humantime::DurationError::UnknownUnit { unit, .. } => {
+            format!("`{unit}` in `{text}` is not a unit (h, m, s, ms): {hint}")
+        }
+        humantime::DurationError::NumberOverflow => {
+            format!("`{text}` is too large a duration: {hint}")
+        }
+        _ => format!("`{text}` is not a duration: {hint}"),
+    })
+}
+
+/// A name made safe as one file-name component: ASCII letters, digits, `.`, `_` and `-`; anything
+/// else becomes `-`, runs of `-` collapse, the ends are trimmed (`feat/x y` → `feat-x-y`, `../x`
+/// → `x`), and at most 80 characters are kept. `fallback` when nothing is left.
+pub fn safe_file_name(name: &str, fallback: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
+            c
+        } else {
+            '-'
+        };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    let trimmed = out.trim_matches(|c| c == '-' || c == '.');
+    let mut label: String = trimmed.chars().take(80).collect();
+    if label.is_empty() {
+        label.push_str(fallback);
+    }
+    label
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_naturally() {
+        assert_eq!(plural(1u32, "file", "files"), "1 file");
+        assert_eq!(plural(3u64, "retry", "retries"), "3 retries");
+    }
+
+    #[test]
+    fn durations_are_written_short_and_long() {
+        assert_eq!(duration_short(Duration::from_millis(2500)), "2.5s");
+        assert_eq!(duration_short(Duration::from_secs(59)), "59s");
+        assert_eq!(duration_short(Duration::from_secs(252)), "4m12s");
+        assert_eq!(duration_short(Duration::from_secs(3720)), "1h2m");
+        assert_eq!(duration_long(906.0), "15 min 6 s");
+        assert_eq!(duration_long(42.4), "42 s");
+    }
+
+    #[test]
+    fn durations_are_read_as_written_in_config_and_reports() {
+        let secs = |s: &str| parse_duration(s).map(|d| d.as_secs_f64());
+        assert_eq!(secs("30m"), Ok(1800.0));
+        assert_eq!(secs("1h 30m"), Ok(5400.0));
+        assert_eq!(secs("500ms"), Ok(0.5));
+        assert_eq!(secs("`15 min 6 s`"), Ok(906.0));
+        assert_eq!(secs("5m 07s"), Ok(307.0));
+        assert_eq!(secs("7:09"), Ok(429.0));
+        for bad in ["", "30", "m", "5x", "-3m", "soon"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        assert!(parse_duration("30").unwrap_err().contains("without a unit"));
+    }
+
+    #[test]
+    fn file_names_are_safe() {
+        assert_eq!(safe_file_name("feat/new thing", "change"), "feat-new-thing");
+        assert_eq!(safe_file_name("user//x..y", "change"), "user-x..y");
+        assert_eq!(safe_file_name("../../etc", "change"), "etc");
+        assert_eq!(safe_file_name("///", "change"), "change");
+        assert_eq!(safe_file_name("ünï", "change"), "n");
+        assert_eq!(safe_file_name("", "agent"), "agent");
+    }
+}
