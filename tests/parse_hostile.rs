@@ -336,7 +336,7 @@ fn random_bytes_never_panic() {
                 .wrapping_mul(6_364_136_223_846_793_005)
                 .wrapping_add(1_442_695_040_888_963_407);
             let r = (state >> 33) as usize;
-            if r % 5 == 0 {
+            if r.is_multiple_of(5) {
                 bytes.extend_from_slice(markers[r % markers.len()]);
             } else {
                 bytes.push((r % 256) as u8);

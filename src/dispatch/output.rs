@@ -122,15 +122,15 @@ impl StreamReader {
             AgentKind::Generic => self.raw.clone(),
             AgentKind::Claude | AgentKind::Gemini => join_blocks(&self.texts),
         };
-        if text.trim().is_empty() {
-            if let Some(result) = &self.result_text {
-                text = result.clone();
-            }
+        if text.trim().is_empty()
+            && let Some(result) = &self.result_text
+        {
+            text = result.clone();
         }
-        if text.trim().is_empty() {
-            if let Some(last) = last_message {
-                text = last.to_string();
-            }
+        if text.trim().is_empty()
+            && let Some(last) = last_message
+        {
+            text = last.to_string();
         }
         let mut error = self.error.clone();
         if error.is_none() && self.kind == AgentKind::Gemini {

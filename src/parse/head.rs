@@ -286,10 +286,10 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         split_title(&full)
     };
     let prefix = prefix.trim();
-    if head.id.is_none() {
-        if let Some(c) = ID_RE.captures(prefix) {
-            head.id = Some(c[1].to_string());
-        }
+    if head.id.is_none()
+        && let Some(c) = ID_RE.captures(prefix)
+    {
+        head.id = Some(c[1].to_string());
     }
     // The id may lead the title itself: `**S1. Title**`, `C2: Title`.
     let mut title = title_src.trim().to_string();

@@ -573,6 +573,19 @@ pub fn parse_duration(s: &str) -> Option<f64> {
     crate::text::parse_duration(s).ok().map(|d| d.as_secs_f64())
 }
 
+/// A report's date as written (`2026-03-24 13:10`, seconds optional), or `None`.
+fn parse_date(value: &str) -> Option<chrono::NaiveDateTime> {
+    let v = value.trim().trim_matches('`').trim();
+    ["%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M"]
+        .iter()
+        .find_map(|f| chrono::NaiveDateTime::parse_from_str(v, f).ok())
+        .or_else(|| {
+            chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d")
+                .ok()
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -636,17 +649,4 @@ mod tests {
         assert_eq!(agent_of_heading("Executive Summary", &revs), None);
         assert_eq!(agent_of_heading("Claude's take", &revs), None);
     }
-}
-
-/// A report's date as written (`2026-03-24 13:10`, seconds optional), or `None`.
-fn parse_date(value: &str) -> Option<chrono::NaiveDateTime> {
-    let v = value.trim().trim_matches('`').trim();
-    ["%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M"]
-        .iter()
-        .find_map(|f| chrono::NaiveDateTime::parse_from_str(v, f).ok())
-        .or_else(|| {
-            chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d")
-                .ok()
-                .and_then(|d| d.and_hms_opt(0, 0, 0))
-        })
 }

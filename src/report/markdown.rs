@@ -181,8 +181,6 @@ fn metadata(out: &mut String, report: &Report) {
     }
 }
 
-/// `15 min 6 s`, `42 s`.
-
 fn section(out: &mut String, title: &str, body: &str) {
     let _ = writeln!(out, "## {title}\n");
     if body.trim().is_empty() {
@@ -519,6 +517,14 @@ fn open_fence(text: &str) -> Option<String> {
     open.map(|(c, n)| c.to_string().repeat(n))
 }
 
+/// "3/5", or "—" when there was nothing to measure against.
+fn files_reviewed(a: &AgentRetro) -> String {
+    match a.files_reviewed {
+        Some(c) => format!("{}/{}", c.reviewed, c.total),
+        None => "—".to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -545,13 +551,5 @@ mod tests {
         let mut out = String::new();
         fenced(&mut out, "md", "a ``` b");
         assert!(out.starts_with("````md\n"));
-    }
-}
-
-/// "3/5", or "—" when there was nothing to measure against.
-fn files_reviewed(a: &AgentRetro) -> String {
-    match a.files_reviewed {
-        Some(c) => format!("{}/{}", c.reviewed, c.total),
-        None => "—".to_string(),
     }
 }

@@ -179,12 +179,12 @@ fn parse_patch_hunks(out: &[u8]) -> HashMap<String, Vec<Hunk>> {
             minus_path = header_path(rest, b"a/");
         } else if let Some(rest) = line.strip_prefix(b"+++ ") {
             current = header_path(rest, b"b/").or_else(|| minus_path.clone());
-        } else if line.starts_with(b"@@ ") {
-            if let (Some(path), Some(hunk)) = (&current, parse_hunk_header(&lossy(line))) {
-                remaining_old = hunk.old_lines;
-                remaining_new = hunk.new_lines;
-                map.entry(path.clone()).or_default().push(hunk);
-            }
+        } else if line.starts_with(b"@@ ")
+            && let (Some(path), Some(hunk)) = (&current, parse_hunk_header(&lossy(line)))
+        {
+            remaining_old = hunk.old_lines;
+            remaining_new = hunk.new_lines;
+            map.entry(path.clone()).or_default().push(hunk);
         }
     }
     map

@@ -196,10 +196,10 @@ fn default_base(
 ) -> anyhow::Result<(String, String)> {
     let shown = branch.unwrap_or(head_spec);
     let mut candidates: Vec<String> = Vec::new();
-    if let Some(b) = branch {
-        if let Some(up) = tracked_other_branch(root, b) {
-            candidates.push(up);
-        }
+    if let Some(b) = branch
+        && let Some(up) = tracked_other_branch(root, b)
+    {
+        candidates.push(up);
     }
     if let Some(origin_head) = git_probe(
         root,

@@ -48,10 +48,10 @@ impl Target {
 
     /// The title of the change: the PR's title, else the subject of its only commit.
     pub fn title(&self) -> Option<String> {
-        if let Some(pr) = &self.pr {
-            if !pr.title.is_empty() {
-                return Some(pr.title.clone());
-            }
+        if let Some(pr) = &self.pr
+            && !pr.title.is_empty()
+        {
+            return Some(pr.title.clone());
         }
         match self.commits.as_slice() {
             [only] => Some(only.subject.clone()),
