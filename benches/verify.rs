@@ -8,7 +8,7 @@
 //! lines, quotes at the wrong lines, quotes that are not there, bare file names, findings
 //! without quotes, regressions on untouched lines, and identifiers that do and do not exist.
 
-#[path = "../tests/support/repo.rs"]
+#[path = "../tests/integration/support/repo.rs"]
 mod repo_support;
 
 use std::sync::LazyLock;

@@ -22,24 +22,47 @@ pub fn git_grep(repo: &Path, args: &[&str]) -> anyhow::Result<Vec<u8>> {
     run(repo, &all, &[0, 1])
 }
 
-/// Runs git, succeeding on the exit statuses in `ok`.
-fn run(repo: &Path, args: &[&str], ok: &[i32]) -> anyhow::Result<Vec<u8>> {
-    let output = Command::new("git")
-        .arg("-C")
+/// `git -C repo` with the one set of settings every git call of deep-review uses:
+///
+/// - output we parse stays parseable: quoted paths, no colour, no pager, C locale, no external
+///   diff driver;
+/// - nothing runs that the repository's config or hooks could name: `core.fsmonitor` (a
+///   command git runs on `status`), `core.hooksPath` (post-checkout and friends) are pinned off,
+///   so a changed `.git/config` cannot make deep-review's own git calls execute code;
+/// - nothing waits for a person or the network: no terminal prompt, LFS files stay pointers.
+///
+/// Stdin is closed; callers set stdout and stderr.
+pub fn command(repo: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
         .arg(repo)
-        .args(["-c", "core.quotePath=true", "-c", "color.ui=false"])
-        .args(args)
+        .args([
+            "-c",
+            "core.quotePath=true",
+            "-c",
+            "color.ui=false",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+        ])
         .env("GIT_PAGER", "cat")
         .env("LC_ALL", "C")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_LFS_SKIP_SMUDGE", "1")
         .env_remove("GIT_EXTERNAL_DIFF")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .with_context(|| {
-            format!(
-                "could not start `git` in {}: is git installed and on PATH?",
-                repo.display()
-            )
-        })?;
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+/// Runs git, succeeding on the exit statuses in `ok`.
+fn run(repo: &Path, args: &[&str], ok: &[i32]) -> anyhow::Result<Vec<u8>> {
+    let output = command(repo).args(args).output().with_context(|| {
+        format!(
+            "could not start `git` in {}: is git installed and on PATH?",
+            repo.display()
+        )
+    })?;
     if !output.status.code().is_some_and(|c| ok.contains(&c)) {
         let stderr = String::from_utf8_lossy(&output.stderr);
         anyhow::bail!(
@@ -89,13 +112,7 @@ pub fn git_text(repo: &Path, args: &[&str]) -> anyhow::Result<String> {
 
 /// Like [`git_text`] but `None` when git exits non-zero (a probe: "is this a ref?").
 pub fn git_probe(repo: &Path, args: &[&str]) -> Option<String> {
-    let output = Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(args)
-        .env("LC_ALL", "C")
-        .output()
-        .ok()?;
+    let output = command(repo).args(args).output().ok()?;
     if !output.status.success() {
         return None;
     }

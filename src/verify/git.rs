@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use anyhow::{Context, Result, bail};
 
@@ -71,9 +71,7 @@ pub struct CatFile {
 
 impl CatFile {
     pub fn start(repo: &Path) -> Result<Self> {
-        let mut child = Command::new("git")
-            .arg("-C")
-            .arg(repo)
+        let mut child = crate::git::command(repo)
             .args(["cat-file", "--batch"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

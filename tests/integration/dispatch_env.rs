@@ -2,8 +2,7 @@
 //! the forge tokens, plus the agent's own variables. One test per binary, because it sets
 //! variables of the test process itself.
 
-#[path = "support/repo.rs"]
-mod repo_support;
+use crate::support::repo as repo_support;
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;

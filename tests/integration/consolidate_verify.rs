@@ -1,9 +1,7 @@
 //! `deep-review consolidate --repo DIR --head REV --base REV`: the example reviews verified
 //! against a real git repository made for them, and what verification changes in the report.
 
-#[path = "support/git.rs"]
-#[allow(dead_code)]
-mod git_support;
+use crate::support::git as git_support;
 
 use std::path::Path;
 

@@ -3,13 +3,13 @@
 //! a file-writing tool call) must reach each CLI the way a real API's would. This proves the fake
 //! server before any `deep-review run` test relies on it.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
-use support::agents::{AgentHome, CLIS, Ran, require_clis, review_text, run_with_stdin};
-use support::fake_model::{Api, FakeModel, Script, ToolCall};
-use support::git;
+use crate::support::agents::{AgentHome, CLIS, Ran, require_clis, review_text, run_with_stdin};
+use crate::support::fake_model::{Api, FakeModel, Script, ToolCall};
+use crate::support::git;
 
 /// A guard against a CLI that waits forever; a healthy run takes 0.3-3 s.
 const LIMIT: Duration = Duration::from_secs(120);
@@ -52,7 +52,7 @@ impl Outcome {
 /// Runs `api`'s CLI, or returns `None` when it is not installed (outside CI).
 fn run(test: &str, api: Api, script: impl FnOnce(&std::path::Path) -> Script) -> Option<Outcome> {
     let name = cli_name(api);
-    require_clis(&format!("e2e_cli_smoke::{test}::{name}"), &[name])?;
+    require_clis(&format!("e2e_cli_smoke::{test}::{name}"), &[name]);
     let server = FakeModel::start();
     let home = AgentHome::new(&server);
     let repo = tempfile::tempdir().expect("temp repo");
@@ -100,16 +100,19 @@ fn returns_the_scripted_review(api: Api) {
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn claude_returns_the_scripted_review() {
     returns_the_scripted_review(Api::Anthropic);
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn codex_returns_the_scripted_review() {
     returns_the_scripted_review(Api::OpenAi);
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn gemini_returns_the_scripted_review() {
     returns_the_scripted_review(Api::Gemini);
 }
@@ -166,16 +169,19 @@ fn denies_a_file_write(api: Api) {
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn claude_denies_a_file_write() {
     denies_a_file_write(Api::Anthropic);
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn codex_denies_a_file_write() {
     denies_a_file_write(Api::OpenAi);
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn gemini_denies_a_file_write() {
     denies_a_file_write(Api::Gemini);
 }
@@ -213,16 +219,19 @@ fn fails_on_a_429(api: Api) {
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn claude_fails_on_a_429() {
     fails_on_a_429(Api::Anthropic);
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn codex_fails_on_a_429() {
     fails_on_a_429(Api::OpenAi);
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn gemini_fails_on_a_429() {
     fails_on_a_429(Api::Gemini);
 }
@@ -257,16 +266,19 @@ fn fails_on_a_malformed_stream(api: Api) {
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn claude_fails_on_a_malformed_stream() {
     fails_on_a_malformed_stream(Api::Anthropic);
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn codex_fails_on_a_malformed_stream() {
     fails_on_a_malformed_stream(Api::OpenAi);
 }
 
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn gemini_fails_on_a_malformed_stream() {
     fails_on_a_malformed_stream(Api::Gemini);
 }
@@ -286,10 +298,9 @@ fn pinned_version(variable: &str) -> String {
 /// `deep-review agents` finds the three installed CLIs, at the versions the install script pins
 /// (the versions this suite was checked with).
 #[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
 fn agents_command_lists_the_installed_clis_at_the_pinned_versions() {
-    let Some(paths) = support::agents::require_all("e2e_cli_smoke::agents") else {
-        return;
-    };
+    let paths = support::agents::require_all("e2e_cli_smoke::agents");
     let bin_dirs: Vec<_> = paths.iter().filter_map(|p| p.parent()).collect();
     let path = std::env::join_paths(bin_dirs.iter().chain([
         &std::path::Path::new("/usr/bin"),

@@ -6,8 +6,7 @@ use deep_review::types::{
 };
 use deep_review::verify::{VerifyContext, VerifyOutcome, verify_reviews};
 
-#[path = "support/repo.rs"]
-mod repo_support;
+use crate::support::repo as repo_support;
 
 use repo_support::Repo;
 

@@ -1,15 +1,12 @@
 //! `target::resolve` on real git repositories: the forms of TARGET, upstreams, detached HEAD,
 //! and a dirty working tree that must stay as it was.
 
-#[path = "support/repo.rs"]
-mod support;
-
 use std::process::Command;
 
+use crate::support::repo::Repo;
 use deep_review::target::{TargetSpec, resolve};
 use deep_review::types::ChangeKind;
 use deep_review::types::PrInfo;
-use support::Repo;
 
 fn spec(target: Option<&str>) -> TargetSpec {
     TargetSpec {

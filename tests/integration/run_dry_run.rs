@@ -1,10 +1,7 @@
 //! `deep-review run --dry-run` as a user runs it: the real binary on real repositories.
 
-#[path = "support/repo.rs"]
-mod support;
-
+use crate::support::repo::Repo;
 use assert_cmd::Command;
-use support::Repo;
 
 /// main with one commit; `feat` with two more, checked out.
 fn repo() -> Repo {

@@ -8,3 +8,4 @@ pub mod fake_model;
 pub mod git;
 pub mod repo;
 pub mod run;
+pub mod shared;

@@ -2,8 +2,7 @@
 //! the worktrees and return a cancelled outcome (the CLI exits 130). The signals go to this
 //! test process itself, so this binary holds this one test only.
 
-#[path = "support/repo.rs"]
-mod repo_support;
+use crate::support::repo as repo_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

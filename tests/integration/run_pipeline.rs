@@ -2,14 +2,11 @@
 //! agents in config run as generic agents: brief on stdin, review on stdout), on a real
 //! repository. The tests with the real CLIs and a fake model server live elsewhere.
 
-#[path = "support/repo.rs"]
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::support::repo::Repo;
 use assert_cmd::Command;
-use support::Repo;
 
 fn repo() -> Repo {
     let repo = Repo::new();

@@ -354,8 +354,9 @@ fn the_project_consolidation_keeps_what_its_rule_says() {
 /// similarity or confidence: consolidating all tools beats the best single tool by at least
 /// 0.05 F1, and so does consolidating claude, gemini and copilot against the best of those three.
 #[test]
+#[ignore = "needs ../shared (reference reports and benchmark data): run with --run-ignored all"]
 fn consolidation_beats_the_best_single_tool_on_the_development_split() {
-    let Some(dir) = martian_dev() else { return };
+    let dir = martian_dev();
     let ds = dataset::load(&dir, None).unwrap();
     for agents in [
         ds.tools.clone(),
@@ -381,21 +382,9 @@ fn consolidation_beats_the_best_single_tool_on_the_development_split() {
     }
 }
 
-/// The shared development split, or `None` (with the reason printed) when it is absent; under
-/// CI=true its absence is a failure.
-fn martian_dev() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/martian-dev");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{} is missing and CI=true", dir.display());
-    }
-    eprintln!(
-        "skipped: {} is absent (the shared benchmark data)",
-        dir.display()
-    );
-    None
+/// The shared development split (see [`crate::support::shared`]).
+fn martian_dev() -> PathBuf {
+    crate::support::shared::shared_dir("bench/martian-dev")
 }
 
 /// On the real development split, scoring a tool alone reproduces the judge's own counts: the
@@ -404,18 +393,9 @@ fn martian_dev() -> Option<PathBuf> {
 /// such as "Baz review" listed as a false positive for a tool with no candidates, or a candidate
 /// the file lists neither as matched nor as a false positive).
 #[test]
+#[ignore = "needs ../shared (reference reports and benchmark data): run with --run-ignored all"]
 fn per_tool_scores_reproduce_the_evaluation_file() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/martian-dev");
-    if !dir.is_dir() {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{} is missing and CI=true", dir.display());
-        }
-        eprintln!(
-            "skipped: {} is absent (the shared benchmark data)",
-            dir.display()
-        );
-        return;
-    }
+    let dir = crate::support::shared::shared_dir("bench/martian-dev");
     let ds = dataset::load(&dir, None).unwrap();
     assert_eq!(ds.prs.len(), 20);
     let mut checked = 0;

@@ -1,14 +1,11 @@
 //! `brief::build` on real repositories: every changed file, the exact diff command, the context
 //! file, the output contract, custom templates and their errors.
 
-#[path = "support/repo.rs"]
-mod support;
-
+use crate::support::repo::Repo;
 use deep_review::brief::{BriefOptions, build, estimate_tokens};
 use deep_review::target::{TargetSpec, resolve};
 use deep_review::types::PrInfo;
 use deep_review::types::Target;
-use support::Repo;
 
 /// A branch `feat` off main touching a modified, an added, a deleted, a renamed, a binary file and
 /// a submodule pointer.

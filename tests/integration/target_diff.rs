@@ -1,11 +1,8 @@
 //! `target::diff::changed_files` on real git repositories.
 
-#[path = "support/repo.rs"]
-mod support;
-
+use crate::support::repo::Repo;
 use deep_review::target::diff::changed_files;
 use deep_review::types::{ChangeKind, ChangedFile, Hunk};
-use support::Repo;
 
 fn find<'a>(files: &'a [ChangedFile], path: &str) -> &'a ChangedFile {
     files

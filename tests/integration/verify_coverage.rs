@@ -1,8 +1,7 @@
 //! Coverage measured against the change: the changed files come from a real repository (the
 //! verify stage's outcome), the agent's claims from its coverage summary and its findings.
 
-#[path = "support/repo.rs"]
-mod repo_support;
+use crate::support::repo as repo_support;
 
 use deep_review::types::{CoverageEntry, Finding, Location, Review};
 use deep_review::verify::coverage::{Coverage, coverage_of};

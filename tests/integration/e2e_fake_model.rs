@@ -2,14 +2,12 @@
 //! rely on (429 K times then the review, the first tool call, malformed streams, delays, side
 //! endpoints, CONNECT refused and recorded). Needs no agent CLI, so it runs everywhere.
 
-mod support;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use crate::support::fake_model::{Api, FakeModel, Script, ToolCall};
 use serde_json::Value;
-use support::fake_model::{Api, FakeModel, Script, ToolCall};
 
 /// Sends one request with `Connection: close` and returns (status, body).
 fn send(server: &FakeModel, method: &str, path: &str, body: &str) -> (u16, String) {

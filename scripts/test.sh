@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs what the tests need from the package registries
+# (the agent CLIs from npm; later steps add their own tools here), then runs every test,
+# including those `cargo test` lists as ignored because they need those tools or ../shared.
+#
+#   scripts/test.sh            # everything
+#   scripts/test.sh -E 'test(e2e)'   # extra arguments go to cargo nextest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v cargo-nextest >/dev/null 2>&1; then
+  echo "test.sh: installing cargo-nextest (the test runner: one process per test, timeouts)" >&2
+  cargo install --locked cargo-nextest >&2
+fi
+
+start=$(date +%s)
+agent_bin="$(bash scripts/install-agent-clis.sh)"
+echo "test.sh: agent CLIs ready in $(( $(date +%s) - start )) s: $agent_bin" >&2
+export PATH="$agent_bin:$PATH"
+export DEEP_REVIEW_AGENT_BIN="$agent_bin"
+
+cargo nextest run --profile ci --run-ignored all "$@"
+cargo test --doc

@@ -1,0 +1,31 @@
+//! The integration tests, in one binary (as ripgrep does): one link instead of one per file,
+//! which is most of a test build's time on two cores.
+//!
+//! Tests that need something outside the project (the agent CLIs from npm, `../shared`,
+//! Chromium, the local model server) are `#[ignore = "needs ..."]`: `cargo test` lists them as
+//! ignored with the reason, and `cargo nextest run --run-ignored all` (what `.ci/run` runs)
+//! runs them, failing with what to install when the tool is missing.
+
+mod support;
+
+mod bench_scoring;
+mod brief_build;
+mod config_load;
+mod consolidate_fixtures;
+mod consolidate_raw;
+mod consolidate_verify;
+mod dispatch_agents_cli;
+mod dispatch_env;
+mod dispatch_runner;
+mod dispatch_signal;
+mod e2e_cli_smoke;
+mod e2e_fake_model;
+mod e2e_run;
+mod parse_fixtures;
+mod parse_hostile;
+mod run_dry_run;
+mod run_pipeline;
+mod target_diff;
+mod target_resolve;
+mod verify_coverage;
+mod verify_findings;
