@@ -12,6 +12,7 @@
 pub mod calibrate;
 pub mod cluster;
 pub mod confidence;
+pub mod fingerprint;
 pub mod notes;
 pub mod retro;
 pub mod similarity;
@@ -226,6 +227,7 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     }
 
     Report {
+        schema_version: crate::types::report::REPORT_SCHEMA_VERSION,
         meta,
         verdict,
         verdict_rationale,
@@ -376,7 +378,7 @@ fn merge_cluster(
         wording: confidence::Wording::of_findings(members.iter().map(|&i| sources[i].finding)),
     });
 
-    MergedFinding {
+    let mut merged = MergedFinding {
         id: String::new(),
         title: rep.title.clone(),
         body: rep.explanation.clone(),
@@ -396,7 +398,10 @@ fn merge_cluster(
             verification.as_ref(),
         ),
         verification,
-    }
+        fingerprint: String::new(),
+    };
+    merged.fingerprint = fingerprint::fingerprint(&merged);
+    merged
 }
 
 /// The member the report shows: the most checkable and most explained one. Grounded before

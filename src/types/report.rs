@@ -173,6 +173,10 @@ pub struct MergedFinding {
     pub tier: Tier,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verification: Option<Verification>,
+    /// Stable across rounds and line shifts: the same defect, the same fingerprint
+    /// (`consolidate::fingerprint`). Rounds, SARIF and forge comments match findings by it.
+    #[serde(default)]
+    pub fingerprint: String,
 }
 
 impl MergedFinding {
@@ -277,9 +281,16 @@ pub struct AppendixEntry {
     pub text: String,
 }
 
+/// The version of the JSON report layout: raised when a field changes meaning or goes away, so
+/// a reader of old reports (`list`, `show`, rounds) knows what it holds.
+pub const REPORT_SCHEMA_VERSION: u32 = 2;
+
 /// The consolidated report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
+    /// [`REPORT_SCHEMA_VERSION`] when written; 0 for a report read from Markdown.
+    #[serde(default)]
+    pub schema_version: u32,
     pub meta: ReportMeta,
     pub verdict: Verdict,
     #[serde(default)]

@@ -36,6 +36,10 @@ pub struct Verification {
     /// The path is not among the files the change touched.
     #[serde(default)]
     pub outside_change: bool,
+    /// A comment at or around the cited lines that marks the issue as known or temporary
+    /// (`TODO`, `FIXME`, "temporary"), quoted: calibration lowers the severity one level for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_issue_comment: Option<String>,
     /// One short line for the report: "lines corrected 193 → 207", "quoted code not found in x.go".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -52,6 +56,7 @@ impl Verification {
             symbols_missing: Vec::new(),
             pre_existing: false,
             outside_change: false,
+            known_issue_comment: None,
             note: Some(note.into()),
         }
     }

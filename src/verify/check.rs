@@ -523,6 +523,7 @@ impl Checker {
             symbols_missing: Vec::new(),
             pre_existing,
             outside_change,
+            known_issue_comment: None,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
         })
     }

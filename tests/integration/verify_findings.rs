@@ -69,6 +69,7 @@ fn expected(status: VerificationStatus, note: Option<&str>) -> Verification {
         symbols_missing: Vec::new(),
         pre_existing: false,
         outside_change: false,
+        known_issue_comment: None,
         note: note.map(str::to_string),
     }
 }
