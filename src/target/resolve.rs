@@ -68,8 +68,10 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Target> {
     };
 
     let repo_name = repo_name(&root);
+    let web_url = web_url(&root);
     Ok(Target {
         repo_name,
+        web_url,
         repo: root,
         base,
         head,
@@ -127,6 +129,38 @@ fn repo_name(root: &Path) -> String {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default()
     })
+}
+
+/// The repository's web page, from the `origin` remote: `git@github.com:o/n.git` and
+/// `https://github.com/o/n` give `https://github.com/o/n`. `None` for a local or unknown remote.
+/// Reports link a finding's lines there (`/blob/<sha>/<path>#L10-L20`).
+fn web_url(root: &Path) -> Option<String> {
+    let url = git_probe(root, &["config", "--get", "remote.origin.url"])?;
+    let url = url.trim().trim_end_matches('/').trim_end_matches(".git");
+    let (host, path) = if let Some(rest) = url.strip_prefix("https://") {
+        let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+        rest.split_once('/')?
+    } else if let Some(rest) = url.strip_prefix("ssh://") {
+        let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+        let (host, path) = rest.split_once('/')?;
+        (host.split(':').next().unwrap_or(host), path)
+    } else if let Some((user_host, path)) = url.split_once(':') {
+        let host = user_host.rsplit_once('@').map_or(user_host, |(_, h)| h);
+        if host.contains('/') || host.is_empty() {
+            return None;
+        }
+        (host, path)
+    } else {
+        return None;
+    };
+    let path = path.trim_matches('/');
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+    };
+    (plain(host) && plain(path) && path.contains('/') && !path.contains(".."))
+        .then(|| format!("https://{host}/{path}"))
 }
 
 /// `A..B` / `A...B` → (Some(A), Some(B)), an empty side meaning HEAD; `X` → (None, Some(X)).
@@ -309,7 +343,7 @@ fn commits(root: &Path, merge_base: &str, head: &str) -> anyhow::Result<Vec<(Com
 
 #[cfg(test)]
 mod tests {
-    use super::{repo_name, split_target};
+    use super::{repo_name, split_target, web_url};
 
     #[test]
     fn repo_names_from_remotes_or_the_directory() {
@@ -342,6 +376,30 @@ mod tests {
                 .status();
             git(&["remote", "add", "origin", url]);
             assert_eq!(repo_name(&root), want, "{url}");
+        }
+        for (url, want) in [
+            (
+                "git@github.com:o/n.git",
+                Some("https://github.com/o/n".to_string()),
+            ),
+            (
+                "https://user:pw@github.com/o/n/",
+                Some("https://github.com/o/n".to_string()),
+            ),
+            (
+                "ssh://git@gitlab.example.com:22/group/n.git",
+                Some("https://gitlab.example.com/group/n".to_string()),
+            ),
+            ("/srv/git/n.git", None),
+            ("https://host/o/n\"><script>", None),
+        ] {
+            let _ = std::process::Command::new("git")
+                .arg("-C")
+                .arg(&root)
+                .args(["remote", "remove", "origin"])
+                .status();
+            git(&["remote", "add", "origin", url]);
+            assert_eq!(web_url(&root), want, "{url}");
         }
     }
 

@@ -16,6 +16,10 @@ pub struct Target {
     /// the top-level directory's name.
     #[serde(default)]
     pub repo_name: String,
+    /// The repository's web page when the `origin` remote is on a forge
+    /// (`https://github.com/o/n`): reports link findings to their lines there.
+    #[serde(default)]
+    pub web_url: Option<String>,
     /// The base commit as resolved (full sha): what the change is compared against.
     pub base: String,
     /// The head commit (full sha): what is reviewed.

@@ -114,6 +114,14 @@ pub struct ReportMeta {
     pub date: Option<chrono::NaiveDateTime>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repo: Option<String>,
+    /// The repository's web page (`https://github.com/o/n`), when it is on a forge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo_url: Option<String>,
+    /// The reviewed commit and the merge-base it was compared against (full shas), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
