@@ -106,6 +106,7 @@ fn run_once(s: &Setup, n: usize) -> f64 {
         &s.agents,
         Path::new(&bundle),
         ProgressMode::Silent,
+        Default::default(),
     )
     .expect("runtime");
     for r in &outcome.reviews {

@@ -17,6 +17,7 @@ pub mod consolidate;
 pub mod dispatch;
 pub mod git;
 pub mod parse;
+pub mod pipeline;
 pub mod report;
 pub mod store;
 pub mod target;

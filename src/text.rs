@@ -92,6 +92,34 @@ pub fn safe_file_name(name: &str, fallback: &str) -> String {
     label
 }
 
+/// `text` safe to print on a terminal: control characters (escape sequences, bells, carriage
+/// returns, C1 controls) are shown as `\x1b`-style escapes instead of acting on the terminal.
+/// An agent's output, a file name or a commit subject can carry `\x1b]52;c;...` (a clipboard
+/// write) or a title change; printed raw, they would act. Newlines and tabs are kept.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_unsafe_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe_control(c) {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// [`printable`] for one line: newlines and tabs become spaces as well.
+pub fn printable_line(text: &str) -> String {
+    printable(text).replace(['\n', '\t'], " ")
+}
+
+fn is_unsafe_control(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,6 +153,16 @@ mod tests {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
         assert!(parse_duration("30").unwrap_err().contains("without a unit"));
+    }
+
+    #[test]
+    fn control_characters_cannot_act_on_the_terminal() {
+        let hostile = "ok \x1b]52;c;aGVsbG8=\x07 \x1b[2J\r\u{9b}31m";
+        let shown = printable(hostile);
+        assert!(!shown.chars().any(|c| c.is_control()), "{shown:?}");
+        assert_eq!(shown, "ok \\x1b]52;c;aGVsbG8=\\x07 \\x1b[2J\\x0d\\x9b31m");
+        assert_eq!(printable("plain\ttext\n"), "plain\ttext\n");
+        assert_eq!(printable_line("two\nlines"), "two lines");
     }
 
     #[test]

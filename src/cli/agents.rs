@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::config;
 use crate::dispatch::AgentSpec;
-use crate::dispatch::agents::{VERSION_TIMEOUT, find_program, probe_version};
+use crate::dispatch::backend::commands::{VERSION_TIMEOUT, find_program, probe_version};
 use crate::types::AgentKind;
 
 #[derive(Debug, Args)]

@@ -7,16 +7,22 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use clap::Args;
 
-use crate::consolidate::{ConsolidateOptions, consolidate};
 use crate::git::{git_probe, git_text, resolve_commit};
 use crate::parse::{read_review_file, report_reader};
+use crate::pipeline;
 use crate::report::{self, Format};
-use crate::types::{Review, Reviewer};
-use crate::verify::{VerifyContext, VerifyOutcome, verify_reviews};
+use crate::text::printable_line;
+use crate::types::{ReportMeta, Review, Reviewer};
+use crate::verify::VerifyContext;
 
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("input").required(true).multiple(true).args(["from_report", "raw"])))]
+#[command(group(clap::ArgGroup::new("input").required(true).multiple(true).args(["from_report", "raw", "bundle"])))]
 pub struct ConsolidateArgs {
+    /// A run bundle (`.reviews/runs/<id>`): consolidate that run again from what its agents
+    /// saved, with no agent running, verified again when its repository is here.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["from_report", "raw", "repo"])]
+    pub bundle: Option<PathBuf>,
+
     /// A Deep Review report whose "Appendix: Original Reviews" holds the raw reviews to use.
     #[arg(long, value_name = "FILE")]
     pub from_report: Option<PathBuf>,
@@ -51,14 +57,9 @@ pub struct ConsolidateArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Verifies the reviews against `repo` at `head`, with the merge-base of `base` and `head` as the
+/// What to verify against: `repo` at `head`, with the merge-base of `base` and `head` as the
 /// base when a base is given.
-fn verify_against(
-    repo: &Path,
-    head: &str,
-    base: Option<&str>,
-    reviews: &mut [Review],
-) -> anyhow::Result<VerifyOutcome> {
+fn verify_context(repo: &Path, head: &str, base: Option<&str>) -> anyhow::Result<VerifyContext> {
     if !repo.join(".git").exists() && git_probe(repo, &["rev-parse", "--git-dir"]).is_none() {
         bail!(
             "--repo {} is not a git repository: give the checkout the reviews were written for",
@@ -78,12 +79,11 @@ fn verify_against(
         }),
         None => None,
     };
-    let ctx = VerifyContext {
+    Ok(VerifyContext {
         repo: repo.to_path_buf(),
         head: head_sha,
         base: base_sha,
-    };
-    verify_reviews(&ctx, reviews)
+    })
 }
 
 /// Splits `name=value`; the name is lower-cased (agent names are).
@@ -100,16 +100,24 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
 }
 
 pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
-    let mut opts = ConsolidateOptions::default();
+    if let Some(dir) = &args.bundle {
+        let analysis = pipeline::from_bundle(dir)?;
+        return output(&args, analysis);
+    }
+    let mut meta = ReportMeta::default();
     let mut reviews: Vec<Review> = Vec::new();
 
     if let Some(path) = &args.from_report {
         let source = report_reader::read_report(path)
             .with_context(|| format!("cannot consolidate from the report {}", path.display()))?;
         for w in &source.warnings {
-            eprintln!("deep-review: warning: {}: {w}", path.display());
+            eprintln!(
+                "deep-review: warning: {}: {}",
+                path.display(),
+                printable_line(w)
+            );
         }
-        opts.meta = source.meta;
+        meta = source.meta;
         reviews.extend(source.reviews);
     }
     for (name, file) in &args.raw {
@@ -143,9 +151,9 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
             );
         };
         review.display_name = Some(display.clone());
-        match opts.meta.reviewers.iter_mut().find(|r| &r.name == name) {
+        match meta.reviewers.iter_mut().find(|r| &r.name == name) {
             Some(r) => r.display = display.clone(),
-            None => opts.meta.reviewers.push(Reviewer {
+            None => meta.reviewers.push(Reviewer {
                 name: name.clone(),
                 display: display.clone(),
                 model: None,
@@ -158,30 +166,37 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
             let at = w.line.map(|l| format!(" line {l}:")).unwrap_or_default();
             eprintln!(
                 "deep-review: warning: {} review:{at} {}",
-                review.agent, w.message
+                printable_line(&review.agent),
+                printable_line(&w.message)
             );
         }
     }
-    if opts.meta.id.is_empty() {
-        opts.meta.id = format!(
+    if meta.id.is_empty() {
+        meta.id = format!(
             "{}-consolidated",
             chrono::Local::now().format("%Y%m%d-%H%M%S")
         );
     }
-    if opts.meta.date.is_none() {
-        opts.meta.date = Some(chrono::Local::now().naive_local());
+    if meta.date.is_none() {
+        meta.date = Some(chrono::Local::now().naive_local());
     }
 
-    if let Some(repo) = &args.repo {
-        let outcome = verify_against(repo, &args.head, args.base.as_deref(), &mut reviews)?;
-        eprintln!("deep-review: verified findings: {}", outcome.counts);
-        if args.base.is_some() {
-            opts.changed_files = Some(outcome.changed_paths());
-        }
-    }
+    let verify = match &args.repo {
+        Some(repo) => Some(verify_context(repo, &args.head, args.base.as_deref())?),
+        None => None,
+    };
+    output(&args, pipeline::analyze_reviews(reviews, verify, meta))
+}
 
-    let report = consolidate(&reviews, &opts);
-    let text = report::render(&report, args.format);
+/// Prints what was learned and writes the report to `--out` or stdout.
+fn output(args: &ConsolidateArgs, analysis: pipeline::Analysis) -> anyhow::Result<ExitCode> {
+    for warning in &analysis.warnings {
+        eprintln!("deep-review: warning: {}", printable_line(warning));
+    }
+    if let Some(counts) = analysis.verified {
+        eprintln!("deep-review: verified findings: {counts}");
+    }
+    let text = report::render(&analysis.report, args.format);
     match &args.out {
         Some(path) => {
             std::fs::write(path, &text)

@@ -7,8 +7,10 @@ use clap::{Parser, Subcommand};
 pub mod agents;
 pub mod bench;
 pub mod consolidate;
+pub mod list;
 pub mod run;
 pub mod schema;
+pub mod show;
 
 /// Runs several AI code reviewers on one change, checks their findings against the code and
 /// writes one consolidated Deep Review report.
@@ -25,6 +27,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Consolidate saved raw reviews (or an old report's appendix) into one report, offline.
     Consolidate(consolidate::ConsolidateArgs),
+    /// List the reports in the store (`.reviews/`), newest first.
+    List(list::ListArgs),
+    /// Print one report from the store (`latest` for the newest).
+    Show(show::ShowArgs),
     /// List the agent CLIs found on PATH, with their versions.
     Agents(agents::AgentsArgs),
     /// Print the JSON Schema of a raw review or of the report.
@@ -53,6 +59,8 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::execute(args),
         Command::Consolidate(args) => consolidate::execute(args),
+        Command::List(args) => list::execute(args),
+        Command::Show(args) => show::execute(args),
         Command::Agents(args) => agents::execute(args),
         Command::Schema(args) => schema::execute(args),
         Command::Bench(args) => bench::execute(args),

@@ -1,34 +1,17 @@
 //! `deep-review run`: review a change with every enabled agent at once and write the report.
-//!
-//! The stages, each a call into its module:
-//!
-//! ```text
-//! prepare:  target::resolve → config::load → brief::build          (nothing runs, nothing written)
-//! pipeline: store (bundle, brief) → dispatch → parse → verify → consolidate → report → store
-//! ```
-//!
-//! `--dry-run` stops after `prepare` and prints the brief and each agent's command line.
+//! Arguments become a [`PlanRequest`]; the pipeline does the rest; this file prints.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
-use anyhow::Context;
-use chrono::{DateTime, Local};
 use clap::Args;
 
-use crate::brief::{self, BriefOptions};
-use crate::config::{self, Config};
-use crate::consolidate::{ConsolidateOptions, consolidate};
-use crate::dispatch::{self, AgentSpec, ProgressMode, agents::safe_name, command_for};
-use crate::parse::parse_review;
-use crate::report::{self, Format};
-use crate::store::{RunBundle, Store, run_id};
-use crate::target::{self, TargetSpec};
-use crate::text::plural;
-use crate::types::Brief;
-use crate::types::Target;
-use crate::types::{RawReview, Report, ReportMeta, Review, Reviewer, RunStatus};
+use crate::dispatch::{self, ProgressMode, command_for};
+use crate::pipeline::{self, Plan, PlanRequest, RunOptions, RunOutcome};
+use crate::report::Format;
+use crate::target::TargetSpec;
+use crate::text::{plural, printable_line};
+use crate::types::Verdict;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -45,7 +28,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "REV")]
     pub head: Option<String>,
 
-    /// The agents to run, comma-separated (`claude,codex`); default: every enabled agent.
+    /// The agents to run, comma-separated (`claude,codex`); default: every enabled agent that
+    /// is installed.
     #[arg(long, value_name = "LIST")]
     pub agents: Option<String>,
 
@@ -57,13 +41,18 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// Report format: `md` writes `.reviews/<id>.md`; `json` writes `.reviews/<id>.json` too.
-    #[arg(long, value_enum, default_value = "md")]
-    pub format: Format,
+    /// Formats written besides Markdown and JSON (always written): `html`, `sarif`.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub format: Vec<Format>,
 
     /// Print the brief, its size and each agent's command line; run nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
+
+    /// Finish run ID (`latest` for the newest): run again only the agents that did not produce
+    /// a review, reuse the others' saved output, and write the run's report.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["target", "base", "head", "dry_run", "brief_template"])]
+    pub resume: Option<String>,
 
     /// One plain line per event instead of live progress.
     #[arg(long, short)]
@@ -74,131 +63,107 @@ pub struct RunArgs {
     pub repo: PathBuf,
 }
 
-/// Everything a run needs, resolved before anything runs or is written.
-#[derive(Debug, Clone)]
-pub struct Prepared {
-    pub target: Target,
-    pub config: Config,
-    pub agents: Vec<AgentSpec>,
-    pub brief: Brief,
-    pub store: Store,
-    /// When the run started: names the run id and the report's date.
-    pub started_at: DateTime<Local>,
-}
+impl RunArgs {
+    fn request(&self) -> PlanRequest {
+        PlanRequest {
+            repo: self.repo.clone(),
+            target: TargetSpec {
+                target: self.target.clone(),
+                base: self.base.clone(),
+                head: self.head.clone(),
+                pr: None,
+                description: None,
+            },
+            agents: self.agents.clone(),
+            brief_template: self.brief_template.clone(),
+            out: self.out.clone(),
+        }
+    }
 
-impl Prepared {
-    /// `YYYYMMDD-HHMMSS-<label>` (the store adds `-2` if that bundle exists already).
-    pub fn id(&self) -> String {
-        run_id(self.started_at, &self.target.label)
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            progress: if self.quiet {
+                ProgressMode::Plain
+            } else {
+                ProgressMode::Auto
+            },
+            formats: self.format.clone(),
+            ..RunOptions::default()
+        }
     }
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
-    let prepared = prepare(&args)?;
+    if let Some(id) = &args.resume {
+        return resume(&args, id);
+    }
+    let plan = pipeline::plan(&args.request())?;
+    for note in &plan.notes {
+        eprintln!("deep-review: {}", printable_line(note));
+    }
     if args.dry_run {
-        super::print_out(&dry_run_text(&prepared))?;
+        super::print_out(&dry_run_text(&plan))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut prepared = prepared;
-    if args.agents.is_none() {
-        prepared.agents = installed_agents(std::mem::take(&mut prepared.agents))?;
-    }
-    let progress = if args.quiet {
-        ProgressMode::Plain
-    } else {
-        ProgressMode::Auto
-    };
-    let outcome = run_pipeline(&prepared, args.format, progress)?;
-    Ok(outcome.exit_code())
+    let outcome = pipeline::execute(&plan, &args.options())?;
+    finish(&outcome)
 }
 
-/// With no `--agents`, the default set is whatever is installed: an agent whose CLI is not on
-/// PATH is left out with a note rather than reported as a failure. An agent named with
-/// `--agents` always runs, so a missing one fails loudly. No agent at all is an error that says
-/// what to install.
-fn installed_agents(agents: Vec<AgentSpec>) -> anyhow::Result<Vec<AgentSpec>> {
-    let (found, missing): (Vec<AgentSpec>, Vec<AgentSpec>) = agents
-        .into_iter()
-        .partition(|a| dispatch::agents::find_program(&a.command).is_some());
-    let install = |a: &AgentSpec| match a.kind.npm_package() {
-        Some(pkg) => format!("`{}` (npm install -g {pkg})", a.command),
-        None => format!("`{}`", a.command),
-    };
-    if found.is_empty() {
-        let list: Vec<String> = missing.iter().map(install).collect();
-        anyhow::bail!(
-            "no agent CLI is installed: install at least one of {} (`deep-review agents` shows what is found)",
-            list.join(", ")
-        );
-    }
-    for a in &missing {
+/// `run --resume ID`: the agents come from today's config, by the names the run recorded.
+fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
+    let root = crate::git::git_text(&args.repo, &["rev-parse", "--show-toplevel"])
+        .map(PathBuf::from)
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "{} is not inside a git repository: run `--resume` where the run was made, or pass `--repo DIR`",
+                args.repo.display()
+            )
+        })?;
+    let store = crate::store::Store::new(args.out.as_deref().unwrap_or(&root));
+    let config = crate::config::load(&root)?;
+    let names: Vec<String> = config.agent_names();
+    let agents = config.agent_specs(Some(&names.join(",")))?;
+    let outcome = pipeline::resume(&store, id, &agents, &args.options())?;
+    finish(&outcome)
+}
+
+/// Prints where the report went and ends with the exit code.
+fn finish(outcome: &RunOutcome) -> anyhow::Result<ExitCode> {
+    if outcome.cancelled {
         eprintln!(
-            "deep-review: {} is not installed, reviewing without it: {} is not on PATH",
-            a.display,
-            install(a)
+            "deep-review: cancelled; what the agents wrote so far is kept in {} (`deep-review run --resume {}` finishes it)",
+            outcome.bundle_dir.display(),
+            outcome.id
         );
+        return Ok(ExitCode::from(130));
     }
-    Ok(found)
-}
-
-/// Whether the change under review adds, edits, renames or deletes `.deep-review.toml`.
-fn changes_repo_config(target: &Target) -> bool {
-    target.changed_files.iter().any(|f| {
-        f.path == config::REPO_CONFIG_FILE
-            || f.old_path.as_deref() == Some(config::REPO_CONFIG_FILE)
-    })
-}
-
-/// Resolves the target, loads config, picks the agents and builds the brief.
-pub fn prepare(args: &RunArgs) -> anyhow::Result<Prepared> {
-    let spec = TargetSpec {
-        target: args.target.clone(),
-        base: args.base.clone(),
-        head: args.head.clone(),
-        pr: None,
-        description: None,
+    let Some(analysis) = &outcome.analysis else {
+        return Ok(ExitCode::from(3));
     };
-    let target = target::resolve(&args.repo, &spec)?;
-    let config = if changes_repo_config(&target) {
-        let (config, ignored) = config::load_untrusted_repo(&target.repo)?;
-        for note in ignored {
-            eprintln!("deep-review: warning: {note}");
-        }
-        config
+    for warning in &analysis.warnings {
+        eprintln!("deep-review: warning: {}", printable_line(warning));
+    }
+    if let Some(counts) = analysis.verified {
+        eprintln!("deep-review: verified findings: {counts}");
+    }
+    for path in &outcome.written {
+        super::print_out(&format!("{}\n", path.display()))?;
+    }
+    Ok(if analysis.report.verdict == Verdict::NoReview {
+        ExitCode::from(3)
     } else {
-        config::load(&target.repo)?
-    };
-    let agents = config.agent_specs(args.agents.as_deref())?;
-    let template = brief::template_path(
-        args.brief_template.as_deref(),
-        config.brief_template.as_deref(),
-    );
-    let brief = brief::build(
-        &target,
-        &BriefOptions {
-            template,
-            ..BriefOptions::default()
-        },
-    )?;
-    let out_root = args.out.clone().unwrap_or_else(|| target.repo.clone());
-    Ok(Prepared {
-        store: Store::new(&out_root),
-        target,
-        config,
-        agents,
-        brief,
-        started_at: Local::now(),
+        ExitCode::SUCCESS
     })
 }
 
 /// What `--dry-run` prints: the brief, then a summary with each agent's command line. The
 /// command lines are the ones dispatch would run, with a placeholder for the temporary
-/// worktree and secrets redacted.
-pub fn dry_run_text(p: &Prepared) -> String {
+/// checkout and secrets redacted.
+pub fn dry_run_text(p: &Plan) -> String {
     let t = &p.target;
     let id = p.id();
     let bundle = p.store.bundle_dir(&id);
-    let work_root = std::env::temp_dir().join("deep-review-XXXXXX");
+    let work_root = std::env::temp_dir().join("deep-review-run-XXXXXX");
     let mut out = String::new();
     out.push_str(&p.brief.text);
     if !out.ends_with('\n') {
@@ -208,7 +173,7 @@ pub fn dry_run_text(p: &Prepared) -> String {
     out.push_str("deep-review run --dry-run: nothing was run and nothing was written.\n\n");
     out.push_str(&format!(
         "Target:  {} — {}, {} changed ({})\n",
-        t.label,
+        printable_line(&t.label),
         plural(t.commits.len(), "commit", "commits"),
         plural(t.changed_files.len(), "file", "files"),
         t.diff_command()
@@ -219,21 +184,27 @@ pub fn dry_run_text(p: &Prepared) -> String {
     };
     let context = p.brief.context_file.as_deref().unwrap_or("none");
     out.push_str(&format!(
-        "Brief:   {} bytes, about {} tokens (template: {template}; context file: {context})\n",
-        p.brief.bytes, p.brief.estimated_tokens
+        "Brief:   {} bytes, about {} tokens (template: {}; context file: {})\n",
+        p.brief.bytes,
+        p.brief.estimated_tokens,
+        printable_line(&template),
+        printable_line(context)
     ));
     if !p.config.files.is_empty() {
         let files: Vec<String> = p
             .config
             .files
             .iter()
-            .map(|f| f.display().to_string())
+            .map(|f| printable_line(&f.display().to_string()))
             .collect();
         out.push_str(&format!("Config:  {}\n", files.join(", ")));
     }
-    out.push_str(&format!("Agents:  {}\n", p.agents.len()));
-    for spec in &p.agents {
-        let worktree = work_root.join(safe_name(&spec.name));
+    out.push_str(&format!(
+        "Agents:  {}\n",
+        p.agents.len() + p.not_installed.len()
+    ));
+    for spec in p.agents.iter().chain(&p.not_installed) {
+        let worktree = work_root.join(dispatch::backend::commands::safe_name(&spec.name));
         let command = command_for(spec, &worktree, &bundle);
         let mut details = vec![spec.display.clone()];
         if let Some(m) = &spec.model {
@@ -248,14 +219,14 @@ pub fn dry_run_text(p: &Prepared) -> String {
         ));
         out.push_str(&format!(
             "  {} ({}):\n    {}\n",
-            spec.name,
-            details.join(", "),
+            printable_line(&spec.name),
+            printable_line(&details.join(", ")),
             command.display()
         ));
-        if dispatch::agents::find_program(&spec.command).is_none() {
+        if dispatch::backend::commands::find_program(&spec.command).is_none() {
             out.push_str(&format!(
                 "    not installed: `{}` is not on PATH; a run leaves it out unless --agents names it\n",
-                spec.command
+                printable_line(&spec.command)
             ));
         }
     }
@@ -265,216 +236,4 @@ pub fn dry_run_text(p: &Prepared) -> String {
         bundle.display()
     ));
     out
-}
-
-/// How a run ended.
-#[derive(Debug, Clone)]
-pub struct PipelineOutcome {
-    pub id: String,
-    pub bundle_dir: PathBuf,
-    /// The report files written (`.md`, and `.json` with `--format json`); empty when cancelled.
-    pub written: Vec<PathBuf>,
-    pub report: Option<Report>,
-    pub runs: Vec<RawReview>,
-    pub cancelled: bool,
-}
-
-impl PipelineOutcome {
-    /// 130 when cancelled (Ctrl-C / SIGTERM), 1 when no agent produced a review (the verdict
-    /// is "No review"), else 0.
-    pub fn exit_code(&self) -> ExitCode {
-        if self.cancelled {
-            ExitCode::from(130)
-        } else if self
-            .report
-            .as_ref()
-            .is_none_or(|r| r.verdict == crate::types::Verdict::NoReview)
-        {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        }
-    }
-}
-
-/// The whole run: bundle → dispatch → parse → verify → consolidate → report → store.
-/// Prints the report paths on stdout; progress goes to stderr.
-pub fn run_pipeline(
-    p: &Prepared,
-    format: Format,
-    progress: ProgressMode,
-) -> anyhow::Result<PipelineOutcome> {
-    let clock = Instant::now();
-    let bundle = p.store.create_run(&p.target.label, p.started_at)?;
-    save_inputs(&bundle, p)?;
-
-    let dispatched = dispatch::dispatch_blocking(
-        &p.target.repo,
-        &p.target.head,
-        &p.brief.text,
-        &p.agents,
-        &bundle.dir,
-        progress,
-    )?;
-    // Dispatch caught Ctrl-C and SIGTERM to stop the agents; they are gone now, and what is left
-    // takes milliseconds and leaves nothing to clean up, so a signal may end the process again.
-    // SAFETY: restores the default disposition of two signals; no handler runs concurrently
-    // that depends on them (dispatch's runtime has been dropped).
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::signal(libc::SIGTERM, libc::SIG_DFL);
-    }
-    if dispatched.cancelled {
-        eprintln!(
-            "deep-review: cancelled; what the agents wrote so far is kept in {}",
-            bundle.dir.display()
-        );
-        return Ok(PipelineOutcome {
-            id: bundle.id,
-            bundle_dir: bundle.dir,
-            written: Vec::new(),
-            report: None,
-            runs: dispatched.reviews,
-            cancelled: true,
-        });
-    }
-
-    let reviews = parse_runs(&dispatched.reviews, &p.agents);
-    let reviews = verify(reviews, &p.target);
-
-    let mut meta = report_meta(p, &bundle.id);
-    meta.wall_clock_s = Some(clock.elapsed().as_secs_f64());
-    let opts = ConsolidateOptions {
-        meta,
-        changed_files: Some(
-            p.target
-                .changed_files
-                .iter()
-                .map(|f| f.path.clone())
-                .collect(),
-        ),
-        runs: dispatched.reviews.clone(),
-    };
-    let mut report = consolidate(&reviews, &opts);
-    // The wall clock of the whole run, consolidation included.
-    report.meta.wall_clock_s = Some(clock.elapsed().as_secs_f64());
-
-    let mut written =
-        vec![
-            p.store
-                .write_report(&bundle.id, "md", &report::render(&report, Format::Md))?,
-        ];
-    if format == Format::Json {
-        written.push(p.store.write_report(
-            &bundle.id,
-            "json",
-            &report::render(&report, Format::Json),
-        )?);
-    }
-    for path in &written {
-        super::print_out(&format!("{}\n", path.display()))?;
-    }
-    Ok(PipelineOutcome {
-        id: bundle.id,
-        bundle_dir: bundle.dir,
-        written,
-        report: Some(report),
-        runs: dispatched.reviews,
-        cancelled: false,
-    })
-}
-
-/// The bundle's inputs, saved before any agent starts: the brief exactly as sent, and the
-/// resolved target (so a run can be consolidated again from its bundle).
-fn save_inputs(bundle: &RunBundle, p: &Prepared) -> anyhow::Result<()> {
-    bundle.save_brief(&p.brief)?;
-    bundle
-        .save_json("target.json", &p.target)
-        .context("cannot save the target in the run bundle")?;
-    Ok(())
-}
-
-/// Parses every run that produced text; a failed run with no text gives no review (the report
-/// names it from the run's status).
-fn parse_runs(runs: &[RawReview], agents: &[AgentSpec]) -> Vec<Review> {
-    runs.iter()
-        .filter(|r| !r.text.trim().is_empty())
-        .map(|r| {
-            let mut review = parse_review(&r.agent, &r.text);
-            if review.display_name.is_none() {
-                review.display_name = agents
-                    .iter()
-                    .find(|a| a.name == r.agent)
-                    .map(|a| a.display.clone())
-                    .or_else(|| r.display_name.clone());
-            }
-            if r.status != RunStatus::Ok {
-                review.warnings.push(crate::types::ParseWarning {
-                    line: None,
-                    message: format!(
-                        "the run {}: this review may be incomplete",
-                        match r.status {
-                            RunStatus::TimedOut => "timed out",
-                            RunStatus::Cancelled => "was cancelled",
-                            _ => "failed",
-                        }
-                    ),
-                });
-            }
-            review
-        })
-        .collect()
-}
-
-/// The verify stage: every finding checked against the code at head and at the merge-base.
-/// A repository that cannot be read leaves the findings unchecked, with the reason, rather than
-/// losing the review.
-fn verify(mut reviews: Vec<Review>, target: &Target) -> Vec<Review> {
-    let ctx = crate::verify::VerifyContext {
-        repo: target.repo.clone(),
-        head: target.head.clone(),
-        base: Some(target.merge_base.clone()),
-    };
-    match crate::verify::verify_reviews_with_changes(
-        &ctx,
-        target.changed_files.clone(),
-        &mut reviews,
-    ) {
-        Ok(outcome) => eprintln!("deep-review: verified findings: {}", outcome.counts),
-        Err(err) => {
-            let why = format!("verification failed: {err:#}");
-            eprintln!("deep-review: warning: {why}");
-            crate::verify::mark_unchecked(&mut reviews, &why);
-        }
-    }
-    reviews
-}
-
-/// The report's metadata table from the target and the agents.
-fn report_meta(p: &Prepared, id: &str) -> ReportMeta {
-    let t = &p.target;
-    ReportMeta {
-        id: id.to_string(),
-        date: Some(p.started_at.naive_local()),
-        repo: Some(t.repo_name.clone()).filter(|r| !r.is_empty()),
-        repo_url: t.web_url.clone(),
-        head: Some(t.head.clone()),
-        base: Some(t.merge_base.clone()),
-        round: Some(1),
-        author: t.author.clone(),
-        pr: t.pr.clone(),
-        branch: t.branch.clone(),
-        commits: t.commits.clone(),
-        reviewers: p
-            .agents
-            .iter()
-            .map(|a| Reviewer {
-                name: a.name.clone(),
-                display: a.display.clone(),
-                model: a.model.clone(),
-                effort: a.effort.clone(),
-            })
-            .collect(),
-        wall_clock_s: None,
-    }
 }

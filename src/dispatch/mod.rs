@@ -1,83 +1,69 @@
-//! Dispatch stage: the brief to every agent at once, each in its own read-only worktree.
+//! Dispatch stage: the brief to every reviewer at once.
 //!
-//! [`dispatch`] starts every agent together (so the whole run takes about as long as the
-//! slowest agent), each in a detached worktree of the head commit, and returns one
-//! [`RawReview`] per agent in the order given, whatever happened to the others. Ctrl-C or
-//! SIGTERM stops every agent, removes the worktrees and returns `cancelled: true`: the caller
-//! exits 130.
+//! ```text
+//! dispatch ── supervisor (per reviewer: deadline, retries, cancellation, bundle, events)
+//!               └── backend (how one attempt runs: backend::process for local CLIs)
+//!          ── events ──► progress (live or plain lines), events.jsonl, any other sink
+//! ```
+//!
+//! [`dispatch`] starts every reviewer together (so the whole run takes about as long as the
+//! slowest one) and returns one [`RawReview`] per reviewer in the order given, whatever
+//! happened to the others. The first Ctrl-C (SIGINT), SIGTERM, SIGHUP (the terminal closed) or
+//! SIGQUIT stops every reviewer (TERM, a grace period, KILL), removes the checkouts and returns
+//! `cancelled: true`: the caller exits 130. A second one kills every agent at once and exits.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
-
-use crate::types::{RawReview, RunStatus};
-
-pub mod agents;
-pub mod bundle;
+pub mod backend;
+pub mod events;
+pub mod failure;
 pub mod output;
 pub mod progress;
-pub mod runner;
-pub mod transient;
+pub mod stale;
+pub mod supervisor;
 pub mod worktree;
 
 pub use crate::types::{AgentKind, AgentSpec, DEFAULT_TIMEOUT};
-pub use agents::{AgentCommand, command_for};
+pub use backend::commands::{AgentCommand, command_for};
+pub use events::{Event, EventKind, EventSink};
 pub use progress::ProgressMode;
+pub use tokio_util::sync::CancellationToken as CancelToken;
+
+use crate::types::{Failure, RawReview, RunStatus};
+use backend::Shared;
+use events::{Emitter, JsonlSink};
+
+/// The most output kept per agent attempt unless configured otherwise: a review is a few
+/// hundred KB of events at most; an agent that writes more is looping.
+pub const DEFAULT_OUTPUT_LIMIT: u64 = 20 * 1024 * 1024;
 
 /// What a dispatch returns.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DispatchOutcome {
     /// One per agent, in the order the agents were given.
     pub reviews: Vec<RawReview>,
-    /// Ctrl-C, SIGTERM or the cancel token stopped the run; the caller exits 130.
+    /// A signal or the cancel token stopped the run; the caller exits 130.
     pub cancelled: bool,
-    /// The whole dispatch, from the first worktree to the last cleanup.
+    /// The whole dispatch, from the first checkout to the last cleanup.
     pub wall_clock_s: f64,
 }
 
-/// A cancel signal shared by every agent of a dispatch. Cloning shares it.
-#[derive(Debug, Clone)]
-pub struct CancelToken(Arc<watch::Sender<bool>>);
-
-impl Default for CancelToken {
-    fn default() -> Self {
-        CancelToken::new()
-    }
-}
-
-impl CancelToken {
-    pub fn new() -> Self {
-        CancelToken(Arc::new(watch::Sender::new(false)))
-    }
-
-    /// Stops every agent of the dispatch that holds this token.
-    pub fn cancel(&self) {
-        self.0.send_replace(true);
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        *self.0.borrow()
-    }
-
-    /// Completes once [`cancel`](Self::cancel) was called.
-    pub async fn cancelled(&self) {
-        let mut rx = self.0.subscribe();
-        let _ = rx.wait_for(|cancelled| *cancelled).await;
-    }
-}
-
 /// Knobs of [`dispatch_with`] that the CLI leaves at their defaults.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct DispatchOptions {
-    /// Retries after a transient failure (HTTP 429/5xx, overloaded, network); at most this many.
+    /// Retries after a transient failure (rate limit, server error, network); at most this many.
     pub max_retries: u32,
-    /// Wait before the first retry; doubled for each next one.
+    /// Wait before the first retry when the provider does not say; doubled for each next one.
     pub retry_backoff: Duration,
     /// Stops the dispatch when cancelled.
     pub cancel: CancelToken,
+    /// The most bytes of output kept per attempt ([`DEFAULT_OUTPUT_LIMIT`]).
+    pub output_limit: u64,
+    /// Sinks that get every event besides the progress display and `events.jsonl`.
+    pub sinks: Vec<Arc<dyn EventSink>>,
 }
 
 impl Default for DispatchOptions {
@@ -86,12 +72,14 @@ impl Default for DispatchOptions {
             max_retries: 2,
             retry_backoff: Duration::from_secs(5),
             cancel: CancelToken::new(),
+            output_limit: DEFAULT_OUTPUT_LIMIT,
+            sinks: Vec::new(),
         }
     }
 }
 
 /// Runs every agent at once on `head` of `repo` with `brief` on stdin, writes each one's files
-/// under `bundle_dir/<agent>/`, and stops everything on Ctrl-C or SIGTERM.
+/// under `bundle_dir/<agent>/`, and stops everything on a signal (see the module doc).
 pub async fn dispatch(
     repo: &Path,
     head: &str,
@@ -100,8 +88,29 @@ pub async fn dispatch(
     bundle_dir: &Path,
     progress: ProgressMode,
 ) -> DispatchOutcome {
-    let options = DispatchOptions::default();
-    // Handlers are installed here, before the first worktree exists, so no Ctrl-C can slip
+    dispatch_handling_signals(
+        repo,
+        head,
+        brief,
+        agents,
+        bundle_dir,
+        progress,
+        DispatchOptions::default(),
+    )
+    .await
+}
+
+/// [`dispatch_with`] with the signal handling of [`dispatch`].
+pub async fn dispatch_handling_signals(
+    repo: &Path,
+    head: &str,
+    brief: &str,
+    agents: &[AgentSpec],
+    bundle_dir: &Path,
+    progress: ProgressMode,
+    options: DispatchOptions,
+) -> DispatchOutcome {
+    // Handlers are installed here, before the first checkout exists, so no signal can slip
     // through to the default action (exit without cleanup).
     let watcher = tokio::spawn(cancel_on_signal(options.cancel.clone(), install_signals()));
     let outcome = dispatch_with(repo, head, brief, agents, bundle_dir, progress, &options).await;
@@ -117,13 +126,16 @@ pub fn dispatch_blocking(
     agents: &[AgentSpec],
     bundle_dir: &Path,
     progress: ProgressMode,
+    options: DispatchOptions,
 ) -> anyhow::Result<DispatchOutcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|err| anyhow::anyhow!("could not start the async runtime: {err}"))?;
-    Ok(runtime.block_on(dispatch(repo, head, brief, agents, bundle_dir, progress)))
+    Ok(runtime.block_on(dispatch_handling_signals(
+        repo, head, brief, agents, bundle_dir, progress, options,
+    )))
 }
 
 /// [`dispatch`] with explicit options and no signal handling of its own: cancel through
@@ -139,21 +151,43 @@ pub async fn dispatch_with(
 ) -> DispatchOutcome {
     let started = Instant::now();
     let names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
-    let progress = Arc::new(progress::Progress::new(progress, &names));
+    let mut sinks: Vec<Arc<dyn EventSink>> =
+        vec![Arc::new(progress::Progress::new(progress, &names))];
+    sinks.extend(options.sinks.iter().cloned());
 
     // Problems shared by every agent fail every agent, each with the reason.
-    let shared = prepare(repo, head, bundle_dir);
-    let (head_sha, work_root) = match shared {
-        Ok(ok) => ok,
+    let prepared = prepare(repo, head, bundle_dir);
+    if let Ok((_, _, jsonl)) = &prepared {
+        sinks.push(Arc::clone(jsonl) as Arc<dyn EventSink>);
+    }
+    let events = Emitter::new(sinks);
+    let (head_sha, work_root) = match prepared {
+        Ok((sha, root, _)) => (sha, root),
         Err(reason) => {
-            let reviews = agents
+            let reviews: Vec<RawReview> = agents
                 .iter()
-                .map(|spec| failed(spec, reason.clone()))
-                .collect::<Vec<_>>();
+                .map(|spec| {
+                    failed(
+                        spec,
+                        Failure::CouldNotStart {
+                            reason: reason.clone(),
+                        },
+                    )
+                })
+                .collect();
             for r in &reviews {
-                progress.finished(r);
+                events.agent(
+                    &r.agent,
+                    EventKind::Failed {
+                        status: r.status,
+                        failure: r.failure.clone().unwrap_or(Failure::NoReview),
+                        message: r.error.clone().unwrap_or_default(),
+                        duration_s: 0.0,
+                        retries: 0,
+                    },
+                );
             }
-            progress.done();
+            events.emit(None, EventKind::Done { duration_s: 0.0 });
             return DispatchOutcome {
                 reviews,
                 cancelled: options.cancel.is_cancelled(),
@@ -162,44 +196,49 @@ pub async fn dispatch_with(
         }
     };
 
-    let ctx = Arc::new(runner::RunContext {
+    let shared = Arc::new(Shared {
         repo: repo.to_path_buf(),
         head: head_sha,
         brief: Arc::new(brief.to_string()),
         bundle_dir: bundle_dir.to_path_buf(),
         work_root: work_root.path().to_path_buf(),
-        progress: Arc::clone(&progress),
         cancel: options.cancel.clone(),
-        max_retries: options.max_retries,
-        retry_backoff: options.retry_backoff,
+        events: events.clone(),
+        output_limit: options.output_limit,
     });
+    let policy = supervisor::RetryPolicy {
+        max_retries: options.max_retries,
+        backoff: options.retry_backoff,
+    };
 
     let cancel_note = {
         let cancel = options.cancel.clone();
-        let progress = Arc::clone(&progress);
+        let events = events.clone();
         tokio::spawn(async move {
             cancel.cancelled().await;
-            progress.cancelling();
+            events.emit(None, EventKind::Cancelling);
         })
     };
 
     let mut seen = HashSet::new();
     let mut slots: Vec<Result<tokio::task::JoinHandle<RawReview>, RawReview>> = Vec::new();
     for spec in agents {
-        let dir_name = agents::safe_name(&spec.name);
+        let dir_name = backend::commands::safe_name(&spec.name);
         if !seen.insert(dir_name.clone()) {
             let r = failed(
                 spec,
-                format!(
-                    "agent `{}` is listed twice: give each agent its own name",
-                    spec.name
-                ),
+                Failure::CouldNotStart {
+                    reason: format!(
+                        "agent `{}` is listed twice: give each agent its own name",
+                        spec.name
+                    ),
+                },
             );
-            progress.finished(&r);
+            supervisor::announce(&shared, &r);
             slots.push(Err(r));
             continue;
         }
-        let task = runner::run_agent(Arc::clone(&ctx), spec.clone(), dir_name);
+        let task = supervisor::run_reviewer(Arc::clone(&shared), spec.clone(), dir_name, policy);
         slots.push(Ok(tokio::spawn(task)));
     }
 
@@ -208,17 +247,27 @@ pub async fn dispatch_with(
         let review = match slot {
             Ok(handle) => match handle.await {
                 Ok(review) => review,
-                Err(err) => failed(spec, format!("its run stopped unexpectedly: {err}")),
+                Err(err) => failed(
+                    spec,
+                    Failure::CouldNotStart {
+                        reason: format!("its run stopped unexpectedly: {err}"),
+                    },
+                ),
             },
             Err(review) => review,
         };
         reviews.push(review);
     }
     cancel_note.abort();
-    drop(ctx);
-    // Every worktree is gone by now; the temporary directory that held them goes too.
+    drop(shared);
+    // Every checkout is gone by now; the temporary directory that held them goes too.
     let _ = work_root.close();
-    progress.done();
+    events.emit(
+        None,
+        EventKind::Done {
+            duration_s: started.elapsed().as_secs_f64(),
+        },
+    );
     DispatchOutcome {
         reviews,
         cancelled: options.cancel.is_cancelled(),
@@ -226,12 +275,13 @@ pub async fn dispatch_with(
     }
 }
 
-/// Resolves the head commit, creates the bundle directory and the worktrees' temporary home.
+/// Resolves the head commit, creates the bundle directory, the events log and the checkouts'
+/// temporary home (first pruning what killed runs left behind).
 fn prepare(
     repo: &Path,
     head: &str,
     bundle_dir: &Path,
-) -> Result<(String, tempfile::TempDir), String> {
+) -> Result<(String, stale::WorkRoot, Arc<JsonlSink>), String> {
     let sha = crate::git::resolve_commit(repo, head).map_err(|e| format!("{e:#}"))?;
     std::fs::create_dir_all(bundle_dir).map_err(|e| {
         format!(
@@ -239,16 +289,24 @@ fn prepare(
             bundle_dir.display()
         )
     })?;
-    let work_root = tempfile::Builder::new()
-        .prefix("deep-review-")
-        .tempdir()
-        .map_err(|e| format!("could not create a temporary directory for the worktrees: {e}"))?;
-    Ok((sha, work_root))
+    let events_path = bundle_dir.join(crate::store::bundle::EVENTS_FILE);
+    let jsonl = JsonlSink::append(&events_path)
+        .map_err(|e| format!("could not create {}: {e}", events_path.display()))?;
+    stale::prune(repo);
+    let work_root = stale::WorkRoot::create()
+        .map_err(|e| format!("could not create a temporary directory for the checkouts: {e}"))?;
+    Ok((sha, work_root, Arc::new(jsonl)))
 }
 
-fn failed(spec: &AgentSpec, error: String) -> RawReview {
+fn failed(spec: &AgentSpec, failure: Failure) -> RawReview {
     RawReview {
-        error: Some(error),
+        status: if failure == Failure::Cancelled {
+            RunStatus::Cancelled
+        } else {
+            RunStatus::Failed
+        },
+        error: Some(failure.sentence()),
+        failure: Some(failure),
         ..not_yet_run(spec)
     }
 }
@@ -270,38 +328,54 @@ pub(crate) fn not_yet_run(spec: &AgentSpec) -> RawReview {
         tool_calls: BTreeMap::new(),
         stderr_tail: String::new(),
         error: None,
+        failure: None,
+        output_cut_bytes: None,
         retries: 0,
         worktree_changes: Vec::new(),
     }
 }
 
-type Signals = (
-    Option<tokio::signal::unix::Signal>,
-    Option<tokio::signal::unix::Signal>,
-);
+/// The signals that stop a run: Ctrl-C, `kill`, the terminal closing, Ctrl-\\. `None` for one
+/// that could not be installed.
+type Signals = [Option<tokio::signal::unix::Signal>; 4];
 
-/// SIGINT and SIGTERM streams; `None` for one that could not be installed.
 fn install_signals() -> Signals {
     use tokio::signal::unix::{SignalKind, signal};
-    (
-        signal(SignalKind::interrupt()).ok(),
-        signal(SignalKind::terminate()).ok(),
-    )
+    [
+        SignalKind::interrupt(),
+        SignalKind::terminate(),
+        SignalKind::hangup(),
+        SignalKind::quit(),
+    ]
+    .map(|kind| signal(kind).ok())
 }
 
-/// Cancels on the first Ctrl-C (SIGINT) or SIGTERM.
-async fn cancel_on_signal(cancel: CancelToken, (int, term): Signals) {
-    async fn next(sig: Option<tokio::signal::unix::Signal>) {
+/// Completes on the next of any of the signals.
+async fn next_signal(signals: &mut Signals) {
+    async fn next(sig: &mut Option<tokio::signal::unix::Signal>) {
         match sig {
-            Some(mut sig) => {
+            Some(sig) => {
                 sig.recv().await;
             }
             None => std::future::pending::<()>().await,
         }
     }
+    let [int, term, hup, quit] = signals;
     tokio::select! {
         _ = next(int) => {}
         _ = next(term) => {}
+        _ = next(hup) => {}
+        _ = next(quit) => {}
     }
+}
+
+/// Cancels on the first signal; on a second one, kills every agent at once and exits 130
+/// (the next run prunes the checkouts left behind).
+async fn cancel_on_signal(cancel: CancelToken, mut signals: Signals) {
+    next_signal(&mut signals).await;
     cancel.cancel();
+    next_signal(&mut signals).await;
+    backend::process::kill_all_now();
+    eprintln!("deep-review: stopped at once; checkouts left behind are removed by the next run");
+    std::process::exit(130);
 }

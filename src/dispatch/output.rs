@@ -24,6 +24,8 @@ pub struct RunOutput {
     pub tool_calls: BTreeMap<String, u64>,
     /// One sentence saying why the run failed, when the output says it failed.
     pub error: Option<String>,
+    /// The HTTP status of the provider's error, when the output gives it as a number.
+    pub http_status: Option<u16>,
 }
 
 /// Incremental reader of one agent's stdout.
@@ -49,6 +51,10 @@ pub struct StreamReader {
     soft_errors: Vec<String>,
     /// Claude's `result` text, the fallback when no assistant text block was seen.
     result_text: Option<String>,
+    /// The provider's HTTP status for a failure, when the stream gives it.
+    http_status: Option<u16>,
+    /// The tool most recently called, for progress events.
+    last_tool: Option<String>,
 }
 
 impl StreamReader {
@@ -67,7 +73,14 @@ impl StreamReader {
             error: None,
             soft_errors: Vec::new(),
             result_text: None,
+            http_status: None,
+            last_tool: None,
         }
+    }
+
+    /// The tool most recently called.
+    pub fn last_tool(&self) -> Option<&str> {
+        self.last_tool.as_deref()
     }
 
     /// Feeds one line of stdout (with or without its newline).
@@ -133,8 +146,13 @@ impl StreamReader {
             text = last.to_string();
         }
         let mut error = self.error.clone();
-        if error.is_none() && self.kind == AgentKind::Gemini {
-            error = gemini_stderr_error(stderr);
+        let mut http_status = self.http_status;
+        if error.is_none()
+            && self.kind == AgentKind::Gemini
+            && let Some((message, code)) = gemini_stderr_error(stderr)
+        {
+            error = Some(message);
+            http_status = http_status.or(code);
         }
         if error.is_none() && text.trim().is_empty() {
             error = self.soft_errors.last().cloned();
@@ -158,11 +176,13 @@ impl StreamReader {
             duration_s: self.duration_s,
             tool_calls: self.tool_calls,
             error,
+            http_status,
         }
     }
 
     fn count_tool(&mut self, name: &str) {
         *self.tool_calls.entry(name.to_string()).or_insert(0) += 1;
+        self.last_tool = Some(name.to_string());
     }
 
     fn claude(&mut self, event: &Value) {
@@ -228,12 +248,10 @@ impl StreamReader {
                             .unwrap_or_else(|| format!("it ended with `{subtype}`")),
                     };
                     // The HTTP status, when the API gave one, decides whether a retry may help.
-                    let status = event["api_error_status"]
+                    self.http_status = event["api_error_status"]
                         .as_u64()
-                        .filter(|s| !reason.contains(&s.to_string()))
-                        .map(|s| format!(" (HTTP {s})"))
-                        .unwrap_or_default();
-                    self.error = Some(format!("{}{status}", one_sentence(&reason)));
+                        .and_then(|s| u16::try_from(s).ok());
+                    self.error = Some(one_sentence(&reason));
                 } else {
                     self.result_text = result;
                 }
@@ -397,19 +415,21 @@ fn join_blocks(blocks: &[String]) -> String {
 }
 
 /// Gemini writes fatal errors to stderr as `{"error":{"type","message","code"}}`, possibly
-/// pretty-printed and after other log lines.
-fn gemini_stderr_error(stderr: &str) -> Option<String> {
+/// pretty-printed and after other log lines: the message, and the code when it is an HTTP
+/// status.
+fn gemini_stderr_error(stderr: &str) -> Option<(String, Option<u16>)> {
     let mut rest = stderr;
     while let Some(start) = rest.find('{') {
         let candidate = &rest[start..];
         let mut stream = serde_json::Deserializer::from_str(candidate).into_iter::<Value>();
         if let Some(Ok(value)) = stream.next() {
             if let Some(msg) = str_at(&value["error"], "message") {
-                let code = value["error"]["code"]
-                    .as_i64()
-                    .map(|c| format!(" (code {c})"))
-                    .unwrap_or_default();
-                return Some(one_sentence(&format!("{msg}{code}")));
+                let code = value["error"]["code"].as_i64();
+                let status = code
+                    .filter(|c| (400..600).contains(c))
+                    .and_then(|c| u16::try_from(c).ok());
+                let code = code.map(|c| format!(" (code {c})")).unwrap_or_default();
+                return Some((one_sentence(&format!("{msg}{code}")), status));
             }
             let used = stream.byte_offset().max(1);
             rest = &candidate[used..];
@@ -526,10 +546,8 @@ mod tests {
             )
             .replace("\"api_error_status\":null", "\"api_error_status\":429");
         let out = read_output(AgentKind::Claude, &limited, "", None);
-        assert_eq!(
-            out.error.as_deref(),
-            Some("API Error: Rate limited (HTTP 429)")
-        );
+        assert_eq!(out.error.as_deref(), Some("API Error: Rate limited"));
+        assert_eq!(out.http_status, Some(429));
     }
 
     #[test]

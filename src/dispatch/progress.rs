@@ -1,15 +1,20 @@
-//! Progress of a dispatch: a live line per agent on a terminal, one plain line per event
-//! elsewhere (CI logs, `--quiet`, pipes), nothing at all for library callers that ask so.
+//! Progress of a dispatch, as two consumers of its [events](super::events): a live line per
+//! agent on a terminal, or one plain line per event elsewhere (CI logs, `--quiet`, pipes).
+//! Library callers that want neither pass [`ProgressMode::Silent`].
+//!
+//! Everything an agent wrote (its error, its tool names) passes through
+//! [`crate::text::printable_line`] first: it cannot act on the terminal.
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::text::{duration_short as format_duration, plural};
-use crate::types::{RawReview, RunStatus};
+use super::events::{Event, EventKind, EventSink};
+use crate::text::{duration_short, plural, printable_line};
+use crate::types::RunStatus;
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -43,13 +48,14 @@ impl ProgressMode {
     }
 }
 
-/// Progress display shared by every agent's task.
+/// The progress display of one dispatch: an [`EventSink`].
 pub struct Progress {
     mode: ProgressMode,
-    start: Instant,
     live: Option<Live>,
     /// Where plain lines go: stderr, or a test's buffer.
     sink: Mutex<Box<dyn Write + Send>>,
+    /// Per agent: tool calls and tokens so far (live mode shows both on one line).
+    counts: Mutex<BTreeMap<String, (u64, Option<u64>)>>,
 }
 
 struct Live {
@@ -57,7 +63,7 @@ struct Live {
     /// Width of the agent-name column.
     width: usize,
     total: ProgressBar,
-    bars: Mutex<BTreeMap<String, ProgressBar>>,
+    bars: BTreeMap<String, ProgressBar>,
 }
 
 impl Progress {
@@ -75,8 +81,8 @@ impl Progress {
             for agent in agents {
                 let bar = multi.add(ProgressBar::new_spinner());
                 bar.set_style(style.clone());
-                bar.set_prefix(agent.clone());
-                bar.set_message("starting");
+                bar.set_prefix(printable_line(agent));
+                bar.set_message("queued");
                 bar.enable_steady_tick(Duration::from_millis(200));
                 bars.insert(agent.clone(), bar);
             }
@@ -88,14 +94,14 @@ impl Progress {
                 _multi: multi,
                 width,
                 total,
-                bars: Mutex::new(bars),
+                bars,
             }
         });
         Progress {
             mode,
-            start: Instant::now(),
             live,
             sink: Mutex::new(Box::new(std::io::stderr())),
+            counts: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -120,94 +126,133 @@ impl Progress {
     }
 
     fn bar(&self, agent: &str, f: impl FnOnce(&ProgressBar)) {
-        if let Some(live) = &self.live
-            && let Ok(bars) = live.bars.lock()
-            && let Some(bar) = bars.get(agent)
-        {
+        if let Some(bar) = self.live.as_ref().and_then(|l| l.bars.get(agent)) {
             f(bar);
         }
     }
 
-    pub fn started(&self, agent: &str) {
-        self.plain(format!("{agent}: started"));
-        self.bar(agent, |b| b.set_message("running"));
-    }
-
-    /// Live numbers while the agent runs (plain mode prints nothing for these).
-    pub fn update(&self, agent: &str, tool_calls: u64, tokens: Option<u64>) {
+    /// Live mode: "running · 12 tool calls · 34.5k tokens".
+    fn show_counts(&self, agent: &str, update: impl FnOnce(&mut (u64, Option<u64>))) {
         if self.live.is_none() {
             return;
         }
-        let mut msg = format!(
-            "running · {}",
-            plural(tool_calls, "tool call", "tool calls")
-        );
+        let (calls, tokens) = match self.counts.lock() {
+            Ok(mut counts) => {
+                let entry = counts.entry(agent.to_string()).or_default();
+                update(entry);
+                *entry
+            }
+            Err(_) => return,
+        };
+        let mut msg = format!("running · {}", plural(calls, "tool call", "tool calls"));
         if let Some(t) = tokens {
             msg.push_str(&format!(" · {} tokens", short_count(t)));
         }
         self.bar(agent, |b| b.set_message(msg));
     }
 
-    pub fn retry(&self, agent: &str, attempt: u32, max: u32, reason: &str, wait: Duration) {
-        self.plain(format!(
-            "{agent}: retry {attempt}/{max} after {reason} (in {})",
-            format_duration(wait)
-        ));
-        self.bar(agent, |b| {
-            b.set_message(format!("retry {attempt}/{max} after {reason}"))
-        });
-    }
-
-    pub fn finished(&self, review: &RawReview) {
-        let line = summary(review);
-        self.plain(format!("{}: {line}", review.agent));
+    fn finish_bar(&self, agent: &str, line: &str) {
         let width = self.live.as_ref().map_or(8, |l| l.width);
-        self.bar(&review.agent, |b| {
+        self.bar(agent, |b| {
             b.set_style(
                 ProgressStyle::with_template(&format!("  {{prefix:<{width}}} {{wide_msg}}"))
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
-            b.finish_with_message(line.clone());
+            b.finish_with_message(line.to_string());
         });
     }
+}
 
-    pub fn cancelling(&self) {
-        self.plain("cancelling: stopping every agent".to_string());
-        if let Some(live) = &self.live {
-            live.total.set_message("cancelling");
-        }
-    }
-
-    /// Ends the display with the whole elapsed time.
-    pub fn done(&self) {
-        let total = format_duration(self.start.elapsed());
-        self.plain(format!("all agents finished in {total}"));
-        if let Some(live) = &self.live {
-            live.total
-                .finish_with_message(format!("all agents finished in {total}"));
+impl EventSink for Progress {
+    fn event(&self, event: &Event) {
+        let agent = event.agent.as_deref().unwrap_or("");
+        let shown = printable_line(agent);
+        match &event.kind {
+            EventKind::Queued => {}
+            EventKind::Started { attempt } => {
+                if *attempt == 1 {
+                    self.plain(format!("{shown}: started"));
+                }
+                self.bar(agent, |b| b.set_message("running"));
+            }
+            EventKind::ToolCall { total, .. } => self.show_counts(agent, |c| c.0 = *total),
+            EventKind::Tokens { total } => self.show_counts(agent, |c| c.1 = Some(*total)),
+            EventKind::Retry {
+                attempt,
+                max,
+                reason,
+                wait_s,
+            } => {
+                let reason = printable_line(reason);
+                self.plain(format!(
+                    "{shown}: retry {attempt}/{max} after {reason} (in {})",
+                    duration_short(Duration::from_secs_f64(wait_s.max(0.0)))
+                ));
+                self.bar(agent, |b| {
+                    b.set_message(format!("retry {attempt}/{max} after {reason}"))
+                });
+            }
+            EventKind::OutputCut { limit_bytes } => self.plain(format!(
+                "{shown}: output passed {} MB; the rest is not kept",
+                limit_bytes / (1024 * 1024)
+            )),
+            EventKind::Finished {
+                duration_s,
+                tool_calls,
+                retries,
+                ..
+            } => {
+                let line = format!(
+                    "done in {}, {}{}",
+                    duration_short(Duration::from_secs_f64(duration_s.max(0.0))),
+                    plural(*tool_calls, "tool call", "tool calls"),
+                    retries_note(*retries)
+                );
+                self.plain(format!("{shown}: {line}"));
+                self.finish_bar(agent, &line);
+            }
+            EventKind::Failed {
+                status,
+                message,
+                duration_s,
+                retries,
+                ..
+            } => {
+                let took = duration_short(Duration::from_secs_f64(duration_s.max(0.0)));
+                let message = printable_line(message);
+                let line = match status {
+                    RunStatus::TimedOut => {
+                        format!("timed out after {took}{}", retries_note(*retries))
+                    }
+                    RunStatus::Cancelled => format!("cancelled after {took}"),
+                    _ => format!("failed after {took}{}: {message}", retries_note(*retries)),
+                };
+                self.plain(format!("{shown}: {line}"));
+                self.finish_bar(agent, &line);
+            }
+            EventKind::Cancelling => {
+                self.plain("cancelling: stopping every agent".to_string());
+                if let Some(live) = &self.live {
+                    live.total.set_message("cancelling");
+                }
+            }
+            EventKind::Done { duration_s } => {
+                let total = duration_short(Duration::from_secs_f64(duration_s.max(0.0)));
+                self.plain(format!("all agents finished in {total}"));
+                if let Some(live) = &self.live {
+                    live.total
+                        .finish_with_message(format!("all agents finished in {total}"));
+                }
+            }
         }
     }
 }
 
-/// "done in 4m12s, 37 tool calls" / "failed after 12s: ..." / "timed out after 30m0s".
-pub fn summary(review: &RawReview) -> String {
-    let took = format_duration(Duration::from_secs_f64(review.duration_s.max(0.0)));
-    let tools = plural(review.total_tool_calls(), "tool call", "tool calls");
-    let retries = if review.retries > 0 {
-        format!(", {}", plural(review.retries, "retry", "retries"))
+fn retries_note(retries: u32) -> String {
+    if retries > 0 {
+        format!(", {}", plural(retries, "retry", "retries"))
     } else {
         String::new()
-    };
-    let error = review
-        .error
-        .as_deref()
-        .map(|e| format!(": {e}"))
-        .unwrap_or_default();
-    match review.status {
-        RunStatus::Ok => format!("done in {took}, {tools}{retries}"),
-        RunStatus::Failed => format!("failed after {took}{retries}{error}"),
-        RunStatus::TimedOut => format!("timed out after {took}{retries}"),
-        RunStatus::Cancelled => format!("cancelled after {took}"),
     }
 }
 
@@ -222,45 +267,13 @@ fn short_count(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn review(status: RunStatus) -> RawReview {
-        RawReview {
-            agent: "claude".into(),
-            display_name: None,
-            model: None,
-            effort: None,
-            status,
-            text: String::new(),
-            exit_code: Some(0),
-            duration_s: 252.4,
-            tokens: None,
-            cost_usd: None,
-            tool_calls: BTreeMap::from([("Read".to_string(), 30), ("Grep".to_string(), 7)]),
-            stderr_tail: String::new(),
-            error: Some("HTTP 429".into()),
-            retries: 0,
-            worktree_changes: vec![],
-        }
-    }
-
-    #[test]
-    fn summaries_read_as_one_line() {
-        assert_eq!(
-            summary(&review(RunStatus::Ok)),
-            "done in 4m12s, 37 tool calls"
-        );
-        let mut r = review(RunStatus::Failed);
-        r.retries = 2;
-        assert_eq!(summary(&r), "failed after 4m12s, 2 retries: HTTP 429");
-        assert_eq!(
-            summary(&review(RunStatus::TimedOut)),
-            "timed out after 4m12s"
-        );
-    }
+    use crate::dispatch::events::Emitter;
+    use crate::types::Failure;
+    use std::sync::Arc;
 
     /// A sink the test can read back.
     #[derive(Clone, Default)]
-    struct Buf(std::sync::Arc<Mutex<Vec<u8>>>);
+    struct Buf(Arc<Mutex<Vec<u8>>>);
     impl Write for Buf {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
             self.0.lock().unwrap().extend_from_slice(b);
@@ -272,22 +285,59 @@ mod tests {
     }
 
     #[test]
-    fn plain_mode_prints_one_line_per_event() {
+    fn plain_mode_prints_one_escaped_line_per_event() {
         let buf = Buf::default();
         let p = Progress::plain_to(&["claude".into(), "gemini".into()], Box::new(buf.clone()));
-        p.started("claude");
-        p.update("claude", 3, Some(100));
-        p.retry("gemini", 1, 2, "HTTP 429", Duration::from_secs(5));
-        p.finished(&review(RunStatus::Ok));
+        let emitter = Emitter::new(vec![Arc::new(p)]);
+        emitter.agent("claude", EventKind::Started { attempt: 1 });
+        emitter.agent(
+            "claude",
+            EventKind::ToolCall {
+                name: "Read".into(),
+                total: 3,
+            },
+        );
+        emitter.agent(
+            "gemini",
+            EventKind::Retry {
+                attempt: 1,
+                max: 2,
+                reason: "HTTP 429".into(),
+                wait_s: 5.0,
+            },
+        );
+        emitter.agent(
+            "claude",
+            EventKind::Finished {
+                duration_s: 252.4,
+                tool_calls: 37,
+                tokens: None,
+                retries: 0,
+            },
+        );
+        let failure = Failure::Reported {
+            cause: "bad \u{1b}]52;c;x\u{7} key".into(),
+        };
+        emitter.agent(
+            "gemini",
+            EventKind::Failed {
+                status: RunStatus::Failed,
+                message: failure.sentence(),
+                failure,
+                duration_s: 12.0,
+                retries: 2,
+            },
+        );
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
         assert_eq!(
             text,
-            "claude: started\ngemini: retry 1/2 after HTTP 429 (in 5s)\nclaude: done in 4m12s, 37 tool calls\n"
+            "claude: started\ngemini: retry 1/2 after HTTP 429 (in 5s)\nclaude: done in 4m12s, 37 tool calls\ngemini: failed after 12s, 2 retries: bad \\x1b]52;c;x\\x07 key\n"
         );
     }
 
     #[test]
-    fn durations_are_short() {
+    fn token_counts_are_short() {
         assert_eq!(short_count(34_500), "34.5k");
+        assert_eq!(short_count(2_500_000), "2.5M");
     }
 }

@@ -23,13 +23,47 @@ pub struct Worktree {
 }
 
 impl Worktree {
-    /// Adds a detached worktree of `head` (any revision) at `path`, which must not exist yet.
-    pub fn add(repo: &Path, head: &str, path: &Path) -> Result<Worktree> {
-        let sha = if head.len() == 40 && head.bytes().all(|b| b.is_ascii_hexdigit()) {
-            head.to_ascii_lowercase()
-        } else {
-            crate::git::resolve_commit(repo, head)?
+    /// Adds a detached worktree of commit `sha` (a full sha) at `path`, which must not exist
+    /// yet, and checks the commit out into it. The checkout is the slow part on a big
+    /// repository; it stops when `cancel` fires (the half-made worktree is removed), so a Ctrl-C
+    /// during setup does not wait for it.
+    pub async fn add(
+        repo: &Path,
+        sha: &str,
+        path: &Path,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> Result<Worktree> {
+        let wt = {
+            let (repo, sha, path) = (repo.to_path_buf(), sha.to_string(), path.to_path_buf());
+            tokio::task::spawn_blocking(move || Worktree::register(&repo, &sha, &path))
+                .await
+                .context("the worktree task stopped unexpectedly")??
         };
+        // From here on, a failure drops `wt`, which removes the half-made worktree.
+        let mut checkout = tokio::process::Command::from(crate::git::command(path));
+        checkout
+            .args(["reset", "--hard", "--quiet", "HEAD"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let out = tokio::select! {
+            out = checkout.output() => out.with_context(|| format!("could not run git in {}", path.display()))?,
+            _ = cancel.cancelled() => bail!("cancelled while checking out {}", wt.head),
+        };
+        if !out.status.success() {
+            bail!(
+                "could not check out {} in worktree {}: {}",
+                wt.head,
+                path.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(wt)
+    }
+
+    /// `git worktree add --no-checkout`: only git's bookkeeping, quickly and under a lock.
+    fn register(repo: &Path, sha: &str, path: &Path) -> Result<Worktree> {
+        let sha = sha.to_ascii_lowercase();
         // Two steps: `worktree add --no-checkout` only writes git's bookkeeping, quickly and
         // under a lock; the checkout that writes the files then runs unlocked, so agents'
         // worktrees fill in parallel. `reset --hard` runs no hook of the user's (a
@@ -64,24 +98,12 @@ impl Worktree {
                 String::from_utf8_lossy(&out.stderr).trim()
             );
         }
-        let wt = Worktree {
+        Ok(Worktree {
             repo: repo.to_path_buf(),
             path: path.to_path_buf(),
             head: sha,
             removed: false,
-        };
-        // From here on, a failure drops `wt`, which removes the half-made worktree.
-        let out = git(path, ["reset", "--hard", "--quiet", "HEAD"])
-            .with_context(|| format!("could not run git in {}", path.display()))?;
-        if !out.status.success() {
-            bail!(
-                "could not check out {} in worktree {}: {}",
-                wt.head,
-                path.display(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-        }
-        Ok(wt)
+        })
     }
 
     pub fn path(&self) -> &Path {

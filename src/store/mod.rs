@@ -1,14 +1,21 @@
-//! Store stage: where a run's files go.
+//! Store stage: the `.reviews/` record, written and read by this module only.
 //!
 //! ```text
-//! <out>/.reviews/<id>.md            the report
-//! <out>/.reviews/<id>.json          the report as JSON (`--format json`)
-//! <out>/.reviews/runs/<id>/         the run bundle: brief.md, target.json, and what dispatch
-//!                                   writes per agent (command line, raw output, timings)
+//! <out>/.reviews/<id>.md            the report (the reference layout)
+//! <out>/.reviews/<id>.json          the report as JSON: the machine record `list`, `show` and
+//!                                   later rounds read (`schema_version`)
+//! <out>/.reviews/<id>.<ext>         other formats asked for (html, sarif)
+//! <out>/.reviews/runs/<id>/         the run bundle (see [`bundle`]): what a run was given and
+//!                                   what each agent produced, read back by `consolidate --bundle`
+//!                                   and `run --resume`
 //! ```
 //!
 //! `<out>` is the repository root unless `--out DIR` says otherwise; `<id>` is
 //! `YYYYMMDD-HHMMSS-<label>` in local time, as the reference reports are named.
+//!
+//! The repository's checkout may come from the change under review, and a change can commit
+//! `.reviews` as a symlink to send deep-review's writes elsewhere: a path of the store with a
+//! symlink in it is refused.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -20,8 +27,15 @@ use serde::Serialize;
 
 use crate::types::Brief;
 
+pub mod bundle;
+pub mod reports;
+
+pub use reports::ReportEntry;
+
 /// The directory under `<out>` that holds reports and run bundles.
 pub const REVIEWS_DIR: &str = ".reviews";
+/// The run bundles, under [`REVIEWS_DIR`].
+pub const RUNS_DIR: &str = "runs";
 
 /// `YYYYMMDD-HHMMSS-<label>`; `label` should already be safe for a file name
 /// ([`crate::target::safe_label`]).
@@ -52,9 +66,14 @@ impl Store {
         }
     }
 
+    /// `.reviews` itself.
+    pub fn dir(&self) -> &Path {
+        &self.reviews
+    }
+
     /// Where the bundle of run `id` lives (whether or not it exists yet).
     pub fn bundle_dir(&self, id: &str) -> PathBuf {
-        self.reviews.join("runs").join(id)
+        self.reviews.join(RUNS_DIR).join(id)
     }
 
     /// `.reviews/<id>.<ext>`.
@@ -62,16 +81,26 @@ impl Store {
         self.reviews.join(format!("{id}.{ext}"))
     }
 
+    /// Creates `.reviews/runs/` (refusing symlinks on the way) and returns it.
+    fn runs_dir(&self) -> anyhow::Result<PathBuf> {
+        let runs = self.reviews.join(RUNS_DIR);
+        for dir in [&self.reviews, &runs] {
+            refuse_symlink(dir)?;
+            std::fs::create_dir_all(dir).with_context(|| {
+                format!(
+                    "cannot create {}: check the permissions or pass `--out DIR`",
+                    dir.display()
+                )
+            })?;
+            refuse_symlink(dir)?;
+        }
+        Ok(runs)
+    }
+
     /// Creates the bundle directory of a new run named for `label` at time `at`. Two runs started
     /// in the same second get `-2`, `-3` ... rather than sharing a directory.
     pub fn create_run(&self, label: &str, at: DateTime<Local>) -> anyhow::Result<RunBundle> {
-        let runs = self.reviews.join("runs");
-        std::fs::create_dir_all(&runs).with_context(|| {
-            format!(
-                "cannot create {}: check the permissions or pass `--out DIR`",
-                runs.display()
-            )
-        })?;
+        let runs = self.runs_dir()?;
         let base = run_id(at, label);
         for n in 1..1000 {
             let id = if n == 1 {
@@ -91,9 +120,51 @@ impl Store {
         anyhow::bail!("too many runs named {base} in {}", runs.display())
     }
 
+    /// The bundle of an existing run, by id (`latest` for the newest).
+    pub fn open_run(&self, id: &str) -> anyhow::Result<RunBundle> {
+        let id = if id == "latest" {
+            self.latest_run()?
+        } else {
+            id.to_string()
+        };
+        if id.is_empty() || id.contains('/') || id.starts_with('.') {
+            anyhow::bail!("`{id}` is not a run id: give one as `deep-review list` shows it");
+        }
+        let dir = self.bundle_dir(&id);
+        refuse_symlink(&self.reviews)?;
+        refuse_symlink(&dir)?;
+        if !dir.join(bundle::RUN_FILE).is_file() && !dir.join(bundle::TARGET_FILE).is_file() {
+            anyhow::bail!(
+                "no run bundle `{id}` in {}: `deep-review list` shows the runs there",
+                self.reviews.join(RUNS_DIR).display()
+            );
+        }
+        Ok(RunBundle { id, dir })
+    }
+
+    /// The newest run's id.
+    fn latest_run(&self) -> anyhow::Result<String> {
+        let runs = self.reviews.join(RUNS_DIR);
+        let mut ids: Vec<String> = std::fs::read_dir(&runs)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.path().join(bundle::RUN_FILE).is_file())
+                    .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        ids.sort_by(|a, b| reports::id_order(a, b));
+        ids.pop().ok_or_else(|| {
+            anyhow::anyhow!("no run in {}: run `deep-review run` first", runs.display())
+        })
+    }
+
     /// Writes the report text to `.reviews/<id>.<ext>` (whole or not at all) and returns its path.
     pub fn write_report(&self, id: &str, ext: &str, contents: &str) -> anyhow::Result<PathBuf> {
+        refuse_symlink(&self.reviews)?;
         let path = self.report_path(id, ext);
+        refuse_symlink(&path)?;
         write_atomic(&path, contents.as_bytes())?;
         Ok(path)
     }
@@ -102,7 +173,7 @@ impl Store {
 impl RunBundle {
     /// Saves the brief as `brief.md`, exactly the bytes the agents get.
     pub fn save_brief(&self, brief: &Brief) -> anyhow::Result<PathBuf> {
-        self.save_text("brief.md", &brief.text)
+        self.save_text(bundle::BRIEF_FILE, &brief.text)
     }
 
     /// Saves `value` as pretty JSON under `name` in the bundle (e.g. `target.json`).
@@ -116,13 +187,25 @@ impl RunBundle {
     /// Saves `text` under `name` in the bundle.
     pub fn save_text(&self, name: &str, text: &str) -> anyhow::Result<PathBuf> {
         let path = self.dir.join(name);
+        refuse_symlink(&path)?;
         write_atomic(&path, text.as_bytes())?;
         Ok(path)
     }
 }
 
-/// Writes via a temporary file in the same directory and a rename, so a crash never leaves a
-/// half-written report where a whole one was expected.
+/// An error when `path` is a symlink (a committed `.reviews -> /somewhere` would send the
+/// writes there).
+fn refuse_symlink(path: &Path) -> anyhow::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => anyhow::bail!(
+            "{} is a symlink: deep-review does not write through symlinks in its store (the \
+             checkout may come from the change under review); remove it or pass `--out DIR`",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// The process's file-creation mask, read from `/proc/self/status` (setting it to read it back
 /// would race with other threads creating files); the common 022 where that is unavailable.
 fn current_umask() -> u32 {
@@ -137,6 +220,8 @@ fn current_umask() -> u32 {
         .unwrap_or(0o022)
 }
 
+/// Writes via a temporary file in the same directory and a rename, so a crash never leaves a
+/// half-written report where a whole one was expected.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -157,6 +242,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::TimeZone;
+
+    fn at() -> DateTime<Local> {
+        Local
+            .with_ymd_and_hms(2026, 3, 24, 13, 10, 47)
+            .single()
+            .unwrap()
+    }
 
     #[test]
     fn reports_are_as_readable_as_other_files_the_user_writes() {
@@ -166,14 +259,6 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         // Not the 0600 of the temporary file it was written through (unless the umask says so).
         assert_eq!(mode, 0o666 & !current_umask());
-    }
-    use chrono::TimeZone;
-
-    fn at() -> DateTime<Local> {
-        Local
-            .with_ymd_and_hms(2026, 3, 24, 13, 10, 47)
-            .single()
-            .unwrap()
     }
 
     #[test]
@@ -214,5 +299,18 @@ mod tests {
             err.contains("cannot create") && err.contains("--out DIR"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_symlinked_reviews_dir_is_refused() {
+        let out = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), out.path().join(REVIEWS_DIR)).unwrap();
+        let store = Store::new(out.path());
+        let err = store.create_run("x", at()).unwrap_err().to_string();
+        assert!(err.contains("is a symlink"), "{err}");
+        let err = store.write_report("x", "md", "r").unwrap_err().to_string();
+        assert!(err.contains("is a symlink"), "{err}");
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
     }
 }

@@ -14,7 +14,7 @@ pub use agent::{AgentKind, AgentSpec, BackendKind, DEFAULT_TIMEOUT, KNOWN_AGENTS
 pub use brief::Brief;
 pub use change::{ChangeKind, ChangedFile, Hunk, Target};
 pub use finding::{Category, CodeSnippet, Finding, Location, Severity};
-pub use raw::{RawReview, RunStatus, TokenUsage};
+pub use raw::{Failure, RawReview, RunStatus, TokenUsage};
 pub use report::{
     AgentRetro, AppendixEntry, AttributedNote, CommitInfo, FileCount, MergedFinding,
     MergedObservation, PrInfo, Report, ReportMeta, Reviewer, SeverityCounts, SourceRef, Tier,

@@ -15,6 +15,125 @@ pub enum RunStatus {
     Cancelled,
 }
 
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Failed => "failed",
+            RunStatus::TimedOut => "timed_out",
+            RunStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Why an agent run failed, as a type: dispatch decides retries by it (a rate limit or a
+/// server error is worth another try, a missing login is not) and reports show its sentence.
+/// Backends build it from what they can read: a status code or an error object where the CLI
+/// or API gives one, else the first informative line of the agent's error output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Failure {
+    /// The reviewer could not be started: the command is missing or not executable, its
+    /// checkout or bundle directory could not be made.
+    CouldNotStart { reason: String },
+    /// The process exited with a non-zero status; `cause` is its most informative error line.
+    Exited { code: i32, cause: Option<String> },
+    /// The process was killed by a signal it did not expect.
+    Signalled { signal: i32 },
+    /// The reviewer ran past its deadline and was stopped.
+    TimedOut { after_s: f64 },
+    /// The provider refused for now: HTTP 429 or a quota message; `retry_after_s` when it said.
+    RateLimited {
+        cause: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        retry_after_s: Option<f64>,
+    },
+    /// The provider answered with an HTTP error status (5xx and 529 are transient).
+    Http { status: u16, cause: String },
+    /// The provider could not be reached, or the connection broke.
+    Network { cause: String },
+    /// The agent's output passed the size limit and the rest was not kept.
+    OutputOverLimit { limit_bytes: u64 },
+    /// The agent's own output said it failed (an error event, `is_error`, a turn limit).
+    Reported { cause: String },
+    /// It exited normally but wrote no review text.
+    NoReview,
+    /// The user stopped the run.
+    Cancelled,
+}
+
+impl Failure {
+    /// Whether another attempt may succeed: rate limits, server errors and network errors.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Failure::RateLimited { .. } | Failure::Network { .. } => true,
+            Failure::Http { status, .. } => *status >= 500 || *status == 408,
+            _ => false,
+        }
+    }
+
+    /// How long the provider asked to wait, when it said.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            Failure::RateLimited {
+                retry_after_s: Some(s),
+                ..
+            } if s.is_finite() && *s >= 0.0 => Some(std::time::Duration::from_secs_f64(*s)),
+            _ => None,
+        }
+    }
+
+    /// A short name of the kind, for progress lines ("HTTP 503", "a rate limit").
+    pub fn short(&self) -> String {
+        match self {
+            Failure::CouldNotStart { .. } => "could not start".into(),
+            Failure::Exited { code, .. } => format!("exit code {code}"),
+            Failure::Signalled { signal } => format!("signal {signal}"),
+            Failure::TimedOut { .. } => "a timeout".into(),
+            Failure::RateLimited { .. } => "a rate limit".into(),
+            Failure::Http { status, .. } => format!("HTTP {status}"),
+            Failure::Network { .. } => "a network error".into(),
+            Failure::OutputOverLimit { .. } => "output over the limit".into(),
+            Failure::Reported { .. } => "an error it reported".into(),
+            Failure::NoReview => "no review text".into(),
+            Failure::Cancelled => "cancelled".into(),
+        }
+    }
+
+    /// One sentence for the report, the progress line and the executive summary: what happened
+    /// and, where known, why in the agent's own words.
+    pub fn sentence(&self) -> String {
+        match self {
+            Failure::CouldNotStart { reason } => reason.clone(),
+            Failure::Exited { code, cause } => match cause {
+                Some(cause) => format!("exited with code {code}: {cause}"),
+                None => format!("exited with code {code}"),
+            },
+            Failure::Signalled { signal } => format!("was killed by signal {signal}"),
+            Failure::TimedOut { after_s } => format!(
+                "timed out after {} (the limit for this agent)",
+                crate::text::duration_short(std::time::Duration::from_secs_f64(after_s.max(0.0)))
+            ),
+            Failure::RateLimited { cause, .. }
+            | Failure::Network { cause }
+            | Failure::Reported { cause } => cause.clone(),
+            Failure::Http { status, cause } => {
+                if cause.contains(&status.to_string()) {
+                    cause.clone()
+                } else {
+                    format!("{cause} (HTTP {status})")
+                }
+            }
+            Failure::OutputOverLimit { limit_bytes } => format!(
+                "its output passed the limit of {} MB; the rest was not kept",
+                limit_bytes / (1024 * 1024)
+            ),
+            Failure::NoReview => "it exited normally but wrote no review text".into(),
+            Failure::Cancelled => "cancelled by the user".into(),
+        }
+    }
+}
+
 /// Token counts as the agent's CLI reported them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TokenUsage {
@@ -54,9 +173,15 @@ pub struct RawReview {
     pub tool_calls: BTreeMap<String, u64>,
     #[serde(default)]
     pub stderr_tail: String,
-    /// One sentence saying why the run failed, for the report.
+    /// One sentence saying why the run failed, for the report ([`Failure::sentence`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why the run failed, as a type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    /// Bytes of output the agent wrote beyond the limit, which were not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_cut_bytes: Option<u64>,
     /// How many times the run was retried after a transient failure.
     #[serde(default)]
     pub retries: u32,

@@ -67,6 +67,7 @@ fn options() -> DispatchOptions {
         max_retries: 2,
         retry_backoff: Duration::from_millis(20),
         cancel: CancelToken::new(),
+        ..DispatchOptions::default()
     }
 }
 
@@ -420,7 +421,7 @@ cat '{out}'"#,
             .unwrap();
     let attempts = meta["attempts"].as_array().unwrap();
     assert_eq!(attempts.len(), 3);
-    assert_eq!(attempts[0]["retried_because"], "HTTP 429");
+    assert_eq!(attempts[0]["retried_because"], "a rate limit");
     assert_eq!(attempts[2]["outcome"], "ok");
 }
 

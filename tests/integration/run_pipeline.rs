@@ -197,7 +197,7 @@ fn agents_run_and_the_report_is_written() {
 }
 
 #[test]
-fn no_agent_producing_a_review_exits_1_with_a_report() {
+fn no_agent_producing_a_review_exits_3_with_a_report() {
     let repo = repo();
     let tools = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
@@ -223,11 +223,12 @@ fn no_agent_producing_a_review_exits_1_with_a_report() {
         .unwrap();
     assert_eq!(
         out.status.code(),
-        Some(1),
+        Some(3),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let md_path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let md_path = PathBuf::from(stdout.lines().next().unwrap_or_default());
     let md = std::fs::read_to_string(&md_path).unwrap();
     // The agent has no display name in config: it is "Broken" everywhere in the report.
     assert!(md.contains("**Broken** failed: exited with code 1"), "{md}");
@@ -376,7 +377,7 @@ fn when_every_agent_fails_the_verdict_is_no_review() {
         .args(["run", "--agents", "alpha", "--quiet", "--format", "json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "no review is a failed run");
+    assert_eq!(out.status.code(), Some(3), "no review: exit 3");
     let json_path = String::from_utf8_lossy(&out.stdout)
         .lines()
         .find(|l| l.ends_with(".json"))

@@ -1,8 +1,8 @@
-//! The agent registry: how each CLI is started headless and read-only.
+//! The agent CLIs' command lines: how each CLI is started headless and read-only.
 //!
-//! The argument layout is picked by the agent's registry *name*, never by the executable, so
-//! a stand-in script (tests) or a wrapper (`command = "/opt/bin/my-claude"`) still gets the
-//! layout of the agent it stands for. The prompt always goes to standard input: one argument
+//! The argument layout is picked by the agent's *kind* (`AgentSpec::kind`, from config),
+//! never by the executable, so a stand-in script (tests) or a wrapper (`command =
+//! "/opt/bin/my-claude"`) still gets the layout of the agent it stands for. The prompt always goes to standard input: one argument
 //! is limited to 128 KiB on Linux and a brief with a real diff is bigger (see AGENT_CLIS.md).
 
 use std::collections::BTreeMap;
@@ -258,36 +258,23 @@ fn redact_args(args: &[String]) -> Vec<String> {
     out
 }
 
-/// Quotes a word for a POSIX shell when it needs it.
+/// Quotes a word for a POSIX shell when it needs it (shlex); control characters are shown
+/// escaped, so a hostile path or argument cannot act on the terminal that prints it.
 fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word.chars().all(|c| {
-            c.is_ascii_alphanumeric()
-                || matches!(c, '-' | '_' | '.' | '/' | ':' | ',' | '=' | '@' | '+')
-        });
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
+    let word = crate::text::printable(word);
+    match shlex::try_quote(&word) {
+        Ok(quoted) => quoted.into_owned(),
+        Err(_) => format!("'{}'", word.replace('\0', "\\0").replace('\'', r"'\''")),
     }
 }
 
-/// Where `program` is: itself when it contains a `/`, else the first executable of that name
-/// on `PATH`.
+/// Where `program` is: itself (when it contains a `/`, resolved against the current directory)
+/// or the first executable of that name on `PATH`.
 pub fn find_program(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &Path| {
-        p.metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        let p = PathBuf::from(program);
-        return executable(&p).then_some(p);
+    if program.trim().is_empty() {
+        return None;
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(program))
-        .find(|p| executable(p))
+    which::which(program).ok()
 }
 
 /// How long `--version` may take (a node CLI starts in a second or two).

@@ -1,0 +1,87 @@
+//! `deep-review list`: the reports in the store, newest first.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use crate::store::Store;
+use crate::text::printable_line;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// One line per report.
+    Text,
+    /// A JSON array: id, target, round, verdict, counts, date, files.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ListFormat,
+
+    /// The store's root: the repository (default: the one around the current directory) or the
+    /// `--out DIR` a run was given.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn execute(args: ListArgs) -> anyhow::Result<ExitCode> {
+    let store = store_at(args.out.as_deref())?;
+    let entries = store.list()?;
+    match args.format {
+        ListFormat::Json => {
+            let mut text = serde_json::to_string_pretty(&entries)?;
+            text.push('\n');
+            super::print_out(&text)?;
+        }
+        ListFormat::Text => {
+            if entries.is_empty() {
+                eprintln!(
+                    "deep-review: no report in {} yet: `deep-review run` writes one",
+                    store.dir().display()
+                );
+            }
+            let mut out = String::new();
+            for e in &entries {
+                let date = e
+                    .date
+                    .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+                    .unwrap_or_else(|| "-".into());
+                let round = e.round.map(|r| format!("round {r}")).unwrap_or_default();
+                let verdict = e
+                    .verdict
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "-".into());
+                let counts = e
+                    .counts
+                    .map(|c| format!("{}C {}I {}S", c.critical, c.important, c.suggestion))
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "{}  {date}  {:<20} {:<8} {:<26} {counts}\n",
+                    printable_line(&e.id),
+                    printable_line(&e.target),
+                    round,
+                    verdict,
+                ));
+            }
+            super::print_out(&out)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The store under `out`, else under the repository around the current directory.
+pub fn store_at(out: Option<&std::path::Path>) -> anyhow::Result<Store> {
+    if let Some(out) = out {
+        return Ok(Store::new(out));
+    }
+    let root = crate::git::git_text(std::path::Path::new("."), &["rev-parse", "--show-toplevel"])
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "the current directory is not inside a git repository: run this in the repository that was reviewed, or pass `--out DIR`"
+            )
+        })?;
+    Ok(Store::new(std::path::Path::new(&root)))
+}

@@ -1,0 +1,468 @@
+//! The local-process backend: an agent CLI (or a custom command) run in a checkout of the head
+//! commit, in a process group of its own.
+//!
+//! Each child is started in its own group (`process_group(0)`), so stopping the group also
+//! stops what the CLI started (node workers, shells, MCP servers), and a Ctrl-C in the terminal
+//! reaches deep-review only: agents are stopped by deep-review, on purpose. Stopping is TERM to
+//! the group, a grace period for it to flush and exit, then KILL. Every live group is also
+//! recorded in [`LIVE_GROUPS`], so a second Ctrl-C can kill them all at once
+//! ([`kill_all_now`]).
+//!
+//! Output is read as it streams: raw bytes go to the bundle first (nothing is lost to a parser
+//! bug), then to the CLI's stream reader for live counts. At most `output_limit` bytes are kept;
+//! the rest is drained and dropped, so an agent that prints 200 MB costs neither memory nor disk.
+
+use std::collections::BTreeSet;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::time::Instant;
+
+use super::commands::{AgentCommand, command_for};
+use super::{Attempt, AttemptRequest, Backend, BoxFuture, Session, Shared};
+use crate::dispatch::events::EventKind;
+use crate::dispatch::failure;
+use crate::dispatch::output::StreamReader;
+use crate::dispatch::worktree::Worktree;
+use crate::store::bundle;
+use crate::types::{AgentKind, AgentSpec, Failure};
+
+/// How much of stderr is kept in memory (the tail).
+const STDERR_KEEP: usize = 256 * 1024;
+/// How long a stopped agent gets to exit after TERM before its group is killed.
+const TERM_GRACE: Duration = Duration::from_secs(3);
+/// How long the output readers may lag behind the process's exit before they are abandoned
+/// (a process that left the group could hold the pipe open forever).
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+/// Process groups of agents that are running now.
+static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// Kills every agent process group this process started and that is still running: what a
+/// second Ctrl-C does before deep-review exits at once.
+pub fn kill_all_now() {
+    let groups: Vec<i32> = LIVE_GROUPS
+        .lock()
+        .map(|g| g.iter().copied().collect())
+        .unwrap_or_default();
+    for pgid in groups {
+        signal_group(pgid, libc::SIGKILL);
+    }
+}
+
+fn signal_group(pgid: i32, signal: i32) {
+    if pgid > 1 {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory involved.
+        unsafe {
+            libc::kill(-pgid, signal);
+        }
+    }
+}
+
+/// A running agent's process group: registered while it lives, killed when dropped (covers a
+/// dispatch future that is dropped mid-run).
+struct Group(Option<i32>);
+
+impl Group {
+    fn new(pid: Option<u32>) -> Group {
+        let pgid = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1);
+        if let (Some(pgid), Ok(mut live)) = (pgid, LIVE_GROUPS.lock()) {
+            live.insert(pgid);
+        }
+        Group(pgid)
+    }
+
+    fn signal(&self, signal: i32) {
+        if let Some(pgid) = self.0 {
+            signal_group(pgid, signal);
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pgid) = self.0 {
+            signal_group(pgid, libc::SIGKILL);
+            if let Ok(mut live) = LIVE_GROUPS.lock() {
+                live.remove(&pgid);
+            }
+        }
+    }
+}
+
+/// Runs agent CLIs and custom commands as local processes.
+pub struct ProcessBackend;
+
+impl Backend for ProcessBackend {
+    fn prepare<'a>(
+        &'a self,
+        shared: &'a Shared,
+        spec: &'a AgentSpec,
+        dir_name: &'a str,
+    ) -> BoxFuture<'a, Result<Box<dyn Session>, Failure>> {
+        Box::pin(async move {
+            let path = shared.work_root.join(dir_name);
+            let worktree = Worktree::add(&shared.repo, &shared.head, &path, &shared.cancel)
+                .await
+                .map_err(|err| {
+                    if shared.cancel.is_cancelled() {
+                        Failure::Cancelled
+                    } else {
+                        Failure::CouldNotStart {
+                            reason: crate::dispatch::output::one_sentence(&format!(
+                                "could not create its worktree: {err:#}"
+                            )),
+                        }
+                    }
+                })?;
+            let command = command_for(spec, worktree.path(), &shared.bundle_dir);
+            Ok(Box::new(ProcessSession { worktree, command }) as Box<dyn Session>)
+        })
+    }
+}
+
+/// One agent's checkout and command line.
+struct ProcessSession {
+    worktree: Worktree,
+    command: AgentCommand,
+}
+
+impl Session for ProcessSession {
+    fn describe(&self) -> String {
+        self.command.display()
+    }
+
+    fn attempt<'a>(&'a mut self, request: AttemptRequest<'a>) -> BoxFuture<'a, Attempt> {
+        Box::pin(async move {
+            if let Some(path) = &self.command.last_message_file {
+                let _ = std::fs::remove_file(path);
+            }
+            run_attempt(&self.command, request).await
+        })
+    }
+
+    fn close(self: Box<Self>) -> BoxFuture<'static, Vec<String>> {
+        let worktree = self.worktree;
+        Box::pin(async move {
+            let result = tokio::task::spawn_blocking(move || {
+                let mut changes = worktree.changes();
+                if let Err(err) = worktree.remove() {
+                    changes.push(format!("the worktree could not be removed: {err:#}"));
+                }
+                changes
+            })
+            .await;
+            result.unwrap_or_else(|err| vec![format!("the worktree could not be checked: {err}")])
+        })
+    }
+}
+
+/// How the process ended.
+enum End {
+    Exited(ExitStatus),
+    TimedOut,
+    Cancelled,
+    /// It could not be started or waited for.
+    NotRun(Failure),
+}
+
+/// One run of the command: spawn in its own group, feed the brief, stream stdout to the bundle
+/// and the reader, and stop it at the deadline or on cancel.
+async fn run_attempt(command: &AgentCommand, request: AttemptRequest<'_>) -> Attempt {
+    let AttemptRequest {
+        shared,
+        spec,
+        agent_dir,
+        deadline,
+    } = request;
+    let started = Instant::now();
+    if shared.cancel.is_cancelled() {
+        return Attempt::not_run(Failure::Cancelled);
+    }
+    let stdout_path = agent_dir.join(bundle::STDOUT_FILE);
+    let stdout_file = match tokio::fs::File::create(&stdout_path).await {
+        Ok(f) => f,
+        Err(err) => {
+            return Attempt::not_run(Failure::CouldNotStart {
+                reason: format!("could not create {}: {err}", stdout_path.display()),
+            });
+        }
+    };
+
+    let mut cmd = tokio::process::Command::new(&command.program);
+    cmd.args(&command.args)
+        .current_dir(&command.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .process_group(0);
+    for key in &command.env_remove {
+        cmd.env_remove(key);
+    }
+    cmd.envs(&command.env);
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(err) => {
+            return Attempt {
+                elapsed: started.elapsed(),
+                ..Attempt::not_run(Failure::CouldNotStart {
+                    reason: spawn_error(&command.program, spec.kind, &err),
+                })
+            };
+        }
+    };
+    let group = Group::new(child.id());
+
+    // The brief on stdin, then EOF. A CLI that exits without reading it all is not an error
+    // here: its exit status says what happened.
+    let stdin = child.stdin.take();
+    let brief = Arc::clone(&shared.brief);
+    let stdin_task = tokio::spawn(async move {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(brief.as_bytes()).await;
+            let _ = stdin.shutdown().await;
+        }
+    });
+
+    let reader = Arc::new(Mutex::new(StreamReader::new(spec.kind)));
+    let cut = Arc::new(Mutex::new(None::<u64>));
+    let stdout_task = tokio::spawn(read_stdout(
+        child.stdout.take(),
+        stdout_file,
+        Arc::clone(&reader),
+        Arc::clone(&cut),
+        shared.output_limit,
+        shared.events.clone(),
+        spec.name.clone(),
+    ));
+    let stderr_buf = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let stderr_task = tokio::spawn(read_stderr_tail(
+        child.stderr.take(),
+        Arc::clone(&stderr_buf),
+    ));
+
+    let end = tokio::select! {
+        status = child.wait() => match status {
+            Ok(status) => End::Exited(status),
+            Err(err) => End::NotRun(Failure::CouldNotStart {
+                reason: format!("could not wait for `{}`: {err}", command.program),
+            }),
+        },
+        _ = tokio::time::sleep_until(deadline) => End::TimedOut,
+        _ = shared.cancel.cancelled() => End::Cancelled,
+    };
+    if matches!(end, End::TimedOut | End::Cancelled) {
+        // Stopped on purpose: TERM first, so the CLI can flush what it has, then KILL.
+        group.signal(libc::SIGTERM);
+        if tokio::time::timeout(TERM_GRACE, child.wait())
+            .await
+            .is_err()
+        {
+            group.signal(libc::SIGKILL);
+            let _ = tokio::time::timeout(DRAIN_GRACE, child.wait()).await;
+        }
+    }
+    // Whatever happened, nothing of this run outlives it.
+    drop(group);
+    stdin_task.abort();
+    let (mut stdout_task, mut stderr_task) = (stdout_task, stderr_task);
+    let drained = tokio::time::timeout(DRAIN_GRACE, async {
+        let _ = (&mut stdout_task).await;
+        let _ = (&mut stderr_task).await;
+    })
+    .await;
+    if drained.is_err() {
+        // A process escaped the group and holds the pipes: what was read so far stands.
+        stdout_task.abort();
+        stderr_task.abort();
+    }
+
+    let stderr = match stderr_buf.lock() {
+        Ok(buf) => String::from_utf8_lossy(&buf).into_owned(),
+        Err(_) => String::new(),
+    };
+    let last_message = command
+        .last_message_file
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok());
+    let reader = match reader.lock() {
+        Ok(mut r) => std::mem::replace(&mut *r, StreamReader::new(spec.kind)),
+        Err(_) => StreamReader::new(spec.kind),
+    };
+    let output = reader.finish(&stderr, last_message.as_deref());
+    let output_cut = cut.lock().ok().and_then(|c| *c);
+    let (failure, exit_code) = judge(&end, &output, &stderr, spec, output_cut, shared);
+    Attempt {
+        output,
+        failure,
+        exit_code,
+        stderr,
+        elapsed: started.elapsed(),
+        output_cut,
+    }
+}
+
+/// Why the attempt failed, if it did, and its exit code.
+fn judge(
+    end: &End,
+    output: &crate::dispatch::output::RunOutput,
+    stderr: &str,
+    spec: &AgentSpec,
+    output_cut: Option<u64>,
+    shared: &Shared,
+) -> (Option<Failure>, Option<i32>) {
+    match end {
+        End::Cancelled => (Some(Failure::Cancelled), None),
+        End::TimedOut => (
+            Some(Failure::TimedOut {
+                after_s: spec.timeout.as_secs_f64(),
+            }),
+            None,
+        ),
+        End::NotRun(failure) => (Some(failure.clone()), None),
+        End::Exited(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            let code = status.code();
+            let failure = if let Some(reported) = &output.error {
+                Some(match code {
+                    Some(c) if c != 0 && output.http_status.is_none() => {
+                        failure::from_exit(c, stderr, Some(reported))
+                    }
+                    _ => failure::from_report(reported, output.http_status),
+                })
+            } else if let Some(code) = code.filter(|c| *c != 0) {
+                Some(failure::from_exit(code, stderr, None))
+            } else if let Some(signal) = status.signal() {
+                Some(Failure::Signalled { signal })
+            } else if output.text.trim().is_empty() {
+                Some(match output_cut {
+                    Some(_) => Failure::OutputOverLimit {
+                        limit_bytes: shared.output_limit,
+                    },
+                    None => Failure::NoReview,
+                })
+            } else {
+                None
+            };
+            (failure, code)
+        }
+    }
+}
+
+/// Streams stdout: raw bytes to the bundle first, then each line to the reader, with live
+/// counts as events. Beyond `limit` bytes nothing is kept; the pipe is still drained so the
+/// agent is never blocked on a full pipe.
+async fn read_stdout(
+    stdout: Option<tokio::process::ChildStdout>,
+    mut file: tokio::fs::File,
+    reader: Arc<Mutex<StreamReader>>,
+    cut: Arc<Mutex<Option<u64>>>,
+    limit: u64,
+    events: crate::dispatch::events::Emitter,
+    agent: String,
+) {
+    let Some(stdout) = stdout else { return };
+    let mut lines = BufReader::new(stdout);
+    let mut buf = Vec::with_capacity(8192);
+    let mut kept: u64 = 0;
+    let mut dropped: u64 = 0;
+    let (mut calls, mut tokens) = (0u64, None::<u64>);
+    loop {
+        buf.clear();
+        // A line is read in bounded pieces (8 MB, more than any event line a CLI writes): a
+        // newline-free flood is cut, not buffered whole.
+        let room = (limit.saturating_sub(kept) as usize).clamp(1, 8 << 20);
+        let read = (&mut lines)
+            .take(room as u64)
+            .read_until(b'\n', &mut buf)
+            .await;
+        match read {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if kept >= limit {
+            if dropped == 0 {
+                events.agent(&agent, EventKind::OutputCut { limit_bytes: limit });
+            }
+            dropped += buf.len() as u64;
+            continue;
+        }
+        kept += buf.len() as u64;
+        // Raw bytes to disk first: the bundle keeps exactly what the CLI said.
+        let _ = file.write_all(&buf).await;
+        let _ = file.flush().await;
+        let line = String::from_utf8_lossy(&buf);
+        let (new_calls, new_tokens, tool) = match reader.lock() {
+            Ok(mut r) => {
+                r.feed_line(&line);
+                (
+                    r.total_tool_calls(),
+                    r.tokens_so_far(),
+                    r.last_tool().map(str::to_string),
+                )
+            }
+            Err(_) => continue,
+        };
+        if new_calls != calls {
+            calls = new_calls;
+            events.agent(
+                &agent,
+                EventKind::ToolCall {
+                    name: tool.unwrap_or_default(),
+                    total: calls,
+                },
+            );
+        }
+        if new_tokens != tokens {
+            tokens = new_tokens;
+            if let Some(total) = tokens {
+                events.agent(&agent, EventKind::Tokens { total });
+            }
+        }
+    }
+    let _ = file.flush().await;
+    if dropped > 0
+        && let Ok(mut c) = cut.lock()
+    {
+        *c = Some(dropped);
+    }
+}
+
+/// Keeps the last [`STDERR_KEEP`] bytes of stderr.
+async fn read_stderr_tail(stderr: Option<tokio::process::ChildStderr>, buf: Arc<Mutex<Vec<u8>>>) {
+    let Some(mut stderr) = stderr else { return };
+    let mut chunk = [0u8; 8192];
+    loop {
+        match stderr.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                if let Ok(mut buf) = buf.lock() {
+                    buf.extend_from_slice(&chunk[..n]);
+                    if buf.len() > STDERR_KEEP {
+                        let cut = buf.len() - STDERR_KEEP;
+                        buf.drain(..cut);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn spawn_error(program: &str, kind: AgentKind, err: &std::io::Error) -> String {
+    let program = crate::text::printable_line(program);
+    if err.kind() == std::io::ErrorKind::NotFound {
+        match kind.npm_package() {
+            Some(pkg) => format!(
+                "`{program}` was not found: install it with `npm install -g {pkg}` or set its command in the config"
+            ),
+            None => format!("`{program}` was not found: check its command in the config"),
+        }
+    } else if err.kind() == std::io::ErrorKind::PermissionDenied {
+        format!("`{program}` could not be started (permission denied): make it executable")
+    } else {
+        format!("`{program}` could not be started: {err}")
+    }
+}

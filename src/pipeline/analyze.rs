@@ -1,0 +1,217 @@
+//! From what the agents wrote to a report: parse every run, verify every finding against the
+//! code, consolidate. The same path serves a fresh run, saved reviews (`consolidate --raw`) and
+//! a saved run (`consolidate --bundle`), so all three give the same report for the same input.
+
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::consolidate::{ConsolidateOptions, consolidate};
+use crate::parse::parse_review;
+use crate::store::bundle;
+use crate::types::{
+    ParseWarning, RawReview, Report, ReportMeta, Review, Reviewer, RunStatus, Target,
+};
+use crate::verify::{VerifyContext, VerifyCounts};
+
+/// A report and what was learned making it.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    pub report: Report,
+    /// Findings by verification status; `None` when there was no repository to check against.
+    pub verified: Option<VerifyCounts>,
+    /// What the user should know (verification that could not run, a bundle's unfinished
+    /// agents), one sentence each.
+    pub warnings: Vec<String>,
+}
+
+/// The report's metadata table for a run of `target` by `reviewers`.
+pub fn meta_for(
+    target: &Target,
+    reviewers: Vec<Reviewer>,
+    id: &str,
+    date: chrono::NaiveDateTime,
+) -> ReportMeta {
+    ReportMeta {
+        id: id.to_string(),
+        date: Some(date),
+        repo: Some(target.repo_name.clone()).filter(|r| !r.is_empty()),
+        repo_url: target.web_url.clone(),
+        head: Some(target.head.clone()),
+        base: Some(target.merge_base.clone()),
+        round: Some(1),
+        author: target.author.clone(),
+        pr: target.pr.clone(),
+        branch: target.branch.clone(),
+        commits: target.commits.clone(),
+        reviewers,
+        wall_clock_s: None,
+    }
+}
+
+/// Parses every run that produced text; a failed run with no text gives no review (the report
+/// names it from the run's status).
+pub fn parse_runs(runs: &[RawReview]) -> Vec<Review> {
+    runs.iter()
+        .filter(|r| !r.text.trim().is_empty())
+        .map(|r| {
+            let mut review = parse_review(&r.agent, &r.text);
+            if review.display_name.is_none() {
+                review.display_name = r.display_name.clone();
+            }
+            if r.status != RunStatus::Ok {
+                review.warnings.push(ParseWarning {
+                    line: None,
+                    message: format!(
+                        "the run {}: this review may be incomplete",
+                        match r.status {
+                            RunStatus::TimedOut => "timed out",
+                            RunStatus::Cancelled => "was cancelled",
+                            _ => "failed",
+                        }
+                    ),
+                });
+            }
+            review
+        })
+        .collect()
+}
+
+/// Parse, verify against `target`, consolidate.
+pub fn analyze_runs(runs: &[RawReview], target: &Target, meta: ReportMeta) -> Analysis {
+    let reviews = parse_runs(runs);
+    let ctx = VerifyContext {
+        repo: target.repo.clone(),
+        head: target.head.clone(),
+        base: Some(target.merge_base.clone()),
+    };
+    let changed = Some(
+        target
+            .changed_files
+            .iter()
+            .map(|f| f.path.clone())
+            .collect(),
+    );
+    analyze(
+        reviews,
+        Some((ctx, Some(target.changed_files.clone()))),
+        changed,
+        runs,
+        meta,
+    )
+}
+
+/// Verify saved reviews (against `verify` when given) and consolidate them.
+pub fn analyze_reviews(
+    reviews: Vec<Review>,
+    verify: Option<VerifyContext>,
+    meta: ReportMeta,
+) -> Analysis {
+    analyze(reviews, verify.map(|ctx| (ctx, None)), None, &[], meta)
+}
+
+fn analyze(
+    mut reviews: Vec<Review>,
+    verify: Option<(VerifyContext, Option<Vec<crate::types::ChangedFile>>)>,
+    mut changed_files: Option<Vec<String>>,
+    runs: &[RawReview],
+    meta: ReportMeta,
+) -> Analysis {
+    let mut warnings = Vec::new();
+    let mut verified = None;
+    if let Some((ctx, changed)) = verify {
+        let outcome = match changed {
+            Some(changed) => {
+                crate::verify::verify_reviews_with_changes(&ctx, changed, &mut reviews)
+            }
+            None => crate::verify::verify_reviews(&ctx, &mut reviews),
+        };
+        match outcome {
+            Ok(outcome) => {
+                verified = Some(outcome.counts);
+                if changed_files.is_none() && ctx.base.is_some() {
+                    changed_files = Some(outcome.changed_paths());
+                }
+            }
+            Err(err) => {
+                let why = format!("verification failed: {err:#}");
+                warnings.push(why.clone());
+                crate::verify::mark_unchecked(&mut reviews, &why);
+            }
+        }
+    }
+    let opts = ConsolidateOptions {
+        meta,
+        changed_files,
+        runs: runs.to_vec(),
+    };
+    Analysis {
+        report: consolidate(&reviews, &opts),
+        verified,
+        warnings,
+    }
+}
+
+/// A saved run consolidated again from its bundle, with no agent: the same findings,
+/// attributions and verdict as the run gave (verified again when its repository is here).
+pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
+    let saved = bundle::read(dir)
+        .with_context(|| format!("cannot consolidate the run bundle {}", dir.display()))?;
+    let id = saved
+        .record
+        .as_ref()
+        .map(|r| r.id.clone())
+        .or_else(|| dir.file_name().and_then(|n| n.to_str()).map(str::to_string))
+        .unwrap_or_default();
+    let date = saved
+        .record
+        .as_ref()
+        .map(|r| r.started_at.naive_local())
+        .unwrap_or_else(|| chrono::Local::now().naive_local());
+    let reviewers = match &saved.record {
+        Some(r) => r
+            .reviewers
+            .iter()
+            .map(|rv| Reviewer {
+                name: rv.name.clone(),
+                display: rv.display.clone(),
+                model: rv.model.clone(),
+                effort: rv.effort.clone(),
+            })
+            .collect(),
+        None => saved
+            .runs
+            .iter()
+            .map(|r| Reviewer {
+                name: r.agent.clone(),
+                display: r
+                    .display_name
+                    .clone()
+                    .unwrap_or_else(|| crate::types::default_display(&r.agent)),
+                model: r.model.clone(),
+                effort: r.effort.clone(),
+            })
+            .collect(),
+    };
+    let meta = meta_for(&saved.target, reviewers, &id, date);
+    let mut analysis = if crate::git::resolve_commit(&saved.target.repo, &saved.target.head).is_ok()
+    {
+        analyze_runs(&saved.runs, &saved.target, meta)
+    } else {
+        let mut a = analyze(parse_runs(&saved.runs), None, None, &saved.runs, meta);
+        a.warnings.push(format!(
+            "the repository of this run ({}) is not here at {}: findings are not verified",
+            saved.target.repo.display(),
+            saved.target.head
+        ));
+        a
+    };
+    analysis.report.meta.wall_clock_s = saved.record.as_ref().and_then(|r| r.wall_clock_s);
+    for r in &saved.unfinished {
+        analysis.warnings.push(format!(
+            "{} did not finish in this bundle: `deep-review run --resume {id}` runs it again",
+            r.display
+        ));
+    }
+    Ok(analysis)
+}

@@ -1,0 +1,260 @@
+//! Executing a plan: the run bundle first (nothing is lost), then dispatch, analysis, and the
+//! report written to the store in every format asked for. `resume` finishes a run that was
+//! killed or whose agents failed, reusing what the others wrote.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Context;
+
+use super::analyze::{self, Analysis};
+use super::plan::Plan;
+use crate::dispatch::{self, DispatchOptions, ProgressMode};
+use crate::report::{self, Format};
+use crate::store::bundle::{self, RunRecord, RunReviewer};
+use crate::store::{RunBundle, Store};
+use crate::types::{AgentSpec, RawReview, Reviewer, RunStatus, Target};
+
+/// How to run.
+#[derive(Clone)]
+pub struct RunOptions {
+    pub progress: ProgressMode,
+    pub dispatch: DispatchOptions,
+    /// Formats written to the store besides Markdown and JSON, which are always written (the
+    /// JSON report is the record that `list`, `show` and later rounds read).
+    pub formats: Vec<Format>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            progress: ProgressMode::Auto,
+            dispatch: DispatchOptions::default(),
+            formats: Vec::new(),
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub id: String,
+    pub bundle_dir: PathBuf,
+    /// The report files written; empty when cancelled.
+    pub written: Vec<PathBuf>,
+    /// The report and how it was made; `None` when cancelled.
+    pub analysis: Option<Analysis>,
+    pub runs: Vec<RawReview>,
+    pub cancelled: bool,
+}
+
+/// Runs `plan`: bundle → dispatch → parse → verify → consolidate → report → store.
+pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> {
+    if plan.agents.is_empty() {
+        let list: Vec<String> = plan
+            .not_installed
+            .iter()
+            .map(super::plan::install_hint)
+            .collect();
+        anyhow::bail!(
+            "no agent CLI is installed: install at least one of {} (`deep-review agents` shows what is found)",
+            list.join(", ")
+        );
+    }
+    let clock = Instant::now();
+    let bundle = plan.store.create_run(&plan.target.label, plan.started_at)?;
+    bundle.save_brief(&plan.brief)?;
+    bundle
+        .save_json(bundle::TARGET_FILE, &plan.target)
+        .context("cannot save the target in the run bundle")?;
+    let record = RunRecord {
+        id: bundle.id.clone(),
+        started_at: plan.started_at.fixed_offset(),
+        reviewers: plan.agents.iter().map(reviewer_record).collect(),
+        wall_clock_s: None,
+    };
+    bundle.save_json(bundle::RUN_FILE, &record)?;
+
+    let dispatched = dispatch::dispatch_blocking(
+        &plan.target.repo,
+        &plan.target.head,
+        &plan.brief.text,
+        &plan.agents,
+        &bundle.dir,
+        options.progress,
+        options.dispatch.clone(),
+    )?;
+    finish(
+        &plan.store,
+        bundle,
+        record,
+        &plan.target,
+        dispatched.reviews,
+        dispatched.cancelled,
+        clock,
+        &options.formats,
+    )
+}
+
+/// Runs again the agents of run `id` that did not finish with a review, reusing the saved
+/// output of the others, and writes the run's report (same id). `agents` gives the current
+/// specs by name (config may have changed since: a fixed command, a longer timeout).
+pub fn resume(
+    store: &Store,
+    id: &str,
+    agents: &[AgentSpec],
+    options: &RunOptions,
+) -> anyhow::Result<RunOutcome> {
+    let clock = Instant::now();
+    let bundle = store.open_run(id)?;
+    let saved = bundle::read(&bundle.dir)?;
+    let Some(record) = saved.record.clone() else {
+        anyhow::bail!(
+            "{} has no run.json (it was made by an older deep-review): `deep-review consolidate --bundle {}` reads what it holds",
+            bundle.dir.display(),
+            bundle.dir.display()
+        );
+    };
+    let done: Vec<&RawReview> = saved
+        .runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Ok && !r.text.trim().is_empty())
+        .collect();
+    let mut again: Vec<AgentSpec> = Vec::new();
+    for rv in &record.reviewers {
+        if done.iter().any(|r| r.agent == rv.name) {
+            continue;
+        }
+        let spec = agents
+            .iter()
+            .find(|a| a.name == rv.name)
+            .cloned()
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "agent `{}` of run {id} is not in the config any more: add it back to resume",
+                    rv.name
+                )
+            })?;
+        bundle::set_aside(&bundle.dir.join(&rv.dir))?;
+        again.push(spec);
+    }
+    let rerun = if again.is_empty() {
+        dispatch::DispatchOutcome {
+            reviews: Vec::new(),
+            cancelled: false,
+            wall_clock_s: 0.0,
+        }
+    } else {
+        dispatch::dispatch_blocking(
+            &saved.target.repo,
+            &saved.target.head,
+            &saved.brief,
+            &again,
+            &bundle.dir,
+            options.progress,
+            options.dispatch.clone(),
+        )?
+    };
+    // Every reviewer in the run's order: the reused runs and the new ones.
+    let runs: Vec<RawReview> = record
+        .reviewers
+        .iter()
+        .filter_map(|rv| {
+            rerun
+                .reviews
+                .iter()
+                .find(|r| r.agent == rv.name)
+                .or_else(|| saved.runs.iter().find(|r| r.agent == rv.name))
+                .cloned()
+        })
+        .collect();
+    finish(
+        store,
+        bundle,
+        record,
+        &saved.target,
+        runs,
+        rerun.cancelled,
+        clock,
+        &options.formats,
+    )
+}
+
+/// Analysis and the report files, after dispatch.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    store: &Store,
+    bundle: RunBundle,
+    mut record: RunRecord,
+    target: &Target,
+    runs: Vec<RawReview>,
+    cancelled: bool,
+    clock: Instant,
+    formats: &[Format],
+) -> anyhow::Result<RunOutcome> {
+    if cancelled {
+        return Ok(RunOutcome {
+            id: bundle.id,
+            bundle_dir: bundle.dir,
+            written: Vec::new(),
+            analysis: None,
+            runs,
+            cancelled: true,
+        });
+    }
+    let reviewers: Vec<Reviewer> = record
+        .reviewers
+        .iter()
+        .map(|rv| Reviewer {
+            name: rv.name.clone(),
+            display: rv.display.clone(),
+            model: rv.model.clone(),
+            effort: rv.effort.clone(),
+        })
+        .collect();
+    let meta = analyze::meta_for(
+        target,
+        reviewers,
+        &bundle.id,
+        record.started_at.naive_local(),
+    );
+    let mut analysis = analyze::analyze_runs(&runs, target, meta);
+    // The wall clock of the whole run, consolidation included.
+    let wall = clock.elapsed().as_secs_f64();
+    analysis.report.meta.wall_clock_s = Some(wall);
+    record.wall_clock_s = Some(wall);
+    bundle.save_json(bundle::RUN_FILE, &record)?;
+
+    let mut written = Vec::new();
+    let mut all = vec![Format::Md, Format::Json];
+    for f in formats {
+        if !all.contains(f) {
+            all.push(*f);
+        }
+    }
+    for format in all {
+        written.push(store.write_report(
+            &bundle.id,
+            format.extension(),
+            &report::render(&analysis.report, format),
+        )?);
+    }
+    Ok(RunOutcome {
+        id: bundle.id,
+        bundle_dir: bundle.dir,
+        written,
+        analysis: Some(analysis),
+        runs,
+        cancelled: false,
+    })
+}
+
+fn reviewer_record(a: &AgentSpec) -> RunReviewer {
+    RunReviewer {
+        name: a.name.clone(),
+        display: a.display.clone(),
+        dir: crate::dispatch::backend::commands::safe_name(&a.name),
+        model: a.model.clone(),
+        effort: a.effort.clone(),
+    }
+}
