@@ -25,6 +25,7 @@ mod parse_fixtures;
 mod parse_hostile;
 mod run_dry_run;
 mod run_pipeline;
+mod store_record;
 mod target_diff;
 mod target_resolve;
 mod verify_coverage;

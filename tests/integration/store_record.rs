@@ -1,0 +1,408 @@
+//! The store as a record that is read as much as written: a run consolidated again from its
+//! bundle, a killed run resumed, the events log, `list` and `show`, and a failed agent's cause
+//! in its own words. Shell scripts stand in for the agents (custom agents in the user config),
+//! on real repositories, through the built binary as a user runs it.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+use crate::support::repo::Repo;
+
+/// A repository whose branch `login` adds a login that accepts any password.
+fn repo() -> Repo {
+    let repo = Repo::new();
+    repo.write("src/lib.rs", "pub fn a() {}\n");
+    repo.commit("initial");
+    repo.git(&["checkout", "-q", "-b", "login"]);
+    repo.write("src/lib.rs", "pub fn a() {}\npub mod auth;\n");
+    repo.commit("Wire auth");
+    repo.write("src/auth.rs", "pub fn login(_pw: &str) -> bool { true }\n");
+    repo.commit("Add login");
+    repo
+}
+
+/// A review with one important finding on `src/auth.rs:1`, and a suggestion when asked.
+fn review(title: &str, suggestion: Option<&str>) -> String {
+    let suggestion = match suggestion {
+        Some(s) => format!(
+            "1. **{s}** — `src/lib.rs:2` (suggestion, enhancement)\n\n`auth` could be `session`.\n"
+        ),
+        None => "None.\n".to_string(),
+    };
+    format!(
+        "**Verdict**: Merge with fixes\n\n## Executive Summary\n\nAdds a login function.\n\n\
+         ## Findings\n\n### Critical Issues\n\nNone.\n\n### Important Issues\n\n\
+         1. **{title}** — `src/auth.rs:1` (important, regression)\n\n\
+         ```rust\npub fn login(_pw: &str) -> bool {{ true }}\n```\n\n\
+         `login` returns true for every password, so anyone can log in.\n\n\
+         Fix: compare the password with the stored hash.\n\n### Suggestions\n\n{suggestion}\n\
+         ## Coverage Summary\n\n| File | Status |\n|------|--------|\n\
+         | `src/auth.rs` | Important 1 |\n| `src/lib.rs` | Reviewed |\n"
+    )
+}
+
+/// Stand-in agents and the user config that names them.
+struct Agents {
+    tools: tempfile::TempDir,
+    xdg: tempfile::TempDir,
+}
+
+impl Agents {
+    fn new() -> Agents {
+        Agents {
+            tools: tempfile::tempdir().unwrap(),
+            xdg: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.tools.path().join(name)
+    }
+
+    /// An agent `name` running `body` (after reading the brief from stdin); each run appends a
+    /// line to `<name>.runs`.
+    fn add(&self, name: &str, body: &str) {
+        let script = self.path(&format!("{name}.sh"));
+        let runs = self.path(&format!("{name}.runs"));
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncat >/dev/null\necho run >> '{}'\n{body}\n",
+                runs.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let config = self.xdg.path().join("deep-review/config.toml");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        let mut text = std::fs::read_to_string(&config).unwrap_or_default();
+        text.push_str(&format!(
+            "[agents.{name}]\ncommand = \"{}\"\n",
+            script.display()
+        ));
+        std::fs::write(config, text).unwrap();
+    }
+
+    /// An agent that prints `review`.
+    fn reviewing(&self, name: &str, review: &str) {
+        let file = self.path(&format!("{name}.md"));
+        std::fs::write(&file, review).unwrap();
+        self.add(name, &format!("cat '{}'", file.display()));
+    }
+
+    fn runs_of(&self, name: &str) -> usize {
+        std::fs::read_to_string(self.path(&format!("{name}.runs")))
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    }
+
+    fn cmd(&self, repo: &Path) -> Command {
+        let mut cmd = Command::cargo_bin("deep-review").unwrap();
+        cmd.current_dir(repo)
+            .env("XDG_CONFIG_HOME", self.xdg.path())
+            .env_remove("CI");
+        cmd
+    }
+}
+
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(cmd: &mut Command) -> Ran {
+    let out = cmd.output().unwrap();
+    Ran {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The JSON report a run wrote (its path is printed on stdout).
+fn json_report(ran: &Ran) -> Value {
+    let path = ran
+        .stdout
+        .lines()
+        .find(|l| l.ends_with(".json"))
+        .unwrap_or_else(|| panic!("no JSON report: {}\n{}", ran.stdout, ran.stderr));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// What must not change when a run is consolidated again: each finding's id, title, severity,
+/// tier, attribution and sources.
+fn findings(report: &Value) -> Vec<Value> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "id": f["id"], "title": f["title"], "severity": f["severity"], "tier": f["tier"],
+                "agents": f["agents"], "sources": f["sources"], "fingerprint": f["fingerprint"],
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_run_consolidated_again_from_its_bundle_gives_the_same_report() {
+    let repo = repo();
+    let agents = Agents::new();
+    agents.reviewing(
+        "alpha",
+        &review("Login accepts any password", Some("Rename auth")),
+    );
+    agents.reviewing("beta", &review("login() accepts every password", None));
+    let ran = run(agents
+        .cmd(repo.path())
+        .args(["run", "--agents", "alpha,beta", "--quiet"]));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let report = json_report(&ran);
+    assert_eq!(report["schema_version"], 2);
+    let id = report["meta"]["id"].as_str().unwrap().to_string();
+    // Both agents found the login defect: one finding, two agents.
+    assert!(
+        findings(&report)
+            .iter()
+            .any(|f| f["agents"] == serde_json::json!(["alpha", "beta"])),
+        "{report:#}"
+    );
+
+    let bundle = repo.path().join(".reviews/runs").join(&id);
+    let again = run(agents.cmd(repo.path()).args([
+        "consolidate",
+        "--bundle",
+        bundle.to_str().unwrap(),
+        "--format",
+        "json",
+    ]));
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    let again: Value = serde_json::from_str(&again.stdout).unwrap();
+    assert_eq!(findings(&again), findings(&report));
+    assert_eq!(again["verdict"], report["verdict"]);
+    assert_eq!(again["meta"]["id"], report["meta"]["id"]);
+    assert_eq!(again["meta"]["reviewers"], report["meta"]["reviewers"]);
+    // No agent ran again.
+    assert_eq!((agents.runs_of("alpha"), agents.runs_of("beta")), (1, 1));
+}
+
+#[test]
+fn resume_runs_again_only_the_agent_that_was_killed() {
+    let repo = repo();
+    let agents = Agents::new();
+    agents.reviewing("alpha", &review("Login accepts any password", None));
+    // beta is killed by a signal in its first run, and reviews in the next.
+    let once = agents.path("beta.killed-once");
+    let beta_review = agents.path("beta.md");
+    std::fs::write(
+        &beta_review,
+        review("Any password logs in", Some("Rename auth")),
+    )
+    .unwrap();
+    agents.add(
+        "beta",
+        &format!(
+            "if [ ! -e '{once}' ]; then touch '{once}'; kill -9 $$; fi\ncat '{}'",
+            beta_review.display(),
+            once = once.display()
+        ),
+    );
+    let first = run(agents
+        .cmd(repo.path())
+        .args(["run", "--agents", "alpha,beta", "--quiet"]));
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    let report = json_report(&first);
+    let beta = report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "beta")
+        .unwrap()
+        .clone();
+    assert_eq!(beta["status"], "failed");
+    assert!(
+        beta["error"].as_str().unwrap().contains("signal 9"),
+        "{beta:#}"
+    );
+    let id = report["meta"]["id"].as_str().unwrap().to_string();
+
+    let resumed = run(agents
+        .cmd(repo.path())
+        .args(["run", "--resume", &id, "--quiet"]));
+    assert_eq!(resumed.code, Some(0), "{}", resumed.stderr);
+    assert_eq!(agents.runs_of("alpha"), 1, "alpha's saved review is reused");
+    assert_eq!(agents.runs_of("beta"), 2, "beta runs again");
+    let report = json_report(&resumed);
+    assert_eq!(report["meta"]["id"], id.as_str(), "the run's own report");
+    for a in report["agents"].as_array().unwrap() {
+        assert_eq!(a["status"], "ok", "{a:#}");
+    }
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["title"] == "Rename auth"),
+        "beta's findings are in: {report:#}"
+    );
+    // The killed attempt's files stay in the bundle, set aside.
+    let bundle = repo.path().join(".reviews/runs").join(&id);
+    assert!(bundle.join("beta/before-resume-1/meta.json").is_file());
+    // Resuming a finished run runs nothing.
+    let again = run(agents
+        .cmd(repo.path())
+        .args(["run", "--resume", "latest", "--quiet"]));
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    assert_eq!((agents.runs_of("alpha"), agents.runs_of("beta")), (1, 2));
+}
+
+#[test]
+fn events_are_logged_one_json_object_per_line() {
+    let repo = repo();
+    let agents = Agents::new();
+    agents.reviewing("alpha", &review("Login accepts any password", None));
+    agents.add("broken", "echo 'no credentials' >&2\nexit 2");
+    let ran = run(agents
+        .cmd(repo.path())
+        .args(["run", "--agents", "alpha,broken", "--quiet"]));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let id = json_report(&ran)["meta"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let log = std::fs::read_to_string(
+        repo.path()
+            .join(".reviews/runs")
+            .join(&id)
+            .join("events.jsonl"),
+    )
+    .unwrap();
+    let events: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds = |agent: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["agent"] == agent)
+            .map(|e| e["event"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(kinds("alpha"), ["queued", "started", "finished"]);
+    assert_eq!(kinds("broken"), ["queued", "started", "failed"]);
+    let failed = events.iter().find(|e| e["event"] == "failed").unwrap();
+    assert_eq!(failed["failure"]["kind"], "exited");
+    assert_eq!(failed["failure"]["code"], 2);
+    assert_eq!(failed["message"], "exited with code 2: no credentials");
+    assert_eq!(events.last().unwrap()["event"], "done");
+    let times: Vec<f64> = events.iter().map(|e| e["at_s"].as_f64().unwrap()).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+}
+
+#[test]
+fn list_and_show_read_the_store_back() {
+    let repo = repo();
+    let agents = Agents::new();
+    agents.reviewing("alpha", &review("Login accepts any password", None));
+    let empty = run(agents.cmd(repo.path()).args(["list"]));
+    assert_eq!(empty.code, Some(0));
+    assert!(empty.stderr.contains("no report"), "{}", empty.stderr);
+
+    let first = run(agents
+        .cmd(repo.path())
+        .args(["run", "--agents", "alpha", "--quiet"]));
+    let second = run(agents
+        .cmd(repo.path())
+        .args(["run", "--agents", "alpha", "--quiet"]));
+    assert_eq!(
+        (first.code, second.code),
+        (Some(0), Some(0)),
+        "{}",
+        second.stderr
+    );
+    let newest = json_report(&second)["meta"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let listed = run(agents.cmd(repo.path()).args(["list", "--format", "json"]));
+    let list: Value = serde_json::from_str(&listed.stdout).unwrap();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["id"], newest.as_str(), "newest first");
+    assert_eq!(list[0]["target"], "login");
+    assert_eq!(list[0]["verdict"], "Merge with fixes");
+    assert_eq!(list[0]["counts"]["important"], 1);
+    let text = run(agents.cmd(repo.path()).arg("list"));
+    assert!(text.stdout.starts_with(&newest), "{}", text.stdout);
+    assert!(text.stdout.contains("Merge with fixes"), "{}", text.stdout);
+
+    let shown = run(agents.cmd(repo.path()).args(["show", "latest"]));
+    assert_eq!(shown.code, Some(0), "{}", shown.stderr);
+    let md_path = second.stdout.lines().find(|l| l.ends_with(".md")).unwrap();
+    assert_eq!(shown.stdout, std::fs::read_to_string(md_path).unwrap());
+    let json = run(agents
+        .cmd(repo.path())
+        .args(["show", &newest, "--format", "json"]));
+    let json: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(json["meta"]["id"], newest.as_str());
+    let missing = run(agents
+        .cmd(repo.path())
+        .args(["show", "20990101-000000-nope"]));
+    assert_eq!(missing.code, Some(2));
+    assert!(
+        missing.stderr.contains("deep-review list"),
+        "{}",
+        missing.stderr
+    );
+}
+
+#[test]
+fn a_failed_agent_is_reported_with_the_line_that_says_why() {
+    let repo = repo();
+    let agents = Agents::new();
+    agents.reviewing("alpha", &review("Login accepts any password", None));
+    agents.add(
+        "gem",
+        "echo 'Loaded cached credentials.' >&2\n\
+         echo 'When using Gemini API, you must specify the GEMINI_API_KEY environment variable.' >&2\n\
+         echo 'Update your environment and try again (no reload needed if using .env)!' >&2\n\
+         exit 41",
+    );
+    let ran = run(agents
+        .cmd(repo.path())
+        .args(["run", "--agents", "alpha,gem", "--quiet"]));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let cause = "you must specify the GEMINI_API_KEY environment variable";
+    // The progress line, the retro and the executive summary all say it.
+    assert!(
+        ran.stderr.contains(&format!("gem: failed after")) && ran.stderr.contains(cause),
+        "{}",
+        ran.stderr
+    );
+    let report = json_report(&ran);
+    let gem = report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "gem")
+        .unwrap();
+    assert!(gem["error"].as_str().unwrap().contains(cause), "{gem:#}");
+    assert!(
+        report["summary"].as_str().unwrap().contains(cause),
+        "{}",
+        report["summary"]
+    );
+    assert!(
+        !gem["error"]
+            .as_str()
+            .unwrap()
+            .contains("Update your environment"),
+        "{gem:#}"
+    );
+}
