@@ -381,7 +381,7 @@ fn a_failed_agent_is_reported_with_the_line_that_says_why() {
     let cause = "you must specify the GEMINI_API_KEY environment variable";
     // The progress line, the retro and the executive summary all say it.
     assert!(
-        ran.stderr.contains(&format!("gem: failed after")) && ran.stderr.contains(cause),
+        ran.stderr.contains("gem: failed after") && ran.stderr.contains(cause),
         "{}",
         ran.stderr
     );
