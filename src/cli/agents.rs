@@ -41,7 +41,13 @@ pub fn execute(args: AgentsArgs) -> anyhow::Result<ExitCode> {
         crate::git::git_probe(std::path::Path::new("."), &["rev-parse", "--show-toplevel"])
             .map(std::path::PathBuf::from);
     let config = match &repo_root {
-        Some(root) => config::load(root)?,
+        Some(root) => {
+            let loaded = config::load(root, config::RepoConfig::WorkingTree)?;
+            for note in &loaded.notes {
+                eprintln!("deep-review: {}", crate::text::printable_line(note));
+            }
+            loaded.config
+        }
         None => config::load_files(&config::user_config_path().into_iter().collect::<Vec<_>>())?,
     };
     let specs = config.agent_specs(None)?;

@@ -11,6 +11,7 @@ pub mod list;
 pub mod run;
 pub mod schema;
 pub mod show;
+pub mod trust;
 
 /// Runs several AI code reviewers on one change, checks their findings against the code and
 /// writes one consolidated Deep Review report.
@@ -33,6 +34,8 @@ pub enum Command {
     Show(show::ShowArgs),
     /// List the agent CLIs found on PATH, with their versions.
     Agents(agents::AgentsArgs),
+    /// Trust this repository's `.deep-review.toml` as it is now (its commands and paths apply).
+    Trust(trust::TrustArgs),
     /// Print the JSON Schema of a raw review or of the report.
     Schema(schema::SchemaArgs),
     /// Measure consolidation on a public code-review benchmark's data.
@@ -62,6 +65,7 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::execute(args),
         Command::Show(args) => show::execute(args),
         Command::Agents(args) => agents::execute(args),
+        Command::Trust(args) => trust::execute(args),
         Command::Schema(args) => schema::execute(args),
         Command::Bench(args) => bench::execute(args),
     };

@@ -120,10 +120,18 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
             )
         })?;
     let store = crate::store::Store::new(args.out.as_deref().unwrap_or(&root));
-    let config = crate::config::load(&root)?;
-    let names: Vec<String> = config.agent_names();
-    let agents = config.agent_specs(Some(&names.join(",")))?;
-    let outcome = pipeline::resume(&store, id, &agents, &args.options())?;
+    // The run's own target decides which config applies, as it did for the run.
+    let bundle = store.open_run(id)?;
+    let saved = crate::store::bundle::read(&bundle.dir)?;
+    let names: Vec<String> = match &saved.record {
+        Some(record) => record.reviewers.iter().map(|r| r.name.clone()).collect(),
+        None => saved.runs.iter().map(|r| r.agent.clone()).collect(),
+    };
+    let (_, agents, notes) = pipeline::plan::agents_for(&saved.target, Some(&names.join(",")))?;
+    for note in &notes {
+        eprintln!("deep-review: {}", printable_line(note));
+    }
+    let outcome = pipeline::resume(&store, &bundle.id, &agents, &args.options())?;
     finish(&outcome)
 }
 

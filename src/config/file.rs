@@ -8,6 +8,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::types::AgentKind;
+
 /// The layout of `.deep-review.toml` and of the user's `config.toml`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,7 +23,14 @@ struct RawFile {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawAgent {
+    kind: Option<Spanned<String>>,
     command: Option<String>,
+    #[serde(default)]
+    pass_env: Vec<String>,
+    #[serde(default)]
+    sandbox_read: Vec<String>,
+    #[serde(default)]
+    sandbox_write: Vec<String>,
     args: Option<Vec<String>>,
     model: Option<String>,
     effort: Option<String>,
@@ -36,7 +45,12 @@ struct RawAgent {
 /// What one file says about one agent; `None` leaves the value to the layer below.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentLayer {
+    pub kind: Option<AgentKind>,
+    /// A name on PATH, or a path (a relative one resolved against the file's directory).
     pub command: Option<String>,
+    pub pass_env: Vec<String>,
+    pub sandbox_read: Vec<PathBuf>,
+    pub sandbox_write: Vec<PathBuf>,
     pub args: Option<Vec<String>>,
     pub model: Option<String>,
     pub effort: Option<String>,
@@ -57,13 +71,17 @@ pub struct Layer {
 }
 
 impl Layer {
-    /// This layer without what decides which programs run and what they see: `command`,
-    /// `args`, `env`, `pass_forge_tokens`, and agents the registry does not know (they are
+    /// This layer without what decides which programs run, what they see and which files are
+    /// read: `command`, `args`, `env`, `pass_env`, `pass_forge_tokens`, `brief_template`,
+    /// `sandbox_read`, `sandbox_write`, `kind`, and agents the registry does not know (they are
     /// nothing but a command). Returns the layer and the settings it dropped, by key.
     pub fn without_execution(mut self, known: &[&str]) -> (Layer, Vec<String>) {
         let mut dropped = Vec::new();
         if self.pass_forge_tokens.take().is_some() {
             dropped.push("`pass_forge_tokens`".to_string());
+        }
+        if self.brief_template.take().is_some() {
+            dropped.push("`brief_template`".to_string());
         }
         self.agents.retain(|name, _| {
             let keep = known.contains(&name.as_str());
@@ -84,6 +102,24 @@ impl Layer {
             }
             if agent.pass_forge_tokens.take().is_some() {
                 dropped.push(format!("`agents.{name}.pass_forge_tokens`"));
+            }
+            if agent.kind.take().is_some() {
+                dropped.push(format!("`agents.{name}.kind`"));
+            }
+            for (key, list) in [
+                ("pass_env", std::mem::take(&mut agent.pass_env).len()),
+                (
+                    "sandbox_read",
+                    std::mem::take(&mut agent.sandbox_read).len(),
+                ),
+                (
+                    "sandbox_write",
+                    std::mem::take(&mut agent.sandbox_write).len(),
+                ),
+            ] {
+                if list > 0 {
+                    dropped.push(format!("`agents.{name}.{key}`"));
+                }
             }
         }
         (self, dropped)
@@ -135,10 +171,31 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
                 })?)
             }
         };
+        let kind = match agent.kind {
+            None => None,
+            Some(k) => {
+                let span = k.span();
+                Some(parse_kind(k.get_ref()).map_err(|msg| {
+                    anyhow::anyhow!("{}{}: {msg}", path.display(), locate(text, span))
+                })?)
+            }
+        };
         layer.agents.insert(
             lname,
             AgentLayer {
-                command: agent.command,
+                kind,
+                command: agent.command.map(|c| resolve_command(&c, dir)),
+                pass_env: agent.pass_env,
+                sandbox_read: agent
+                    .sandbox_read
+                    .iter()
+                    .map(|p| expand_path(p, dir))
+                    .collect(),
+                sandbox_write: agent
+                    .sandbox_write
+                    .iter()
+                    .map(|p| expand_path(p, dir))
+                    .collect(),
                 args: agent.args,
                 model: agent.model,
                 effort: agent.effort,
@@ -151,6 +208,40 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
         );
     }
     Ok(layer)
+}
+
+/// `kind = "..."`: which CLI layout (or, later, which API) an agent uses.
+fn parse_kind(text: &str) -> Result<AgentKind, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "claude" => Ok(AgentKind::Claude),
+        "codex" => Ok(AgentKind::Codex),
+        "gemini" => Ok(AgentKind::Gemini),
+        "command" => Ok(AgentKind::Generic),
+        other => Err(format!(
+            "`{other}` is not an agent kind: use claude, codex, gemini or command"
+        )),
+    }
+}
+
+/// A command as written in a config file: a bare name stays a name looked up on PATH; a path
+/// with a `/` is made absolute against the file's directory, so it never depends on where an
+/// agent runs (its checkout is the change under review).
+fn resolve_command(command: &str, dir: &Path) -> String {
+    if command.contains('/') && !command.starts_with('/') {
+        let expanded = expand_path(command, dir);
+        return expanded.display().to_string();
+    }
+    command.to_string()
+}
+
+/// `~/x` under the home directory, a relative path under `dir`, an absolute one as is.
+fn expand_path(path: &str, dir: &Path) -> PathBuf {
+    if let Some(rest) = path.strip_prefix("~/")
+        && let Some(home) = dirs::home_dir()
+    {
+        return home.join(rest);
+    }
+    dir.join(path)
 }
 
 /// A timeout: a duration with units, longer than zero.

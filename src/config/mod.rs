@@ -19,11 +19,14 @@
 //! ```
 
 mod file;
+pub mod trust;
 
 pub use file::{AgentLayer, Layer, parse_layer};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use anyhow::Context;
 
 use crate::types::AgentSpec;
 
@@ -51,51 +54,138 @@ pub fn user_config_path() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("deep-review").join("config.toml"))
 }
 
-/// Loads the user file, then the repository's `.deep-review.toml` over it. Missing files are
-/// fine; unreadable or malformed ones are errors naming the file.
-pub fn load(repo_root: &Path) -> anyhow::Result<Config> {
-    let mut files = Vec::new();
-    if let Some(user) = user_config_path() {
-        files.push(user);
-    }
-    files.push(repo_root.join(REPO_CONFIG_FILE));
-    load_files(&files)
+/// Which version of the repository's `.deep-review.toml` a command reads.
+#[derive(Debug, Clone, Copy)]
+pub enum RepoConfig<'a> {
+    /// The file in the working tree (`deep-review agents`, `trust`): no change is under review.
+    WorkingTree,
+    /// The version at the merge-base of the change under review: the base steers the review,
+    /// so a change cannot disable agents, shorten timeouts or swap models for its own review.
+    AtBase { merge_base: &'a str, head: &'a str },
 }
 
-/// Loads the config for reviewing a change that itself modifies `.deep-review.toml`: the
-/// repository file then comes from the author of the change, so what it says about what runs on
-/// this machine (`command`, `args`, `env`, `pass_forge_tokens`, custom agents) is ignored, and
-/// each ignored setting is returned as a sentence for the user. Models, efforts, timeouts and
-/// display names still apply.
-pub fn load_untrusted_repo(repo_root: &Path) -> anyhow::Result<(Config, Vec<String>)> {
+/// A merged config and what the user should know about how it was read.
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    pub config: Config,
+    /// One sentence each: ignored keys and how to trust them, which version was read.
+    pub notes: Vec<String>,
+}
+
+/// Loads the user file, then the repository's `.deep-review.toml` over it.
+///
+/// The user file is trusted. The repository file is someone else's until the user trusts it
+/// (`deep-review trust`, by content hash): until then its keys that run programs or read files
+/// (`command`, `args`, `env`, `pass_env`, `pass_forge_tokens`, `brief_template`,
+/// `sandbox_read`, `sandbox_write`, custom agents) are ignored, each named in a note; models,
+/// efforts, timeouts, display names and `enabled` apply. A symlinked repository file is not
+/// read at all (its target could be anything, edited by anyone).
+pub fn load(repo_root: &Path, which: RepoConfig<'_>) -> anyhow::Result<Loaded> {
     let names: Vec<&str> = KNOWN_AGENTS.iter().map(|a| a.0).collect();
+    let mut loaded = Loaded {
+        config: match user_config_path() {
+            Some(user) => load_files(&[user])?,
+            None => Config::default(),
+        },
+        notes: Vec::new(),
+    };
     let repo_file = repo_root.join(REPO_CONFIG_FILE);
-    let mut config = match user_config_path() {
-        Some(user) => load_files(&[user])?,
-        None => Config::default(),
+    let text = match which {
+        RepoConfig::WorkingTree => match std::fs::symlink_metadata(&repo_file) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => anyhow::bail!("cannot read config file {}: {e}", repo_file.display()),
+            Ok(meta) if meta.file_type().is_symlink() => {
+                loaded.notes.push(format!(
+                    "{} is a symlink and is not read: a repository config must be a plain file",
+                    repo_file.display()
+                ));
+                None
+            }
+            Ok(_) => Some(
+                std::fs::read_to_string(&repo_file)
+                    .with_context(|| format!("cannot read config file {}", repo_file.display()))?,
+            ),
+        },
+        RepoConfig::AtBase { merge_base, head } => {
+            let at_base = git_blob(repo_root, merge_base, REPO_CONFIG_FILE);
+            let at_head = git_blob(repo_root, head, REPO_CONFIG_FILE);
+            if at_base.as_ref().map(|b| &b.id) != at_head.as_ref().map(|b| &b.id) {
+                loaded.notes.push(format!(
+                    "the change under review edits {REPO_CONFIG_FILE}: its version at the \
+                     merge-base is used ({}); the change's version applies once it is merged",
+                    if at_base.is_some() {
+                        "its settings"
+                    } else {
+                        "there is none there"
+                    }
+                ));
+            }
+            match at_base {
+                Some(blob) if blob.symlink => {
+                    loaded.notes.push(format!(
+                        "{REPO_CONFIG_FILE} is a symlink at the merge-base and is not read: a \
+                         repository config must be a plain file"
+                    ));
+                    None
+                }
+                Some(blob) => Some(blob.text),
+                None => None,
+            }
+        }
     };
-    let text = match std::fs::read_to_string(&repo_file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((config, Vec::new())),
-        Err(e) => anyhow::bail!("cannot read config file {}: {e}", repo_file.display()),
+    let Some(text) = text else {
+        return Ok(loaded);
     };
-    let (layer, ignored) = parse_layer(&text, &repo_file, &names)?.without_execution(&names);
-    config.merge(layer);
-    config.files.push(repo_file.clone());
-    let notes = ignored
-        .into_iter()
-        .map(|what| {
-            format!(
-                "{what} in {} is ignored: the change under review modifies that file, and a \
-                 change does not choose what runs on your machine (set it in {} instead)",
+    let layer = parse_layer(&text, &repo_file, &names)?;
+    let layer = if trust::is_trusted(&repo_file, &text) {
+        layer
+    } else {
+        let (layer, ignored) = layer.without_execution(&names);
+        if !ignored.is_empty() {
+            loaded.notes.push(format!(
+                "{} in {} {} ignored: this repository's config is not trusted, and an untrusted \
+                 config does not choose what runs on your machine or what it reads (read the \
+                 file, then `deep-review trust` trusts this version; or set them in {})",
+                ignored.join(", "),
                 repo_file.display(),
+                if ignored.len() == 1 { "is" } else { "are" },
                 user_config_path()
                     .map(|p| p.display().to_string())
                     .unwrap_or_else(|| "your user config".into())
-            )
-        })
-        .collect();
-    Ok((config, notes))
+            ));
+        }
+        layer
+    };
+    loaded.config.merge(layer);
+    loaded.config.files.push(repo_file);
+    loaded.config.check_custom_agents()?;
+    Ok(loaded)
+}
+
+/// A file's content at a commit, read from git objects (never the working tree).
+struct Blob {
+    id: String,
+    symlink: bool,
+    text: String,
+}
+
+fn git_blob(repo: &Path, commit: &str, path: &str) -> Option<Blob> {
+    let listing = crate::git::git_text(repo, &["ls-tree", commit, "--", path]).ok()?;
+    // `<mode> blob <id>\t<path>`
+    let (info, _) = listing.split_once('\t')?;
+    let mut parts = info.split(' ');
+    let mode = parts.next()?;
+    let kind = parts.next()?;
+    let id = parts.next()?.to_string();
+    if kind != "blob" {
+        return None;
+    }
+    let bytes = crate::git::git_bytes(repo, &["cat-file", "blob", &id]).ok()?;
+    Some(Blob {
+        symlink: mode == "120000",
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        id,
+    })
 }
 
 /// Loads `files` in order, each overriding the ones before it, skipping those that do not exist.
@@ -112,21 +202,28 @@ pub fn load_files(files: &[PathBuf]) -> anyhow::Result<Config> {
         config.merge(layer);
         config.files.push(path.clone());
     }
-    for (name, agent) in &config.agents {
-        if !names.contains(&name.as_str()) && agent.command.is_none() {
-            anyhow::bail!(
-                "`[agents.{name}]` in {} has no `command`: an agent the registry does not know \
-                 ({}) runs as a generic agent (prompt on stdin, review on stdout) and needs \
-                 `command = \"PROGRAM\"`",
-                config.files_list(),
-                names.join(", ")
-            );
-        }
-    }
+    config.check_custom_agents()?;
     Ok(config)
 }
 
 impl Config {
+    /// Every agent the registry does not know needs a command.
+    fn check_custom_agents(&self) -> anyhow::Result<()> {
+        let names: Vec<&str> = KNOWN_AGENTS.iter().map(|a| a.0).collect();
+        for (name, agent) in &self.agents {
+            if !names.contains(&name.as_str()) && agent.command.is_none() {
+                anyhow::bail!(
+                    "`[agents.{name}]` in {} has no `command`: an agent the registry does not know \
+                     ({}) runs as a generic agent (prompt on stdin, review on stdout) and needs \
+                     `command = \"PROGRAM\"`",
+                    self.files_list(),
+                    names.join(", ")
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Lays `layer` over this config: values it sets win, `env` maps are merged key by key.
     pub fn merge(&mut self, layer: Layer) {
         if let Some(p) = layer.pass_forge_tokens {
@@ -141,6 +238,7 @@ impl Config {
                 ($($f:ident),*) => { $( if over.$f.is_some() { base.$f = over.$f; } )* };
             }
             take!(
+                kind,
                 command,
                 args,
                 model,
@@ -151,6 +249,9 @@ impl Config {
                 pass_forge_tokens
             );
             base.env.extend(over.env);
+            base.pass_env.extend(over.pass_env);
+            base.sandbox_read.extend(over.sandbox_read);
+            base.sandbox_write.extend(over.sandbox_write);
         }
     }
 
@@ -216,8 +317,11 @@ impl Config {
         let default = AgentSpec::new(name, name);
         AgentSpec {
             display: layer.display.unwrap_or(default.display),
-            kind: default.kind,
+            kind: layer.kind.unwrap_or(default.kind),
             command: layer.command.unwrap_or(default.command),
+            pass_env: layer.pass_env,
+            sandbox_read: layer.sandbox_read,
+            sandbox_write: layer.sandbox_write,
             extra_args: layer.args.unwrap_or_default(),
             model: layer.model,
             effort: layer.effort,

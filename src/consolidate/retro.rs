@@ -81,5 +81,6 @@ pub fn agent_retro(
         cost_usd: run.and_then(|r| r.cost_usd),
         error: run.and_then(|r| r.error.clone()),
         worktree_changes: run.map(|r| r.worktree_changes.clone()).unwrap_or_default(),
+        sandbox: run.and_then(|r| r.sandbox.clone()),
     }
 }

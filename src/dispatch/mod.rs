@@ -18,10 +18,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub mod backend;
+pub mod environment;
 pub mod events;
 pub mod failure;
 pub mod output;
 pub mod progress;
+pub mod redact;
+pub mod sandbox;
 pub mod stale;
 pub mod supervisor;
 pub mod worktree;
@@ -64,6 +67,8 @@ pub struct DispatchOptions {
     pub output_limit: u64,
     /// Sinks that get every event besides the progress display and `events.jsonl`.
     pub sinks: Vec<Arc<dyn EventSink>>,
+    /// Run agents under the OS sandbox when the kernel has one ([`sandbox`]); on by default.
+    pub sandbox: bool,
 }
 
 impl Default for DispatchOptions {
@@ -74,6 +79,7 @@ impl Default for DispatchOptions {
             cancel: CancelToken::new(),
             output_limit: DEFAULT_OUTPUT_LIMIT,
             sinks: Vec::new(),
+            sandbox: true,
         }
     }
 }
@@ -196,6 +202,43 @@ pub async fn dispatch_with(
         }
     };
 
+    // Sandboxed agents cannot write to their checkout, so one checkout serves them all: one
+    // checkout's cost instead of one per agent.
+    let sandboxed = options.sandbox && sandbox::available();
+    let shared_checkout = if sandboxed {
+        let path = work_root.path().join("checkout");
+        match worktree::Worktree::add(repo, &head_sha, &path, &options.cancel).await {
+            Ok(wt) => Some(wt),
+            Err(err) => {
+                let failure = if options.cancel.is_cancelled() {
+                    Failure::Cancelled
+                } else {
+                    Failure::CouldNotStart {
+                        reason: output::one_sentence(&format!(
+                            "could not create the checkout: {err:#}"
+                        )),
+                    }
+                };
+                let reviews: Vec<RawReview> = agents
+                    .iter()
+                    .map(|spec| failed(spec, failure.clone()))
+                    .collect();
+                events.emit(
+                    None,
+                    EventKind::Done {
+                        duration_s: started.elapsed().as_secs_f64(),
+                    },
+                );
+                return DispatchOutcome {
+                    reviews,
+                    cancelled: options.cancel.is_cancelled(),
+                    wall_clock_s: started.elapsed().as_secs_f64(),
+                };
+            }
+        }
+    } else {
+        None
+    };
     let shared = Arc::new(Shared {
         repo: repo.to_path_buf(),
         head: head_sha,
@@ -205,6 +248,8 @@ pub async fn dispatch_with(
         cancel: options.cancel.clone(),
         events: events.clone(),
         output_limit: options.output_limit,
+        checkout: shared_checkout.as_ref().map(|w| w.path().to_path_buf()),
+        sandboxed,
     });
     let policy = supervisor::RetryPolicy {
         max_retries: options.max_retries,
@@ -260,6 +305,23 @@ pub async fn dispatch_with(
     }
     cancel_note.abort();
     drop(shared);
+    if let Some(checkout) = shared_checkout {
+        let changes = tokio::task::spawn_blocking(move || {
+            let mut changes = checkout.changes();
+            if let Err(err) = checkout.remove() {
+                changes.push(format!("the checkout could not be removed: {err:#}"));
+            }
+            changes
+        })
+        .await
+        .unwrap_or_else(|err| vec![format!("the checkout could not be checked: {err}")]);
+        // Every agent shared it: each is named with what changed.
+        for review in &mut reviews {
+            review
+                .worktree_changes
+                .extend(changes.iter().map(|c| format!("shared checkout: {c}")));
+        }
+    }
     // Every checkout is gone by now; the temporary directory that held them goes too.
     let _ = work_root.close();
     events.emit(
@@ -332,6 +394,7 @@ pub(crate) fn not_yet_run(spec: &AgentSpec) -> RawReview {
         output_cut_bytes: None,
         retries: 0,
         worktree_changes: Vec::new(),
+        sandbox: None,
     }
 }
 

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use super::backend::{self, Attempt, AttemptRequest, Shared};
 use super::events::EventKind;
+use super::redact::redact;
 use crate::store::bundle::{self, AttemptRecord, MetaExtra};
 use crate::types::{AgentSpec, Failure, RawReview, RunStatus};
 
@@ -84,6 +85,7 @@ pub async fn run_reviewer(
             return review;
         }
     };
+    review.sandbox = Some(session.sandbox());
     if let Err(err) = bundle::write_command(&agent_dir, &session.describe()) {
         review.worktree_changes = session.close().await;
         set_failure(
@@ -159,11 +161,11 @@ pub async fn run_reviewer(
     };
 
     review.exit_code = last.exit_code;
-    review.stderr_tail = tail(&last.stderr, STDERR_TAIL);
+    review.stderr_tail = redact(&tail(&last.stderr, STDERR_TAIL)).into_owned();
     review.output_cut_bytes = last.output_cut;
     extra.cli_duration_s = last.output.duration_s;
     let output = last.output;
-    review.text = output.text;
+    review.text = redact(&output.text).into_owned();
     review.tokens = output.tokens;
     review.cost_usd = output.cost_usd;
     review.tool_calls = output.tool_calls;
@@ -196,7 +198,7 @@ fn status_of(failure: Option<&Failure>) -> RunStatus {
 
 fn set_failure(review: &mut RawReview, failure: Failure) {
     review.status = status_of(Some(&failure));
-    review.error = Some(failure.sentence());
+    review.error = Some(redact(&failure.sentence()).into_owned());
     review.failure = Some(failure);
 }
 

@@ -51,26 +51,10 @@ impl Plan {
     }
 }
 
-/// Whether the change under review adds, edits, renames or deletes `.deep-review.toml`.
-fn changes_repo_config(target: &Target) -> bool {
-    target.changed_files.iter().any(|f| {
-        f.path == config::REPO_CONFIG_FILE
-            || f.old_path.as_deref() == Some(config::REPO_CONFIG_FILE)
-    })
-}
-
 /// Resolves the target, loads config, picks the agents and builds the brief.
 pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
     let target = target::resolve(&request.repo, &request.target)?;
-    let mut notes = Vec::new();
-    let config = if changes_repo_config(&target) {
-        let (config, ignored) = config::load_untrusted_repo(&target.repo)?;
-        notes.extend(ignored);
-        config
-    } else {
-        config::load(&target.repo)?
-    };
-    let mut agents = config.agent_specs(request.agents.as_deref())?;
+    let (config, mut agents, mut notes) = agents_for(&target, request.agents.as_deref())?;
     let mut not_installed = Vec::new();
     if request.agents.is_none() {
         let (found, missing) = installed(agents);
@@ -84,10 +68,20 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         agents = found;
         not_installed = missing;
     }
-    let template = brief::template_path(
+    let mut template = brief::template_path(
         request.brief_template.as_deref(),
         config.brief_template.as_deref(),
     );
+    if request.brief_template.is_none()
+        && let Some(path) = &template
+        && let Some(rel) = changed_by_the_change(&target, path)
+    {
+        notes.push(format!(
+            "the brief template {rel} is changed by the change under review: the built-in \
+             template is used instead (a change does not write its own brief)"
+        ));
+        template = None;
+    }
     let brief = brief::build(
         &target,
         &BriefOptions {
@@ -106,6 +100,56 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         started_at: Local::now(),
         notes,
     })
+}
+
+/// The config for reviewing `target` (the repository's file at the merge-base, trusted or not)
+/// and the agents `selection` names (every enabled one when `None`). An agent whose command is a
+/// file the change under review edits is left out: the change would choose what runs.
+pub fn agents_for(
+    target: &Target,
+    selection: Option<&str>,
+) -> anyhow::Result<(Config, Vec<AgentSpec>, Vec<String>)> {
+    let loaded = config::load(
+        &target.repo,
+        config::RepoConfig::AtBase {
+            merge_base: &target.merge_base,
+            head: &target.head,
+        },
+    )?;
+    let mut notes = loaded.notes;
+    let mut agents = loaded.config.agent_specs(selection)?;
+    agents.retain(|a| {
+        let Some(rel) = changed_by_the_change(target, std::path::Path::new(&a.command)) else {
+            return true;
+        };
+        notes.push(format!(
+            "{} is not run: its command {rel} is a file the change under review edits",
+            a.display
+        ));
+        false
+    });
+    Ok((loaded.config, agents, notes))
+}
+
+/// `path`, relative to the repository, when it is inside the repository and the change adds,
+/// edits or renames it.
+fn changed_by_the_change(target: &Target, path: &std::path::Path) -> Option<String> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let root = std::fs::canonicalize(&target.repo).unwrap_or_else(|_| target.repo.clone());
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let rel = real
+        .strip_prefix(&root)
+        .or_else(|_| path.strip_prefix(&target.repo))
+        .ok()?
+        .to_string_lossy()
+        .into_owned();
+    target
+        .changed_files
+        .iter()
+        .any(|f| f.path == rel || f.old_path.as_deref() == Some(rel.as_str()))
+        .then_some(rel)
 }
 
 /// Splits agents into those whose command is found and those whose is not.

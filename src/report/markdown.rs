@@ -419,6 +419,9 @@ fn retro(out: &mut String, agents: &[AgentRetro]) {
     row("Cost", &|a| {
         a.cost_usd.map(|c| format!("${c:.2}")).unwrap_or_else(dash)
     });
+    if agents.iter().any(|a| a.sandbox.is_some()) {
+        row("Sandbox", &|a| a.sandbox.clone().unwrap_or_else(dash));
+    }
 }
 
 /// `7:09`

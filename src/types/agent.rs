@@ -81,6 +81,13 @@ pub struct AgentSpec {
     pub env: BTreeMap<String, String>,
     /// Keep forge tokens (GITHUB_TOKEN, GH_TOKEN) in the agent's environment.
     pub pass_forge_tokens: bool,
+    /// More inherited variables the agent may see, by name (the environment is an allowlist:
+    /// `dispatch::environment`).
+    pub pass_env: Vec<String>,
+    /// More directories the agent may read, and read and write, in its sandbox
+    /// (`dispatch::sandbox`).
+    pub sandbox_read: Vec<std::path::PathBuf>,
+    pub sandbox_write: Vec<std::path::PathBuf>,
 }
 
 /// An agent that has not answered in this long is stopped.
@@ -102,6 +109,9 @@ impl AgentSpec {
             timeout: DEFAULT_TIMEOUT,
             env: BTreeMap::new(),
             pass_forge_tokens: false,
+            pass_env: Vec::new(),
+            sandbox_read: Vec::new(),
+            sandbox_write: Vec::new(),
         }
     }
 }

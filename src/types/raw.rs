@@ -188,6 +188,9 @@ pub struct RawReview {
     /// What the agent changed in its worktree, if anything (it must change nothing).
     #[serde(default)]
     pub worktree_changes: Vec<String>,
+    /// The sandbox it ran under ("landlock", or none with the reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 impl RawReview {

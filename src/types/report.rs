@@ -279,6 +279,9 @@ pub struct AgentRetro {
     /// What the agent changed in its read-only worktree (it must change nothing).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worktree_changes: Vec<String>,
+    /// The sandbox it ran under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<String>,
 }
 
 /// One raw review, verbatim, for the report's appendix.

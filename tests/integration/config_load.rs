@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use deep_review::config::{Config, DEFAULT_TIMEOUT, load, load_files};
+use deep_review::config::{Config, DEFAULT_TIMEOUT, RepoConfig, load, load_files};
 
 fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -47,7 +47,11 @@ fn load_reads_the_repo_file() {
         ".deep-review.toml",
         "[agents.codex]\nenabled = false\n",
     );
-    let specs = load(repo.path()).unwrap().agent_specs(None).unwrap();
+    let specs = load(repo.path(), RepoConfig::WorkingTree)
+        .unwrap()
+        .config
+        .agent_specs(None)
+        .unwrap();
     let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     assert!(!names.contains(&"codex"), "{names:?}");
 }
@@ -194,7 +198,9 @@ fn unreadable_config_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     // A directory where the file should be: exists, but cannot be read as a file.
     std::fs::create_dir(dir.path().join(".deep-review.toml")).unwrap();
-    let err = load(dir.path()).unwrap_err().to_string();
+    let err = load(dir.path(), RepoConfig::WorkingTree)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("cannot read config file"), "{err}");
 }
 

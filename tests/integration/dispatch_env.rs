@@ -1,6 +1,7 @@
-//! What environment an agent gets: the user's (HOME included: their logins live there) minus
-//! the forge tokens, plus the agent's own variables. One test per binary, because it sets
-//! variables of the test process itself.
+//! What environment an agent gets: an allowlist (PATH, HOME, locale, proxies, its own provider's
+//! variables, deep-review's own, what config names), never the reviewer's other secrets; and
+//! secrets are redacted from everything saved. Sets variables of the test process itself: run
+//! it in its own process (nextest does).
 
 use crate::support::repo as repo_support;
 
@@ -13,11 +14,14 @@ use deep_review::types::RunStatus;
 use repo_support::Repo;
 
 #[tokio::test]
-async fn agents_inherit_the_environment_minus_forge_tokens() {
-    // SAFETY: the only test in this binary, and no other thread of it reads the environment.
+async fn agents_get_an_allowlisted_environment_and_secrets_are_not_saved() {
+    // SAFETY: set before any thread of this test reads the environment; nextest runs each test
+    // in a process of its own.
     unsafe {
         std::env::set_var("GITHUB_TOKEN", "ghp_from_the_user_0123456789abcdef");
         std::env::set_var("GH_TOKEN", "gho_from_the_user_0123456789abcdef");
+        std::env::set_var("AWS_SECRET_ACCESS_KEY", "aws-secret-value-0123456789");
+        std::env::set_var("OPENAI_API_KEY", "sk-openai-0123456789abcdef");
         std::env::set_var("DEEP_REVIEW_TEST_INHERITED", "inherited-value");
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -25,32 +29,26 @@ async fn agents_inherit_the_environment_minus_forge_tokens() {
     repo_dir.commit("one");
     let repo = repo_dir.path().to_path_buf();
 
+    // The agent prints its whole environment as its review.
     let script = tmp.path().join("env-agent");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nenv > \"{}/$1.env\"\necho review",
-            tmp.path().display()
-        ),
-    )
-    .unwrap();
+    std::fs::write(&script, "#!/bin/sh\ncat >/dev/null\nenv\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
 
     let spec = |name: &str, pass: bool| AgentSpec {
-        // A name outside the registry: the extra args are the whole command line.
-        extra_args: vec![name.into()],
+        extra_args: vec!["https://user:hunter2@example.com/x".into()],
         timeout: Duration::from_secs(30),
         env: BTreeMap::from([("AGENT_OWN".to_string(), format!("own-{name}"))]),
         pass_forge_tokens: pass,
         ..AgentSpec::new(name, script.to_string_lossy())
     };
-    let agents = [spec("strict", false), spec("trusted", true)];
+    let agents = [spec("strict", false), spec("forge", true)];
+    let bundle = tmp.path().join("bundle");
     let outcome = dispatch_with(
         &repo,
         "HEAD",
         "brief",
         &agents,
-        &tmp.path().join("bundle"),
+        &bundle,
         ProgressMode::Silent,
         &DispatchOptions::default(),
     )
@@ -59,11 +57,23 @@ async fn agents_inherit_the_environment_minus_forge_tokens() {
         assert_eq!(r.status, RunStatus::Ok, "{}: {:?}", r.agent, r.error);
     }
 
-    let strict = std::fs::read_to_string(tmp.path().join("strict.env")).unwrap();
-    assert!(!strict.contains("GITHUB_TOKEN="), "{strict}");
-    assert!(!strict.contains("GH_TOKEN="), "{strict}");
-    assert!(strict.contains("DEEP_REVIEW_TEST_INHERITED=inherited-value"));
-    assert!(strict.contains("AGENT_OWN=own-strict"));
+    let strict = &outcome.reviews[0].text;
+    for absent in [
+        "AWS_SECRET_ACCESS_KEY",
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+    ] {
+        assert!(
+            !strict.contains(absent),
+            "{absent} reached the agent: {strict}"
+        );
+    }
+    assert!(
+        strict.contains("DEEP_REVIEW_TEST_INHERITED=inherited-value"),
+        "{strict}"
+    );
+    assert!(strict.contains("AGENT_OWN=own-strict"), "{strict}");
     if let Ok(home) = std::env::var("HOME") {
         assert!(
             strict.contains(&format!("HOME={home}\n")),
@@ -71,12 +81,18 @@ async fn agents_inherit_the_environment_minus_forge_tokens() {
         );
     }
 
-    let trusted = std::fs::read_to_string(tmp.path().join("trusted.env")).unwrap();
-    assert!(trusted.contains("GITHUB_TOKEN=ghp_from_the_user_0123456789abcdef"));
-    assert!(trusted.contains("GH_TOKEN=gho_from_the_user_0123456789abcdef"));
+    // Forge tokens pass when config says so, and their values never reach a saved file.
+    let forge = &outcome.reviews[1].text;
+    assert!(forge.contains("GITHUB_TOKEN=***"), "{forge}");
+    let saved = std::fs::read_to_string(bundle.join("forge/stdout.jsonl")).unwrap();
+    assert!(saved.contains("GH_TOKEN=***"), "{saved}");
+    assert!(!saved.contains("gho_from_the_user"), "{saved}");
+    let review = std::fs::read_to_string(bundle.join("forge/review.md")).unwrap();
+    assert!(!review.contains("ghp_from_the_user"), "{review}");
 
-    // The bundle's command line names the removed variables and shows no token.
-    let cmd = std::fs::read_to_string(tmp.path().join("bundle/strict/command.txt")).unwrap();
-    assert!(cmd.contains("-u GITHUB_TOKEN -u GH_TOKEN"), "{cmd}");
+    // The saved command line hides URL credentials.
+    let cmd = std::fs::read_to_string(bundle.join("strict/command.txt")).unwrap();
+    assert!(cmd.contains("https://***@example.com/x"), "{cmd}");
+    assert!(!cmd.contains("hunter2"), "{cmd}");
     assert!(cmd.contains("AGENT_OWN=own-strict"), "{cmd}");
 }

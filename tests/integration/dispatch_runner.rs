@@ -53,11 +53,18 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     path
 }
 
+/// A stand-in agent: it may write in the directory of its script (where the tests keep their
+/// records), nowhere else outside its sandbox.
 fn spec(name: &str, command: &Path, timeout: Duration) -> AgentSpec {
     AgentSpec {
         display: format!("{name} display"),
         model: Some(format!("{name}-model")),
         timeout,
+        sandbox_write: command
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect(),
         ..AgentSpec::new(name, command.to_string_lossy())
     }
 }
@@ -288,7 +295,12 @@ echo '{{"type":"turn.completed","usage":{{"input_tokens":100,"cached_input_token
     dirs.push(PathBuf::from(codex_pwd.trim()));
     dirs.sort();
     dirs.dedup();
-    assert_eq!(dirs.len(), 3, "one worktree per agent: {dirs:?}");
+    if deep_review::dispatch::sandbox::available() {
+        // Sandboxed agents cannot write to their checkout: one serves them all.
+        assert_eq!(dirs.len(), 1, "one shared checkout: {dirs:?}");
+    } else {
+        assert_eq!(dirs.len(), 3, "one worktree per agent: {dirs:?}");
+    }
     assert!(
         extra_worktrees(&repo).is_empty(),
         "{:?}",
@@ -553,7 +565,7 @@ async fn claude_is_error_fails_the_run_even_with_exit_zero() {
 }
 
 #[tokio::test]
-async fn changes_an_agent_makes_to_its_worktree_are_reported() {
+async fn without_the_sandbox_changes_an_agent_makes_to_its_worktree_are_reported() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, head) = repo(tmp.path());
     let out = tmp.path().join("claude.out");
@@ -578,7 +590,20 @@ async fn changes_an_agent_makes_to_its_worktree_are_reported() {
             ..spec("claude", &mover, Duration::from_secs(30))
         },
     ];
-    let outcome = run(&repo, &head, "b", &agents, &tmp.path().join("b")).await;
+    // Where the kernel has no sandbox, each agent gets its own worktree, checked afterwards.
+    let outcome = dispatch_with(
+        &repo,
+        &head,
+        "b",
+        &agents,
+        &tmp.path().join("b"),
+        ProgressMode::Plain,
+        &DispatchOptions {
+            sandbox: false,
+            ..options()
+        },
+    )
+    .await;
 
     let c = by_name(&outcome, "claude");
     assert!(

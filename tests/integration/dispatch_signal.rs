@@ -1,6 +1,7 @@
-//! SIGTERM and Ctrl-C (SIGINT) sent to deep-review stop every agent's process group, remove
-//! the worktrees and return a cancelled outcome (the CLI exits 130). The signals go to this
-//! test process itself, so this binary holds this one test only.
+//! SIGTERM, Ctrl-C (SIGINT), a closed terminal (SIGHUP) and SIGQUIT sent to deep-review stop
+//! every agent's process group, remove the checkouts and the run's temporary directory, write
+//! every agent's results and return a cancelled outcome (the CLI exits 130). The signals go to
+//! this test process itself: it runs in a process of its own (nextest).
 
 use crate::support::repo as repo_support;
 
@@ -50,6 +51,8 @@ async fn run_and_signal(tmp: &Path, repo: &Path, round: &str, signal: libc::c_in
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         agents.push(AgentSpec {
             timeout: Duration::from_secs(600),
+            // The stand-in records its pid beside itself (outside its sandbox otherwise).
+            sandbox_write: vec![tmp.to_path_buf()],
             ..AgentSpec::new(name, script.to_string_lossy())
         });
         pidfiles.push(pidfile);
@@ -109,6 +112,22 @@ async fn run_and_signal(tmp: &Path, repo: &Path, round: &str, signal: libc::c_in
         assert!(!Path::new(pwd.trim()).exists(), "{round}: worktree left");
         assert!(bundle.join(r_name(pidfile)).join("meta.json").is_file());
     }
+    assert!(
+        run_dirs().is_empty(),
+        "{round}: temporary directories left: {:?}",
+        run_dirs()
+    );
+}
+
+/// This process's run directories in the temporary directory (`deep-review-run-<pid>-*`).
+fn run_dirs() -> Vec<PathBuf> {
+    let prefix = format!("deep-review-run-{}-", std::process::id());
+    std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect()
 }
 
 fn r_name(pidfile: &Path) -> String {
@@ -117,13 +136,15 @@ fn r_name(pidfile: &Path) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_and_ctrl_c_cancel_every_agent() {
+async fn sigterm_ctrl_c_sighup_and_sigquit_cancel_every_agent() {
     let tmp = tempfile::tempdir().unwrap();
     let repo_dir = Repo::new();
     repo_dir.commit("one");
     let repo = repo_dir.path().to_path_buf();
     run_and_signal(tmp.path(), &repo, "term", libc::SIGTERM).await;
     run_and_signal(tmp.path(), &repo, "int", libc::SIGINT).await;
+    run_and_signal(tmp.path(), &repo, "hup", libc::SIGHUP).await;
+    run_and_signal(tmp.path(), &repo, "quit", libc::SIGQUIT).await;
     let list = Command::new("git")
         .arg("-C")
         .arg(&repo)

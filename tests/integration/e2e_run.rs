@@ -296,10 +296,16 @@ fn sigint_mid_run_leaves_no_agent_and_no_worktree() {
         std::thread::sleep(Duration::from_millis(100));
     }
     let worktrees = fx.linked_worktrees();
+    // Sandboxed agents share one read-only checkout; unsandboxed ones get one each.
+    let expected = if deep_review::dispatch::sandbox::available() {
+        1
+    } else {
+        3
+    };
     assert_eq!(
         worktrees.len(),
-        3,
-        "expected one worktree per agent while they run: {worktrees:?}"
+        expected,
+        "checkouts while the agents run: {worktrees:?}"
     );
     let agents_running = fx.leftover_processes();
     assert!(
@@ -384,13 +390,24 @@ fn malformed_stream_fails_one_agent_and_the_others_stand() {
     );
 }
 
-/// An agent that does write into its worktree (a custom agent: a script that writes a file,
-/// then prints its review) is caught by the after-run check, and the report says so; the
-/// user's checkout is untouched. Needs no agent CLI.
+/// An agent that tries what a hostile change could make it try: read a key in `$HOME/.ssh`,
+/// write into the user's checkout and `$HOME`, set `core.fsmonitor` in the shared `.git/config`,
+/// install a `post-checkout` hook, and scribble in its own checkout. Under the sandbox every
+/// attempt fails, nothing changed, and the report names the sandbox. Needs no agent CLI; needs
+/// Landlock (this machine's kernel and CI's have it).
 #[test]
-fn agent_that_changes_its_worktree_is_named_in_the_report() {
+fn a_sandboxed_agent_cannot_read_secrets_or_write_outside_its_state() {
+    assert!(
+        deep_review::dispatch::sandbox::available(),
+        "this test needs a kernel with Landlock (Linux 5.13+, enabled)"
+    );
     let fx = RunFixture::new();
-    let script = fx.home.path().join("scribbler.sh");
+    let home = fx.home.path();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_test"), "PRIVATE KEY MATERIAL\n").unwrap();
+    let repo = fx.path().to_path_buf();
+    let config_before = std::fs::read(repo.join(".git/config")).unwrap();
+    let script = home.join("attacker.sh");
     let review = support::run::review(
         "Parser panics on malformed input",
         "src/parse.rs:4",
@@ -400,7 +417,21 @@ fn agent_that_changes_its_worktree_is_named_in_the_report() {
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\ncat > /dev/null\necho scribbled > scribble.txt\ncat <<'REVIEW'\n{review}REVIEW\n"
+            r#"#!/bin/sh
+cat > /dev/null
+try() {{ if sh -c "$2" >/dev/null 2>&1; then echo "ALLOWED $1"; else echo "DENIED $1"; fi; }}
+try ssh "cat '{home}/.ssh/id_test'"
+try checkout "echo x > '{repo}/pwned.txt'"
+try gitconfig "printf '[core]\n\tfsmonitor = touch /tmp/fsmonitor-ran\n' >> '{repo}/.git/config'"
+try hook "echo 'touch /tmp/hook-ran' > '{repo}/.git/hooks/post-checkout'"
+try home "echo x > '{home}/.profile-pwned'"
+try own-checkout "echo scribbled > scribble.txt"
+try read-own-checkout "cat src/parse.rs"
+cat <<'REVIEW'
+{review}REVIEW
+"#,
+            home = home.display(),
+            repo = repo.display(),
         ),
     )
     .expect("write the agent script");
@@ -408,31 +439,62 @@ fn agent_that_changes_its_worktree_is_named_in_the_report() {
     std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
     std::fs::set_permissions(&script, perms).expect("chmod the agent script");
     fx.config(&format!(
-        "[agents.scribbler]\ncommand = \"{}\"\ndisplay = \"Scribbler\"\n",
+        "[agents.attacker]\ncommand = \"{}\"\ndisplay = \"Attacker\"\n",
         script.display()
     ));
-    let out = fx.run(&["run", "main..feature", "--agents", "scribbler"], LIMIT);
+    let out = fx.run(
+        &[
+            "run",
+            "main..feature",
+            "--agents",
+            "attacker",
+            "--format",
+            "json",
+        ],
+        LIMIT,
+    );
     let report = finished_report(&fx, &out);
     assert_holds_finding(&fx, &out, &report, "Parser panics on malformed input");
-    let metas = fx.agent_metas();
-    assert!(
-        metas.iter().any(|(name, meta)| name == "scribbler"
-            && meta["worktree_changes"]
-                .to_string()
-                .contains("scribble.txt")),
-        "the after-run check did not see scribble.txt: {metas:?}\n{}",
-        fx.context(&out)
-    );
-    let says_so = consolidated_part(&report).lines().any(|line| {
-        let l = line.to_lowercase();
-        l.contains("scribble.txt") || (l.contains("scribbler") && l.contains("worktree"))
-    });
-    assert!(
-        says_so,
-        "the report does not say that Scribbler changed its worktree (scribble.txt)\n{report}"
-    );
+    let raw = std::fs::read_dir(fx.path().join(".reviews/runs"))
+        .unwrap()
+        .flatten()
+        .map(|run| std::fs::read_to_string(run.path().join("attacker/review.md")).unwrap())
+        .next()
+        .unwrap();
+    for attempt in [
+        "ssh",
+        "checkout",
+        "gitconfig",
+        "hook",
+        "home",
+        "own-checkout",
+    ] {
+        assert!(
+            raw.contains(&format!("DENIED {attempt}\n")),
+            "{attempt} was not denied:\n{raw}"
+        );
+    }
+    assert!(raw.contains("ALLOWED read-own-checkout\n"), "{raw}");
+    assert!(!raw.contains("PRIVATE KEY"), "{raw}");
     fx.assert_checkout_untouched();
-    assert!(!fx.path().join("scribble.txt").exists());
+    assert_eq!(
+        std::fs::read(repo.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(!repo.join(".git/hooks/post-checkout").exists());
+    assert!(!home.join(".profile-pwned").exists());
+    // The report names the sandbox the agent ran under.
+    let json = fx.reports("json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json[0]).unwrap()).unwrap();
+    let attacker = json["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "attacker")
+        .unwrap();
+    assert_eq!(attacker["sandbox"], "landlock", "{attacker:#}");
+    assert!(report.contains("landlock"), "{report}");
     assert_eq!(
         fx.linked_worktrees(),
         Vec::<std::path::PathBuf>::new(),

@@ -254,7 +254,12 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
     std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
     std::fs::write(
         xdg.path().join("deep-review/config.toml"),
-        format!("[agents.slow]\ncommand = \"{}\"\n", slow.display()),
+        // It records its pid beside itself: the user's config lets it write there.
+        format!(
+            "[agents.slow]\ncommand = \"{}\"\nsandbox_write = [\"{}\"]\n",
+            slow.display(),
+            tools.path().display()
+        ),
     )
     .unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("deep-review"))

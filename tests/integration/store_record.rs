@@ -79,9 +79,12 @@ impl Agents {
         let config = self.xdg.path().join("deep-review/config.toml");
         std::fs::create_dir_all(config.parent().unwrap()).unwrap();
         let mut text = std::fs::read_to_string(&config).unwrap_or_default();
+        // The stand-ins count their runs beside themselves: a directory the user's config lets
+        // them write in their sandbox.
         text.push_str(&format!(
-            "[agents.{name}]\ncommand = \"{}\"\n",
-            script.display()
+            "[agents.{name}]\ncommand = \"{}\"\nsandbox_write = [\"{}\"]\n",
+            script.display(),
+            self.tools.path().display()
         ));
         std::fs::write(config, text).unwrap();
     }

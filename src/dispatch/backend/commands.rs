@@ -8,11 +8,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use regex::Regex;
-
+use crate::dispatch::redact;
 use crate::types::{AgentKind, AgentSpec};
 
 /// Turn limit given to the CLIs that have one. A review of a large change reads many files;
@@ -31,20 +29,16 @@ const CLAUDE_ALLOWED: &str = "Read,Grep,Glob,Bash(git diff:*),Bash(git log:*),Ba
 const CLAUDE_DENIED: &str =
     "Bash(*--output*),Bash(*>*),Bash(*|*),Bash(*;*),Bash(*&*),Bash(*`*),Bash(*$(*)";
 
-/// Forge tokens removed from an agent's environment unless config passes them on.
-pub const FORGE_TOKENS: [&str; 2] = ["GITHUB_TOKEN", "GH_TOKEN"];
-
 /// A fully resolved command line for one agent run. The prompt is not part of it: it is
 /// written to the child's standard input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentCommand {
     pub program: String,
     pub args: Vec<String>,
-    /// Variables set on top of the inherited environment.
+    /// Variables set on top of the allowed inherited ones
+    /// ([`crate::dispatch::environment`]).
     pub env: BTreeMap<String, String>,
-    /// Inherited variables removed (forge tokens).
-    pub env_remove: Vec<String>,
-    /// The agent's worktree: it runs there.
+    /// The agent's checkout: it runs there.
     pub cwd: PathBuf,
     /// Where the CLI writes its last message itself (Codex `-o`), if it does.
     pub last_message_file: Option<PathBuf>,
@@ -58,22 +52,19 @@ impl AgentCommand {
         let mut out = String::new();
         let _ = write!(
             out,
-            "cd {} && env",
+            "cd {} && env -i [allowed variables]",
             shell_quote(&self.cwd.to_string_lossy())
         );
-        for key in &self.env_remove {
-            let _ = write!(out, " -u {}", shell_quote(key));
-        }
         for (key, value) in &self.env {
-            let shown = if is_secret_name(key) {
-                REDACTED.to_string()
+            let shown = if redact::is_secret_name(key) {
+                redact::REDACTED.to_string()
             } else {
-                redact_value(value)
+                redact::redact(value).into_owned()
             };
             let _ = write!(out, " {}", shell_quote(&format!("{key}={shown}")));
         }
         let _ = write!(out, " {}", shell_quote(&self.program));
-        for arg in redact_args(&self.args) {
+        for arg in redact::redact_args(&self.args) {
             let _ = write!(out, " {}", shell_quote(&arg));
         }
         out.push_str(" < brief");
@@ -81,11 +72,12 @@ impl AgentCommand {
     }
 }
 
-/// Builds the command line for one agent. `bundle_dir` is the run bundle's root
-/// (`.reviews/runs/<id>`); per-agent files go to `<bundle_dir>/<name>/`.
-pub fn command_for(spec: &AgentSpec, worktree: &Path, bundle_dir: &Path) -> AgentCommand {
+/// Builds the command line for one agent that runs in `checkout`, with `scratch` as its private
+/// directory for files the CLI writes itself (Codex's last message): the only place besides
+/// its own state it may write in the sandbox.
+pub fn command_for(spec: &AgentSpec, checkout: &Path, scratch: &Path) -> AgentCommand {
     let kind = spec.kind;
-    let agent_dir = absolute(&bundle_dir.join(safe_name(&spec.name)));
+    let scratch = absolute(scratch);
     let mut args: Vec<String> = Vec::new();
     let mut env = BTreeMap::new();
     let mut last_message_file = None;
@@ -123,9 +115,9 @@ pub fn command_for(spec: &AgentSpec, worktree: &Path, bundle_dir: &Path) -> Agen
             args.extend(spec.extra_args.iter().cloned());
         }
         AgentKind::Codex => {
-            let last = agent_dir.join("last-message.txt");
+            let last = scratch.join("last-message.txt");
             push(&mut args, &["exec", "--json", "--ephemeral", "-C"]);
-            args.push(worktree.to_string_lossy().into_owned());
+            args.push(checkout.to_string_lossy().into_owned());
             push(&mut args, &["-s", "read-only", "-o"]);
             args.push(last.to_string_lossy().into_owned());
             if let Some(model) = &spec.model {
@@ -155,15 +147,6 @@ pub fn command_for(spec: &AgentSpec, worktree: &Path, bundle_dir: &Path) -> Agen
         }
         AgentKind::Generic => args.extend(spec.extra_args.iter().cloned()),
     }
-    let env_remove = if spec.pass_forge_tokens {
-        Vec::new()
-    } else {
-        FORGE_TOKENS
-            .iter()
-            .filter(|k| !spec.env.contains_key(**k))
-            .map(|k| k.to_string())
-            .collect()
-    };
     for (key, value) in &spec.env {
         env.insert(key.clone(), value.clone());
     }
@@ -171,8 +154,7 @@ pub fn command_for(spec: &AgentSpec, worktree: &Path, bundle_dir: &Path) -> Agen
         program: spec.command.clone(),
         args,
         env,
-        env_remove,
-        cwd: worktree.to_path_buf(),
+        cwd: checkout.to_path_buf(),
         last_message_file,
     }
 }
@@ -190,72 +172,6 @@ fn absolute(path: &Path) -> PathBuf {
             .map(|cwd| cwd.join(path))
             .unwrap_or_else(|_| path.to_path_buf())
     }
-}
-
-const REDACTED: &str = "***";
-
-/// A variable or option name that holds a secret: API keys, tokens, passwords.
-/// `env_key` (Codex: the *name* of the variable holding the key) is not a secret.
-fn is_secret_name(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    if lower.ends_with("env_key") {
-        return false;
-    }
-    [
-        "key",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "credential",
-        "auth",
-    ]
-    .iter()
-    .any(|word| lower.contains(word))
-}
-
-/// Values that look like a credential whatever they are attached to.
-fn token_pattern() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(
-            r"(sk-[A-Za-z0-9_\-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|AIza[0-9A-Za-z_\-]{16,}|xox[abprs]-[A-Za-z0-9\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})",
-        )
-        .expect("static regex")
-    })
-}
-
-fn redact_value(value: &str) -> String {
-    token_pattern().replace_all(value, REDACTED).into_owned()
-}
-
-/// Redacts `--api-key X`, `--token=X`, `-c ...api_key=X` and credential-looking values.
-fn redact_args(args: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
-    let mut hide_next = false;
-    for arg in args {
-        if hide_next {
-            out.push(REDACTED.to_string());
-            hide_next = false;
-            continue;
-        }
-        if let Some(flag) = arg.strip_prefix("--")
-            && !flag.contains('=')
-            && is_secret_name(flag)
-        {
-            out.push(arg.clone());
-            hide_next = true;
-            continue;
-        }
-        if let Some((key, _)) = arg.split_once('=')
-            && is_secret_name(key.trim_start_matches('-'))
-        {
-            out.push(format!("{key}={REDACTED}"));
-            continue;
-        }
-        out.push(redact_value(arg));
-    }
-    out
 }
 
 /// Quotes a word for a POSIX shell when it needs it (shlex); control characters are shown
@@ -369,7 +285,6 @@ mod tests {
         assert!(a.contains("--model claude-opus-4-6 --effort high"), "{a}");
         assert!(a.ends_with("--max-turns 10"), "extra args come last: {a}");
         assert_eq!(cmd.cwd, Path::new("/tmp/wt/claude"));
-        assert_eq!(cmd.env_remove, vec!["GITHUB_TOKEN", "GH_TOKEN"]);
     }
 
     #[test]
@@ -377,7 +292,7 @@ mod tests {
         let mut s = spec("codex");
         s.effort = Some("xhigh".into());
         s.extra_args = vec!["-c".into(), "model_provider=fake".into()];
-        let cmd = command_for(&s, Path::new("/tmp/wt/codex"), Path::new("rel/bundle"));
+        let cmd = command_for(&s, Path::new("/tmp/wt/codex"), Path::new("rel/scratch"));
         assert_eq!(cmd.args.last().map(String::as_str), Some("-"));
         let a = cmd.args.join(" ");
         assert!(
@@ -390,7 +305,7 @@ mod tests {
         );
         let last = cmd.last_message_file.expect("codex has -o");
         assert!(last.is_absolute());
-        assert!(last.ends_with("rel/bundle/codex/last-message.txt"));
+        assert!(last.ends_with("rel/scratch/last-message.txt"));
     }
 
     #[test]
@@ -411,7 +326,6 @@ mod tests {
                 "--skip-trust"
             ]
         );
-        assert!(cmd.env_remove.is_empty());
         assert_eq!(
             cmd.env.get("GEMINI_CLI_NO_RELAUNCH").map(String::as_str),
             Some("true")
@@ -456,9 +370,7 @@ mod tests {
         }
         assert!(shown.contains("HOME=/home/me"), "{shown}");
         assert!(shown.contains("env_key=FAKE_API_KEY"), "{shown}");
-        // GH_TOKEN set explicitly by config is kept, not removed.
-        assert!(!shown.contains("-u GH_TOKEN"), "{shown}");
-        assert!(shown.contains("-u GITHUB_TOKEN"), "{shown}");
+        assert!(shown.contains("env -i [allowed variables]"), "{shown}");
         assert!(shown.ends_with("- < brief"), "{shown}");
     }
 

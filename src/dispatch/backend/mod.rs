@@ -43,6 +43,11 @@ pub struct Shared {
     pub events: Emitter,
     /// The most bytes of output kept per attempt; the rest is drained and dropped.
     pub output_limit: u64,
+    /// The checkout every agent shares, when they run sandboxed (they cannot write to it);
+    /// `None`: each agent gets its own worktree.
+    pub checkout: Option<PathBuf>,
+    /// Whether agents run under Landlock.
+    pub sandboxed: bool,
 }
 
 /// How one attempt ended.
@@ -89,6 +94,9 @@ pub struct AttemptRequest<'a> {
 pub trait Session: Send {
     /// The command line or endpoint as users may see it, secrets redacted (`command.txt`).
     fn describe(&self) -> String;
+
+    /// The sandbox it runs under, as the report names it.
+    fn sandbox(&self) -> String;
 
     /// Runs one attempt to its end, timeout or cancellation. Never fails: a failure is in the
     /// result.

@@ -23,9 +23,9 @@ use tokio::time::Instant;
 use super::commands::{AgentCommand, command_for};
 use super::{Attempt, AttemptRequest, Backend, BoxFuture, Session, Shared};
 use crate::dispatch::events::EventKind;
-use crate::dispatch::failure;
 use crate::dispatch::output::StreamReader;
 use crate::dispatch::worktree::Worktree;
+use crate::dispatch::{environment, failure, redact, sandbox};
 use crate::store::bundle;
 use crate::types::{AgentKind, AgentSpec, Failure};
 
@@ -103,30 +103,76 @@ impl Backend for ProcessBackend {
         dir_name: &'a str,
     ) -> BoxFuture<'a, Result<Box<dyn Session>, Failure>> {
         Box::pin(async move {
-            let path = shared.work_root.join(dir_name);
-            let worktree = Worktree::add(&shared.repo, &shared.head, &path, &shared.cancel)
-                .await
-                .map_err(|err| {
-                    if shared.cancel.is_cancelled() {
-                        Failure::Cancelled
-                    } else {
-                        Failure::CouldNotStart {
-                            reason: crate::dispatch::output::one_sentence(&format!(
-                                "could not create its worktree: {err:#}"
-                            )),
-                        }
-                    }
-                })?;
-            let command = command_for(spec, worktree.path(), &shared.bundle_dir);
-            Ok(Box::new(ProcessSession { worktree, command }) as Box<dyn Session>)
+            let could_not = |what: String| Failure::CouldNotStart {
+                reason: crate::dispatch::output::one_sentence(&what),
+            };
+            // The agent's private scratch directory: its TMPDIR, and where a CLI writes files of
+            // its own (Codex's last message). The only place outside its state it may write.
+            let scratch = shared.work_root.join(format!("scratch-{dir_name}"));
+            std::fs::create_dir_all(&scratch)
+                .map_err(|e| could_not(format!("could not create {}: {e}", scratch.display())))?;
+            let checkout = match &shared.checkout {
+                Some(path) => Checkout::Shared(path.clone()),
+                None => {
+                    let path = shared.work_root.join(dir_name);
+                    let worktree = Worktree::add(&shared.repo, &shared.head, &path, &shared.cancel)
+                        .await
+                        .map_err(|err| {
+                            if shared.cancel.is_cancelled() {
+                                Failure::Cancelled
+                            } else {
+                                could_not(format!("could not create its worktree: {err:#}"))
+                            }
+                        })?;
+                    Checkout::Own(worktree)
+                }
+            };
+            let mut command = command_for(spec, checkout.path(), &scratch);
+            // Never a relative program: it would be looked up in the checkout, which is the
+            // change under review.
+            if let Some(found) = crate::dispatch::backend::commands::find_program(&command.program)
+            {
+                command.program = found.display().to_string();
+            }
+            let policy = shared.sandboxed.then(|| {
+                let policy =
+                    sandbox::Policy::for_agent(spec, checkout.path(), &shared.repo, &scratch);
+                policy.ensure_dirs();
+                policy
+            });
+            Ok(Box::new(ProcessSession {
+                checkout,
+                command,
+                scratch,
+                policy,
+            }) as Box<dyn Session>)
         })
     }
 }
 
-/// One agent's checkout and command line.
+/// Where the agent runs: its own worktree, or the checkout every sandboxed agent shares (they
+/// cannot write to it).
+enum Checkout {
+    Own(Worktree),
+    Shared(std::path::PathBuf),
+}
+
+impl Checkout {
+    fn path(&self) -> &std::path::Path {
+        match self {
+            Checkout::Own(w) => w.path(),
+            Checkout::Shared(p) => p,
+        }
+    }
+}
+
+/// One agent's checkout, command line and sandbox.
 struct ProcessSession {
-    worktree: Worktree,
+    checkout: Checkout,
     command: AgentCommand,
+    scratch: std::path::PathBuf,
+    /// The Landlock policy, when the kernel enforces one.
+    policy: Option<sandbox::Policy>,
 }
 
 impl Session for ProcessSession {
@@ -134,18 +180,46 @@ impl Session for ProcessSession {
         self.command.display()
     }
 
+    fn sandbox(&self) -> String {
+        sandbox::kind_name(self.policy.is_some()).to_string()
+    }
+
     fn attempt<'a>(&'a mut self, request: AttemptRequest<'a>) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             if let Some(path) = &self.command.last_message_file {
                 let _ = std::fs::remove_file(path);
             }
-            run_attempt(&self.command, request).await
+            let prepared = match &self.policy {
+                None => None,
+                Some(policy) => match policy.build() {
+                    Ok(ruleset) => Some(Arc::new(sandbox::Prepared::new(ruleset))),
+                    Err(reason) => {
+                        return Attempt::not_run(Failure::CouldNotStart { reason });
+                    }
+                },
+            };
+            let agent_dir = request.agent_dir.to_path_buf();
+            let attempt = run_attempt(&self.command, &self.scratch, prepared, request).await;
+            // The CLI's own last-message file goes into the bundle beside its raw output.
+            if let Some(path) = &self.command.last_message_file
+                && let Ok(text) = std::fs::read_to_string(path)
+            {
+                let _ = std::fs::write(
+                    agent_dir.join("last-message.txt"),
+                    redact::redact(&text).as_bytes(),
+                );
+            }
+            attempt
         })
     }
 
     fn close(self: Box<Self>) -> BoxFuture<'static, Vec<String>> {
-        let worktree = self.worktree;
+        let ProcessSession { checkout, .. } = *self;
         Box::pin(async move {
+            let Checkout::Own(worktree) = checkout else {
+                // The shared checkout is checked and removed once, after every agent.
+                return Vec::new();
+            };
             let result = tokio::task::spawn_blocking(move || {
                 let mut changes = worktree.changes();
                 if let Err(err) = worktree.remove() {
@@ -168,9 +242,15 @@ enum End {
     NotRun(Failure),
 }
 
-/// One run of the command: spawn in its own group, feed the brief, stream stdout to the bundle
-/// and the reader, and stop it at the deadline or on cancel.
-async fn run_attempt(command: &AgentCommand, request: AttemptRequest<'_>) -> Attempt {
+/// One run of the command: spawn in its own group with the allowed environment and in its
+/// sandbox, feed the brief, stream stdout to the bundle and the reader, and stop it at the
+/// deadline or on cancel.
+async fn run_attempt(
+    command: &AgentCommand,
+    scratch: &std::path::Path,
+    sandbox: Option<Arc<sandbox::Prepared>>,
+    request: AttemptRequest<'_>,
+) -> Attempt {
     let AttemptRequest {
         shared,
         spec,
@@ -199,10 +279,17 @@ async fn run_attempt(command: &AgentCommand, request: AttemptRequest<'_>) -> Att
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .process_group(0);
-    for key in &command.env_remove {
-        cmd.env_remove(key);
+    let mut set = command.env.clone();
+    set.insert("TMPDIR".into(), scratch.display().to_string());
+    cmd.env_clear()
+        .envs(environment::agent_env(spec, std::env::vars_os(), &set));
+    if let Some(sandbox) = sandbox {
+        // SAFETY: runs in the child between fork and exec; it only takes the ruleset out of
+        // this child's own copy of the mutex and makes the two Landlock system calls.
+        unsafe {
+            cmd.pre_exec(move || sandbox.enforce());
+        }
     }
-    cmd.envs(&command.env);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
         Err(err) => {
@@ -391,10 +478,16 @@ async fn read_stdout(
             continue;
         }
         kept += buf.len() as u64;
-        // Raw bytes to disk first: the bundle keeps exactly what the CLI said.
-        let _ = file.write_all(&buf).await;
+        // To disk first: the bundle keeps what the CLI said, byte for byte unless it holds a
+        // secret (redacted) or bytes that are not UTF-8 in a line with one.
+        let raw = String::from_utf8_lossy(&buf);
+        let line = redact::redact(&raw);
+        let bytes: &[u8] = match (&raw, &line) {
+            (std::borrow::Cow::Borrowed(_), std::borrow::Cow::Borrowed(_)) => &buf,
+            _ => line.as_bytes(),
+        };
+        let _ = file.write_all(bytes).await;
         let _ = file.flush().await;
-        let line = String::from_utf8_lossy(&buf);
         let (new_calls, new_tokens, tool) = match reader.lock() {
             Ok(mut r) => {
                 r.feed_line(&line);

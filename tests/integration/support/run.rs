@@ -65,10 +65,12 @@ impl RunFixture {
         self.repo.path()
     }
 
-    /// Writes `.deep-review.toml` in the repository (left untracked, as a user might).
+    /// Writes the user's config (`$HOME/.config/deep-review/config.toml` of the agents' HOME,
+    /// which is the run's HOME): trusted, as a user's own file is.
     pub fn config(&self, toml: &str) {
-        std::fs::write(self.path().join(".deep-review.toml"), toml)
-            .expect("write .deep-review.toml");
+        let dir = self.home.path().join(".config/deep-review");
+        std::fs::create_dir_all(&dir).expect("create the user config directory");
+        std::fs::write(dir.join("config.toml"), toml).expect("write the user config");
     }
 
     /// `deep-review ARGS` in the repository, with only the agents' environment (nothing of the

@@ -1,0 +1,84 @@
+//! `deep-review trust`: trust this repository's `.deep-review.toml` as it is now, after reading
+//! it. Until then its keys that run programs or read files are ignored; after any change to the
+//! file they are ignored again until it is trusted again (direnv's and mise's model).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use crate::config::{self, REPO_CONFIG_FILE, trust};
+use crate::text::printable;
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// The repository (any directory inside it).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+
+    /// Forget the trust instead: the file's commands and paths are ignored again.
+    #[arg(long)]
+    pub revoke: bool,
+}
+
+pub fn execute(args: TrustArgs) -> anyhow::Result<ExitCode> {
+    let root = crate::git::git_text(&args.repo, &["rev-parse", "--show-toplevel"])
+        .map(PathBuf::from)
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "{} is not inside a git repository: run `deep-review trust` in the repository whose {REPO_CONFIG_FILE} you trust",
+                args.repo.display()
+            )
+        })?;
+    let file = root.join(REPO_CONFIG_FILE);
+    if args.revoke {
+        let had = trust::revoke(&file)?;
+        eprintln!(
+            "deep-review: {} {}",
+            file.display(),
+            if had {
+                "is no longer trusted"
+            } else {
+                "was not trusted"
+            }
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    let meta = std::fs::symlink_metadata(&file).with_context(|| {
+        format!(
+            "{} does not exist: there is nothing to trust",
+            file.display()
+        )
+    })?;
+    if meta.file_type().is_symlink() {
+        anyhow::bail!(
+            "{} is a symlink: deep-review never reads a symlinked config; make it a plain file",
+            file.display()
+        );
+    }
+    let text = std::fs::read_to_string(&file)
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    // The same parser as a run: a file that would fail then is refused now.
+    let names: Vec<&str> = config::KNOWN_AGENTS.iter().map(|a| a.0).collect();
+    let (_, keys) = config::parse_layer(&text, &file, &names)?.without_execution(&names);
+    let store = trust::trust(&file, &text)?;
+    if keys.is_empty() {
+        eprintln!(
+            "deep-review: trusted {} (it sets nothing that runs or reads files)",
+            file.display()
+        );
+    } else {
+        eprintln!(
+            "deep-review: trusted {}: {} now apply (sha256 {}, recorded in {})",
+            file.display(),
+            printable(&keys.join(", ")),
+            &trust::hash(&text)[..12],
+            store.display()
+        );
+    }
+    eprintln!(
+        "deep-review: any change to the file needs `deep-review trust` again; a change under review that edits it never counts"
+    );
+    Ok(ExitCode::SUCCESS)
+}
