@@ -157,6 +157,7 @@ pub fn prepare(args: &RunArgs) -> anyhow::Result<Prepared> {
         head: args.head.clone(),
         pr: None,
         description: None,
+        uncommitted: false,
     };
     let target = target::resolve(&args.repo, &spec)?;
     let config = if changes_repo_config(&target) {

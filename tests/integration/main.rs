@@ -26,6 +26,8 @@ mod parse_hostile;
 mod run_dry_run;
 mod run_pipeline;
 mod target_diff;
+mod target_environment;
 mod target_resolve;
+mod target_uncommitted;
 mod verify_coverage;
 mod verify_findings;
