@@ -9,7 +9,11 @@
 mod support;
 
 mod bench_scoring;
+mod brief_budget;
 mod brief_build;
+mod brief_fixtures;
+mod brief_pack;
+mod brief_steering;
 mod config_load;
 mod consolidate_fixtures;
 mod consolidate_raw;
