@@ -129,11 +129,12 @@ fn local_untracked(repo: &Path, rel: &str) -> anyhow::Result<Option<String>> {
 
 /// Cuts `text` to [`MAX_CONTEXT_BYTES`] with a note.
 fn truncate(text: String) -> String {
-    cut(text, MAX_CONTEXT_BYTES)
+    cut(text, MAX_CONTEXT_BYTES, "the file itself")
 }
 
-/// Cuts `text` to at most `max` bytes (at a character boundary) with a note saying so.
-pub fn cut(mut text: String, max: usize) -> String {
+/// Cuts `text` to at most `max` bytes (at a character boundary) with a note saying so and
+/// where to read the rest (`where_rest`: "the file itself").
+pub fn cut(mut text: String, max: usize, where_rest: &str) -> String {
     if text.len() <= max {
         return text.trim_end().to_string();
     }
@@ -144,7 +145,7 @@ pub fn cut(mut text: String, max: usize) -> String {
     text.truncate(at);
     let kib = max.div_ceil(1024);
     text.push_str(&format!(
-        "\n\n[... cut at {kib} KiB: read the rest in the file itself]"
+        "\n\n[... cut at {kib} KiB: read the rest in {where_rest}]"
     ));
     text
 }

@@ -61,7 +61,7 @@ pub(crate) fn fit(
                 kib(max)
             ));
         }
-        vars.description = Some(cut(desc, max));
+        vars.description = Some(cut(desc, max, "the description itself"));
     }
     if let Some(mut ctx) = vars.context.take() {
         let max = budget / 4 * 4;
@@ -71,7 +71,7 @@ pub(crate) fn fit(
                 ctx.path,
                 kib(max)
             ));
-            ctx.text = cut(ctx.text, max);
+            ctx.text = cut(ctx.text, max, "the file itself");
         }
         vars.context = Some(ctx);
     }

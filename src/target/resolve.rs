@@ -72,14 +72,23 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Target> {
         );
     }
 
-    let commits = commits(&root, &merge_base, &head)?;
+    // The commit list and the diffs are independent: read them at once.
+    let (commits, files) = std::thread::scope(|s| {
+        let files = s.spawn(|| changed_files(&root, &merge_base, &head));
+        let commits = commits(&root, &merge_base, &head);
+        let files = files
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the `git diff` reader thread panicked")));
+        (commits, files)
+    });
+    let commits = commits?;
+    let files =
+        files.with_context(|| format!("could not list the files changed by `{head_shown}`"))?;
     let author = commits
         .first()
         .map(|c| c.1.clone())
         .filter(|a| !a.is_empty());
     let commits: Vec<CommitInfo> = commits.into_iter().map(|c| c.0).collect();
-    let files = changed_files(&root, &merge_base, &head)
-        .with_context(|| format!("could not list the files changed by `{head_shown}`"))?;
 
     let label = match (&spec.pr, &branch) {
         (Some(pr), _) => format!("pr-{}", pr.number),
