@@ -5,10 +5,29 @@
 //! The template is compiled into the binary ([`DEFAULT_TEMPLATE`], a minijinja template) and can
 //! be replaced with `--brief-template FILE` or `brief_template` in config; a replacement gets the
 //! same variables (see [`BriefContext`]).
+//!
+//! Three rules hold whatever the change holds:
+//!
+//! - **within budget**: with [`BriefOptions::budget_tokens`], the commit and file lists are cut
+//!   (files by [`relevance`], commits oldest first) so the brief fits, what was cut is named in
+//!   the brief with its counts, and [`Brief::warning`] says so to the user ([`fit`]);
+//! - **the base steers**: the context file comes from the merge-base ([`context`]);
+//! - **material, not instructions**: everything the change's author wrote (title, description,
+//!   commit subjects, file names) stands between `<change-material>` lines, escaped of control
+//!   characters and of the marker itself ([`escape`]).
+//!
+//! [`pack`] builds the prompt for reviewers that cannot explore the repository (model APIs):
+//! the same template, with the change's code packed into it within a token budget.
 
 mod context;
+pub mod escape;
+mod fit;
+pub mod pack;
+pub mod relevance;
 
 pub use context::{CONTEXT_FILES, ContextFile, MAX_CONTEXT_BYTES};
+pub use pack::{PackOptions, pack};
+pub use relevance::Relevance;
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +38,7 @@ use serde::Serialize;
 pub use crate::types::brief::estimate_tokens;
 use crate::types::{Brief, Target};
 use crate::types::{CommitInfo, PrInfo};
+use escape::{escape_block, escape_line};
 
 /// The built-in template.
 pub const DEFAULT_TEMPLATE: &str = include_str!("default_brief.md");
@@ -30,11 +50,15 @@ pub struct BriefOptions {
     pub template: Option<PathBuf>,
     /// Leave the repository's context file out.
     pub no_context: bool,
+    /// The most tokens the brief may take (sized to the agent's model by the caller); `None`
+    /// for no limit. Lists are cut to fit; see [`Brief::omitted`] and [`Brief::warning`].
+    pub budget_tokens: Option<usize>,
 }
 
 /// One changed file as the template sees it.
 #[derive(Debug, Clone, Serialize)]
 pub struct BriefFile {
+    /// The path, escaped of control characters ([`escape::escape_line`]).
     pub path: String,
     pub old_path: Option<String>,
     /// `added`, `modified`, `deleted`, `renamed`, `copied`, `type_changed`.
@@ -43,6 +67,8 @@ pub struct BriefFile {
     pub removed: u32,
     pub binary: bool,
     pub submodule: bool,
+    /// `source`, `test`, `docs`, `generated`, `lock` or `vendored`: the order of the list.
+    pub relevance: Relevance,
 }
 
 /// The variables a brief template can use.
@@ -61,51 +87,90 @@ pub struct BriefContext {
     pub merge_base_short: String,
     /// `git diff <merge-base>..<head>` with full shas.
     pub diff_command: String,
+    /// The commits shown, oldest first: all of them unless the budget cut the oldest.
     pub commits: Vec<CommitInfo>,
+    /// How many commits the change has.
+    pub commits_total: usize,
+    /// The files shown, most relevant first: all of them unless the budget cut the least
+    /// relevant.
     pub files: Vec<BriefFile>,
+    /// How many files the change touches.
+    pub files_total: usize,
     pub added: u64,
     pub removed: u64,
     pub context: Option<ContextFile>,
+    /// What was left out to fit the budget, one sentence each.
+    pub omitted: Vec<String>,
+    pub budget_tokens: Option<usize>,
+    /// The change's code, packed for a reviewer that cannot read the repository ([`pack`]);
+    /// `None` in a brief for agents that explore the checkout.
+    pub packed: Option<String>,
 }
 
 impl BriefContext {
-    /// The template variables for `target`, with `context` as the project's context file.
+    /// The template variables for `target`, with `context` as the project's context file. Text
+    /// from the change is escaped; files are in order of relevance.
     pub fn new(target: &Target, context: Option<ContextFile>) -> BriefContext {
         let (added, removed) = target.line_counts();
-        let files = target
-            .changed_files
+        let ranked = relevance::order(target.changed_files.iter().map(|f| f.path.as_str()));
+        let files: Vec<BriefFile> = ranked
+            .into_iter()
+            .map(|(i, relevance)| {
+                let f = &target.changed_files[i];
+                BriefFile {
+                    path: escape_line(&f.path),
+                    old_path: f.old_path.as_deref().map(escape_line),
+                    kind: serde_json::to_value(f.kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                    added: f.added,
+                    removed: f.removed,
+                    binary: f.binary,
+                    submodule: f.submodule,
+                    relevance,
+                }
+            })
+            .collect();
+        let commits: Vec<CommitInfo> = target
+            .commits
             .iter()
-            .map(|f| BriefFile {
-                path: f.path.clone(),
-                old_path: f.old_path.clone(),
-                kind: serde_json::to_value(f.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                added: f.added,
-                removed: f.removed,
-                binary: f.binary,
-                submodule: f.submodule,
+            .map(|c| CommitInfo {
+                sha: escape_line(&c.sha),
+                subject: escape_line(&c.subject),
             })
             .collect();
         BriefContext {
-            title: target.title(),
-            description: target.description.clone().filter(|d| !d.trim().is_empty()),
-            pr: target.pr.clone(),
-            branch: target.branch.clone(),
-            author: target.author.clone(),
-            base_ref: target.base_ref.clone(),
+            title: target.title().map(|t| escape_line(&t)),
+            description: target
+                .description
+                .as_deref()
+                .filter(|d| !d.trim().is_empty())
+                .map(escape_block),
+            pr: target.pr.as_ref().map(|pr| PrInfo {
+                number: pr.number,
+                title: escape_line(&pr.title),
+                url: pr.url.as_deref().map(escape_line),
+            }),
+            branch: target.branch.as_deref().map(escape_line),
+            author: target.author.as_deref().map(escape_line),
+            base_ref: escape_line(&target.base_ref),
             base: target.base.clone(),
             head: target.head.clone(),
             head_short: short(&target.head),
             merge_base: target.merge_base.clone(),
             merge_base_short: short(&target.merge_base),
             diff_command: target.diff_command(),
-            commits: target.commits.clone(),
+            commits_total: commits.len(),
+            commits,
+            files_total: files.len(),
             files,
             added,
             removed,
             context,
+            omitted: Vec::new(),
+            budget_tokens: None,
+            packed: None,
         }
     }
 }
@@ -114,16 +179,32 @@ fn short(sha: &str) -> String {
     sha.chars().take(12).collect()
 }
 
-/// Builds the brief for `target`.
+/// Builds the brief for `target`, within `opts.budget_tokens` when set.
 pub fn build(target: &Target, opts: &BriefOptions) -> anyhow::Result<Brief> {
-    let context = if opts.no_context {
-        None
+    let (context, context_note) = if opts.no_context {
+        (None, None)
     } else {
-        context::find(&target.repo, &target.head)?
+        context::find(target)?
     };
     let context_path = context.as_ref().map(|c| c.path.clone());
-    let vars = BriefContext::new(target, context);
-    let (source, name) = match &opts.template {
+    let context_from_base = context_note.is_some();
+    let mut vars = BriefContext::new(target, context);
+    vars.budget_tokens = opts.budget_tokens;
+    let (source, name) = template_source(opts.template.as_deref())?;
+    let fitted = fit::fit(vars, opts.budget_tokens, &|v| render(&source, &name, v))?;
+    let mut brief = Brief::new(fitted.text, context_path, opts.template.clone());
+    brief.budget_tokens = opts.budget_tokens;
+    brief.full_tokens = fitted.full_tokens;
+    brief.omitted = fitted.omitted;
+    brief.warning = fitted.warning;
+    brief.context_from_base = context_from_base;
+    brief.context_note = context_note;
+    Ok(brief)
+}
+
+/// The template's text and how errors name it.
+pub(crate) fn template_source(template: Option<&Path>) -> anyhow::Result<(String, String)> {
+    Ok(match template {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| {
                 format!("cannot read the brief template {}: check `--brief-template` or `brief_template` in config", path.display())
@@ -134,9 +215,7 @@ pub fn build(target: &Target, opts: &BriefOptions) -> anyhow::Result<Brief> {
             DEFAULT_TEMPLATE.to_string(),
             "built-in brief template".to_string(),
         ),
-    };
-    let text = render(&source, &name, &vars)?;
-    Ok(Brief::new(text, context_path, opts.template.clone()))
+    })
 }
 
 /// Renders template `source` (named `name` in errors) with `vars`. Unknown variables are errors,
@@ -162,8 +241,9 @@ pub fn render(source: &str, name: &str, vars: &BriefContext) -> anyhow::Result<S
     tmpl.render(minijinja::value::Serde(vars)).map_err(|e| {
         anyhow::anyhow!(
             "{}: {}: a brief template can use title, description, pr, branch, author, base_ref, \
-             base, head, head_short, merge_base, merge_base_short, diff_command, commits, files, \
-             added, removed and context",
+             base, head, head_short, merge_base, merge_base_short, diff_command, commits, \
+             commits_total, files, files_total, added, removed, context, omitted, budget_tokens \
+             and packed",
             where_(&e),
             e.detail()
                 .map(str::to_string)

@@ -45,13 +45,19 @@ pub struct RunArgs {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub format: Vec<Format>,
 
+    /// Review the working tree's changes (staged, unstaged and untracked files that are not
+    /// ignored) against HEAD, before committing. The index, the working tree and the stash are
+    /// not touched: the changes go through a temporary commit object.
+    #[arg(long, conflicts_with = "head")]
+    pub uncommitted: bool,
+
     /// Print the brief, its size and each agent's command line; run nothing, write nothing.
     #[arg(long)]
     pub dry_run: bool,
 
     /// Finish run ID (`latest` for the newest): run again only the agents that did not produce
     /// a review, reuse the others' saved output, and write the run's report.
-    #[arg(long, value_name = "ID", conflicts_with_all = ["target", "base", "head", "dry_run", "brief_template"])]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["target", "base", "head", "dry_run", "brief_template", "uncommitted"])]
     pub resume: Option<String>,
 
     /// One plain line per event instead of live progress.
@@ -73,6 +79,7 @@ impl RunArgs {
                 head: self.head.clone(),
                 pr: None,
                 description: None,
+                uncommitted: self.uncommitted,
             },
             agents: self.agents.clone(),
             brief_template: self.brief_template.clone(),
@@ -198,6 +205,18 @@ pub fn dry_run_text(p: &Plan) -> String {
         printable_line(&template),
         printable_line(context)
     ));
+    if let Some(budget) = p.brief.budget_tokens {
+        out.push_str(&format!(
+            "Budget:  {budget} tokens (a quarter of the smallest agent context); the whole change \
+             would take about {}{}\n",
+            p.brief.full_tokens,
+            if p.brief.omitted.is_empty() {
+                String::new()
+            } else {
+                format!("; left out: {}", p.brief.omitted.join("; "))
+            }
+        ));
+    }
     if !p.config.files.is_empty() {
         let files: Vec<String> = p
             .config
@@ -224,6 +243,11 @@ pub fn dry_run_text(p: &Plan) -> String {
         details.push(format!(
             "timeout {}",
             crate::text::duration_short(spec.timeout)
+        ));
+        details.push(format!(
+            "brief {} of {} tokens",
+            p.brief.estimated_tokens,
+            spec.brief_budget()
         ));
         out.push_str(&format!(
             "  {} ({}):\n    {}\n",

@@ -34,6 +34,7 @@ struct RawAgent {
     args: Option<Vec<String>>,
     model: Option<String>,
     effort: Option<String>,
+    context_tokens: Option<usize>,
     timeout: Option<Spanned<String>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
@@ -54,6 +55,7 @@ pub struct AgentLayer {
     pub args: Option<Vec<String>>,
     pub model: Option<String>,
     pub effort: Option<String>,
+    pub context_tokens: Option<usize>,
     pub timeout: Option<Duration>,
     pub env: BTreeMap<String, String>,
     pub enabled: Option<bool>,
@@ -199,6 +201,7 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
                 args: agent.args,
                 model: agent.model,
                 effort: agent.effort,
+                context_tokens: agent.context_tokens,
                 timeout,
                 env: agent.env,
                 enabled: agent.enabled,

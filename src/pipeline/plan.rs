@@ -82,13 +82,22 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         ));
         template = None;
     }
+    // One brief for every agent: fitted to the smallest budget among them.
+    let budget = agents
+        .iter()
+        .chain(&not_installed)
+        .map(AgentSpec::brief_budget)
+        .min();
     let brief = brief::build(
         &target,
         &BriefOptions {
             template,
+            budget_tokens: budget,
             ..BriefOptions::default()
         },
     )?;
+    notes.extend(brief.warning.clone());
+    notes.extend(brief.context_note.clone());
     let out_root = request.out.clone().unwrap_or_else(|| target.repo.clone());
     Ok(Plan {
         store: Store::new(&out_root),

@@ -31,9 +31,18 @@ pub fn changed_files(repo: &Path, base: &str, head: &str) -> anyhow::Result<Vec<
         args.extend_from_slice(&[base, head, "--"]);
         git_bytes(repo, &args)
     };
-    let raw = run(&["--raw", "-z"])?;
-    let numstat = run(&["--numstat", "-z"])?;
-    let patch = run(&["-U0", "--no-color", "--src-prefix=a/", "--dst-prefix=b/"])?;
+    // Three git processes at once: on a 20,000-file change each takes a few hundred ms.
+    let (raw, numstat, patch) = std::thread::scope(|s| {
+        let numstat = s.spawn(|| run(&["--numstat", "-z"]));
+        let patch = s.spawn(|| run(&["-U0", "--no-color", "--src-prefix=a/", "--dst-prefix=b/"]));
+        let raw = run(&["--raw", "-z"]);
+        let join = |h: std::thread::ScopedJoinHandle<'_, anyhow::Result<Vec<u8>>>| {
+            h.join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("a `git diff` reader thread panicked")))
+        };
+        (raw, join(numstat), join(patch))
+    });
+    let (raw, numstat, patch) = (raw?, numstat?, patch?);
 
     let mut files = parse_raw(&raw)?;
     let counts = parse_numstat(&numstat)?;
@@ -57,6 +66,42 @@ pub fn changed_files(repo: &Path, base: &str, head: &str) -> anyhow::Result<Vec<
     Ok(files)
 }
 
+/// The blob ids of each changed file as (id at `base`, id at `head`), keyed like
+/// [`changed_files`] (the path at head; a deleted file's old path). An id of all zeros means the
+/// file is absent on that side. For readers of file contents (the packed prompt) that must read
+/// the commits, not the working tree, and cannot pass odd paths through `git cat-file`.
+pub fn blob_ids(
+    repo: &Path,
+    base: &str,
+    head: &str,
+) -> anyhow::Result<HashMap<String, (String, String)>> {
+    for rev in [base, head] {
+        if rev.starts_with('-') {
+            anyhow::bail!("`{rev}` is not a commit: revisions may not start with `-`");
+        }
+    }
+    let raw = git_bytes(
+        repo,
+        &[
+            "diff",
+            "-M",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--ignore-submodules=none",
+            "--raw",
+            "-z",
+            "--no-abbrev",
+            base,
+            head,
+            "--",
+        ],
+    )?;
+    Ok(parse_raw_entries(&raw)?
+        .into_iter()
+        .map(|(file, old_id, new_id)| (file.path, (old_id, new_id)))
+        .collect())
+}
+
 fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -64,6 +109,14 @@ fn lossy(bytes: &[u8]) -> String {
 /// Parses `git diff --raw -z`: `:oldmode newmode oldsha newsha STATUS\0path\0` or, for renames
 /// and copies, `...R086\0old\0new\0`.
 fn parse_raw(out: &[u8]) -> anyhow::Result<Vec<ChangedFile>> {
+    Ok(parse_raw_entries(out)?
+        .into_iter()
+        .map(|(file, _, _)| file)
+        .collect())
+}
+
+/// [`parse_raw`] with each file's old and new object ids.
+fn parse_raw_entries(out: &[u8]) -> anyhow::Result<Vec<(ChangedFile, String, String)>> {
     let mut fields = out.split(|b| *b == 0);
     let mut files = Vec::new();
     while let Some(meta) = fields.next() {
@@ -72,7 +125,7 @@ fn parse_raw(out: &[u8]) -> anyhow::Result<Vec<ChangedFile>> {
         }
         let meta = lossy(meta);
         let parts: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
-        let [old_mode, new_mode, _old_sha, _new_sha, status] = parts[..] else {
+        let [old_mode, new_mode, old_sha, new_sha, status] = parts[..] else {
             anyhow::bail!("unexpected `git diff --raw` line `{meta}`: please report this");
         };
         let letter = status.chars().next().unwrap_or('M');
@@ -99,7 +152,7 @@ fn parse_raw(out: &[u8]) -> anyhow::Result<Vec<ChangedFile>> {
             _ => (ChangeKind::Modified, None, next_path()?),
         };
         let submodule = old_mode == "160000" || new_mode == "160000";
-        files.push(ChangedFile {
+        let file = ChangedFile {
             path,
             old_path,
             kind,
@@ -108,7 +161,8 @@ fn parse_raw(out: &[u8]) -> anyhow::Result<Vec<ChangedFile>> {
             binary: false,
             submodule,
             hunks: Vec::new(),
-        });
+        };
+        files.push((file, old_sha.to_string(), new_sha.to_string()));
     }
     Ok(files)
 }

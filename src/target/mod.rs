@@ -3,10 +3,17 @@
 //!
 //! Only commits are read (`git rev-parse`, `git merge-base`, `git log`, `git diff` between two
 //! commits): the working tree and the index are never looked at or touched, so a dirty checkout
-//! is reviewed as its last commit.
+//! is reviewed as its last commit. The one exception is asked for: [`TargetSpec::uncommitted`]
+//! snapshots the working tree into a commit object first (see [`uncommitted`]), still without
+//! touching the index, the working tree or the stash.
+//!
+//! The git environments CI gives (shallow clones, checkouts owned by another user, bare
+//! repositories, no local base branch) are explained in [`environment`]'s messages.
 
 pub mod diff;
+pub mod environment;
 mod resolve;
+pub mod uncommitted;
 
 pub use diff::changed_files;
 pub use resolve::resolve;
@@ -27,6 +34,9 @@ pub struct TargetSpec {
     pub pr: Option<PrInfo>,
     /// The pull request's description, when known.
     pub description: Option<String>,
+    /// Review the working tree's changes (staged, unstaged, untracked and not ignored) against
+    /// HEAD (or against `base` when given) instead of commits: `run --uncommitted`.
+    pub uncommitted: bool,
 }
 
 /// The run label of a branch or ref: safe as a file name ([`crate::text::safe_file_name`]).

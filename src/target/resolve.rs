@@ -1,10 +1,11 @@
 //! Turning what the user typed (`feature`, `main..feature`, nothing) into commits.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 
-use super::{TargetSpec, changed_files, safe_label};
+use super::environment::{self, repo_root};
+use super::{TargetSpec, changed_files, safe_label, uncommitted};
 use crate::git::{git_probe, git_text};
 use crate::types::CommitInfo;
 use crate::types::Target;
@@ -26,45 +27,78 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Target> {
         .unwrap_or_else(|| "HEAD".to_string());
     let base_spec = spec.base.clone().or(base_from_target);
 
-    let head = verify_commit(&root, &head_spec)?;
-    let branch = branch_of(&root, &head_spec);
-
-    let (base_ref, base) = match base_spec {
-        Some(b) => {
-            let sha = verify_commit(&root, &b)?;
-            (b, sha)
+    let (head, head_ref) = if spec.uncommitted {
+        if head_spec != "HEAD" {
+            anyhow::bail!(
+                "`--uncommitted` reviews the working tree against HEAD, so it takes no head \
+                 (`{head_spec}`): drop it, or name a base with `--base REV` or `BASE..`"
+            );
         }
-        None => default_base(&root, branch.as_deref(), &head_spec, &head)?,
+        let parent = verify_commit(&root, "HEAD")?;
+        let snapshot = uncommitted::snapshot_commit(&root, &parent)?;
+        (snapshot, "HEAD".to_string())
+    } else {
+        verify_commit_or_origin(&root, &head_spec)?
+    };
+    let branch = branch_of(&root, &head_ref);
+    let head_shown = if spec.uncommitted {
+        "the working tree"
+    } else {
+        head_ref.as_str()
+    };
+
+    let (base, base_ref) = match base_spec {
+        Some(b) => verify_commit_or_origin(&root, &b)?,
+        None if spec.uncommitted => (verify_commit(&root, "HEAD")?, "HEAD".to_string()),
+        None => default_base(&root, branch.as_deref(), head_shown, &head)?,
     };
 
     let merge_base = git_text(&root, &["merge-base", &base, &head]).map_err(|_| {
+        let why = if environment::is_shallow(&root) {
+            environment::SHALLOW_HINT.to_string()
+        } else {
+            format!("name a base that `{head_shown}` was branched from with `--base REV`")
+        };
         anyhow::anyhow!(
-            "`{base_ref}` and `{head_spec}` share no history in {}: name a base that `{head_spec}` \
-             was branched from with `--base REV`",
+            "`{base_ref}` and `{head_shown}` share no history in {}: {why}",
             root.display()
         )
     })?;
     if merge_base == head {
         anyhow::bail!(
-            "nothing to review: `{head_spec}` has no commits that are not already on `{base_ref}` \
+            "nothing to review: `{head_shown}` has no commits that are not already on `{base_ref}` \
              in {}: name the change as `BASE..HEAD` or pass `--base REV`",
             root.display()
         );
     }
 
-    let commits = commits(&root, &merge_base, &head)?;
+    // The commit list and the diffs are independent: read them at once.
+    let (commits, files) = std::thread::scope(|s| {
+        let files = s.spawn(|| changed_files(&root, &merge_base, &head));
+        let commits = commits(&root, &merge_base, &head);
+        let files = files
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the `git diff` reader thread panicked")));
+        (commits, files)
+    });
+    let commits = commits?;
+    let files =
+        files.with_context(|| format!("could not list the files changed by `{head_shown}`"))?;
     let author = commits
         .first()
         .map(|c| c.1.clone())
         .filter(|a| !a.is_empty());
     let commits: Vec<CommitInfo> = commits.into_iter().map(|c| c.0).collect();
-    let files = changed_files(&root, &merge_base, &head)
-        .with_context(|| format!("could not list the files changed by `{head_spec}`"))?;
 
     let label = match (&spec.pr, &branch) {
         (Some(pr), _) => format!("pr-{}", pr.number),
         (None, Some(b)) => safe_label(b),
         (None, None) => head.chars().take(12).collect(),
+    };
+    let label = if spec.uncommitted {
+        format!("{label}-uncommitted")
+    } else {
+        label
     };
 
     let repo_name = repo_name(&root);
@@ -85,29 +119,6 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Target> {
         description: spec.description.clone(),
         label,
     })
-}
-
-/// The repository's top level, or a sentence saying why `repo` is not one.
-fn repo_root(repo: &Path) -> anyhow::Result<PathBuf> {
-    if !repo.is_dir() {
-        anyhow::bail!(
-            "{} is not a directory: pass a git repository with `--repo DIR`",
-            repo.display()
-        );
-    }
-    let top = git_text(repo, &["rev-parse", "--show-toplevel"]).map_err(|_| {
-        anyhow::anyhow!(
-            "{} is not inside a git repository: run deep-review in one or pass `--repo DIR`",
-            repo.display()
-        )
-    })?;
-    if top.is_empty() {
-        anyhow::bail!(
-            "{} is a bare repository or a .git directory: run deep-review in a working copy",
-            repo.display()
-        );
-    }
-    Ok(PathBuf::from(top))
 }
 
 /// `owner/name` from the `origin` remote (`git@github.com:o/n.git`, `https://host/o/n`), else
@@ -184,6 +195,26 @@ fn split_target(target: Option<&str>) -> (Option<String>, Option<String>) {
     }
 }
 
+/// The commit `rev` names as (full sha, how to show it). A name that is not a local branch or
+/// commit but is a branch on `origin` (`main` in a clone that only has `origin/main`, as CI
+/// checkouts are) is read as `origin/<rev>`.
+fn verify_commit_or_origin(root: &Path, rev: &str) -> anyhow::Result<(String, String)> {
+    match verify_commit(root, rev) {
+        Ok(sha) => Ok((sha, rev.to_string())),
+        Err(err) => {
+            let remote = format!("origin/{rev}");
+            let full = format!("refs/remotes/{remote}");
+            match (
+                rev == "HEAD" || rev.starts_with('-'),
+                crate::git::resolve_commit(root, &full),
+            ) {
+                (false, Ok(sha)) => Ok((sha, remote)),
+                _ => Err(err),
+            }
+        }
+    }
+}
+
 /// The full sha of the commit `rev` names, or one sentence saying it names none.
 fn verify_commit(root: &Path, rev: &str) -> anyhow::Result<String> {
     if rev.starts_with('-') {
@@ -221,7 +252,7 @@ fn branch_of(root: &Path, spec: &str) -> Option<String> {
 /// Picks the base when none was named: the upstream when the branch tracks a *different*
 /// branch, then the default branch. An upstream that is the branch's own remote copy
 /// (`feat` → `origin/feat`) is skipped: it would review only the unpushed commits. A candidate
-/// that already contains the head (nothing to review) is skipped too.
+/// that already contains the head (nothing to review) is skipped too. Returns (sha, name).
 fn default_base(
     root: &Path,
     branch: Option<&str>,
@@ -251,6 +282,7 @@ fn default_base(
     }
 
     let mut found_any: Option<String> = None;
+    let mut unrelated: Option<String> = None;
     for cand in candidates {
         if Some(cand.as_str()) == branch {
             // On the default branch itself: there is a base, but nothing is on top of it.
@@ -272,11 +304,28 @@ fn default_base(
         };
         found_any.get_or_insert_with(|| cand.clone());
         match git_probe(root, &["merge-base", &sha, head]) {
-            Some(mb) if mb != head => return Ok((cand, sha)),
-            _ => continue,
+            Some(mb) if mb != head => return Ok((sha, cand)),
+            Some(_) => continue,
+            None => {
+                unrelated.get_or_insert(cand);
+            }
         }
     }
+    let shallow = environment::is_shallow(root);
+    if let Some(base) = unrelated.filter(|_| shallow) {
+        anyhow::bail!(
+            "`{base}` and `{shown}` share no history in {}: {}",
+            root.display(),
+            environment::SHALLOW_HINT
+        );
+    }
     match found_any {
+        None if shallow => anyhow::bail!(
+            "no base to compare `{shown}` with in {}: there is no default branch (origin/HEAD, \
+             main, master) in this shallow clone: fetch it (`git fetch --unshallow origin \
+             main`, or in GitHub Actions check out with `fetch-depth: 0`), or pass `--base REV`",
+            root.display()
+        ),
         Some(base) => anyhow::bail!(
             "nothing to review: `{shown}` has no commits that are not already on `{base}` in \
              {}: check out the branch to review, or name it as `deep-review run BRANCH` or `BASE..HEAD`",

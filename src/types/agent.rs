@@ -43,6 +43,17 @@ impl AgentKind {
         }
     }
 
+    /// The context window of the models this kind of agent uses by default, in tokens: what
+    /// the brief's budget is sized to when config does not say (`context_tokens`).
+    pub fn default_context_tokens(self) -> usize {
+        match self {
+            AgentKind::Claude => 200_000,
+            AgentKind::Codex => 272_000,
+            AgentKind::Gemini => 1_000_000,
+            AgentKind::Generic => 32_000,
+        }
+    }
+
     /// The npm package that provides the CLI, for "install it with ..." messages.
     pub fn npm_package(self) -> Option<&'static str> {
         match self {
@@ -88,6 +99,19 @@ pub struct AgentSpec {
     /// (`dispatch::sandbox`).
     pub sandbox_read: Vec<std::path::PathBuf>,
     pub sandbox_write: Vec<std::path::PathBuf>,
+    /// The model's context window in tokens (`context_tokens` in config), else the kind's
+    /// default ([`AgentKind::default_context_tokens`]).
+    pub context_tokens: Option<usize>,
+}
+
+impl AgentSpec {
+    /// The most tokens the brief should take for this agent: a quarter of its context window,
+    /// leaving the rest for the code it reads and the review it writes.
+    pub fn brief_budget(&self) -> usize {
+        self.context_tokens
+            .unwrap_or_else(|| self.kind.default_context_tokens())
+            / 4
+    }
 }
 
 /// An agent that has not answered in this long is stopped.
@@ -112,6 +136,7 @@ impl AgentSpec {
             pass_env: Vec::new(),
             sandbox_read: Vec::new(),
             sandbox_write: Vec::new(),
+            context_tokens: None,
         }
     }
 }

@@ -131,12 +131,16 @@ fn default_brief_describes_the_whole_change() {
 #[test]
 fn context_file_is_included_from_head_or_working_tree() {
     let repo = feature_repo();
+    // The context is the base's: committed on main, which the branch then merges.
+    repo.git(&["checkout", "-q", "main"]);
     repo.write(".deep-review/context.md", "Second choice.\n");
     repo.write(
         "deep-review-context.md",
         "Errors must use `thiserror`.\nNever panic on input.\n",
     );
     repo.commit("Add review context");
+    repo.git(&["checkout", "-q", "feat"]);
+    repo.git(&["merge", "-q", "--no-edit", "main"]);
     // An uncommitted edit: the brief follows the head commit, which the reviewers see.
     repo.write("deep-review-context.md", "uncommitted edit\n");
     let brief = build(&target(&repo), &BriefOptions::default()).unwrap();

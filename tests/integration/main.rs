@@ -9,7 +9,11 @@
 mod support;
 
 mod bench_scoring;
+mod brief_budget;
 mod brief_build;
+mod brief_fixtures;
+mod brief_pack;
+mod brief_steering;
 mod config_load;
 mod consolidate_fixtures;
 mod consolidate_raw;
@@ -27,6 +31,8 @@ mod run_dry_run;
 mod run_pipeline;
 mod store_record;
 mod target_diff;
+mod target_environment;
 mod target_resolve;
+mod target_uncommitted;
 mod verify_coverage;
 mod verify_findings;

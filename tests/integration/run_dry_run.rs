@@ -358,7 +358,7 @@ fn a_change_to_the_repository_config_cannot_steer_its_review() {
     assert!(out.status.success(), "{stderr}");
     let text = stdout(&out);
     assert!(
-        text.contains("claude (Claude, model sonnet, timeout 20m0s)"),
+        text.contains("claude (Claude, model sonnet, timeout 20m0s, brief "),
         "the base's settings: {text}"
     );
     assert!(text.contains(" codex exec "), "codex stays enabled: {text}");
