@@ -57,7 +57,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
 
-    /// Report format: `md` writes `.reviews/<id>.md`; `json` writes `.reviews/<id>.json` too.
+    /// Report format: `.reviews/<id>.md` is always written; `json`, `html` or `sarif` writes
+    /// `.reviews/<id>.json`, `.html` or `.sarif` beside it.
     #[arg(long, value_enum, default_value = "md")]
     pub format: Format,
 
@@ -272,7 +273,7 @@ pub fn dry_run_text(p: &Prepared) -> String {
 pub struct PipelineOutcome {
     pub id: String,
     pub bundle_dir: PathBuf,
-    /// The report files written (`.md`, and `.json` with `--format json`); empty when cancelled.
+    /// The report files written (`.md`, and the `--format` file beside it); empty when cancelled.
     pub written: Vec<PathBuf>,
     pub report: Option<Report>,
     pub runs: Vec<RawReview>,
@@ -364,11 +365,12 @@ pub fn run_pipeline(
             p.store
                 .write_report(&bundle.id, "md", &report::render(&report, Format::Md))?,
         ];
-    if format == Format::Json {
+    // The Markdown report is always written; another format is written beside it.
+    if format != Format::Md {
         written.push(p.store.write_report(
             &bundle.id,
-            "json",
-            &report::render(&report, Format::Json),
+            format.extension(),
+            &report::render(&report, format),
         )?);
     }
     for path in &written {
