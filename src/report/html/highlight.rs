@@ -9,6 +9,7 @@
 use std::str::FromStr;
 use std::sync::LazyLock;
 
+use std::cell::Cell;
 use std::fmt::Write;
 
 use minijinja::HtmlEscape;
@@ -21,6 +22,10 @@ use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 const MAX_HIGHLIGHTED_LINE: usize = 1_000;
 /// A block is highlighted up to this many bytes; the rest is escaped only.
 const MAX_HIGHLIGHTED_BLOCK: usize = 64 * 1024;
+/// A page highlights this many bytes of code in all; the rest is escaped only. The grammars
+/// cost about half a millisecond a line (fancy-regex backtracks), so a report with megabytes of
+/// code in its raw reviews still renders in seconds.
+pub const PAGE_BUDGET: usize = 256 * 1024;
 
 static SYNTAXES: LazyLock<SyntaxSet> = LazyLock::new(SyntaxSet::load_defaults_newlines);
 
@@ -97,34 +102,51 @@ pub fn escape(out: &mut String, text: &str) {
     let _ = write!(out, "{}", HtmlEscape(text));
 }
 
-/// `code` as one HTML fragment per line (without the newline), every character escaped, tokens
-/// wrapped in `<span class="hl-…">`. `language` is the fence's tag, `path` the file it quotes.
-pub fn highlight_lines(code: &str, language: Option<&str>, path: Option<&str>) -> Vec<String> {
-    let code = code.strip_suffix('\n').unwrap_or(code);
-    let mut lines = Vec::new();
-    let mut state = syntax_for(language, path).map(|s| (ParseState::new(s), ScopeStack::new()));
-    let mut budget = MAX_HIGHLIGHTED_BLOCK;
-    for raw_line in code.split('\n') {
-        let line = raw_line.strip_suffix('\r').unwrap_or(raw_line);
-        let mut html = String::with_capacity(line.len() + 16);
-        if line.len() > MAX_HIGHLIGHTED_LINE || line.len() >= budget {
-            state = None;
+/// Highlights code within a budget of bytes shared by a whole page.
+#[derive(Debug)]
+pub struct Highlighter {
+    budget: Cell<usize>,
+}
+
+impl Highlighter {
+    pub fn new(budget: usize) -> Self {
+        Highlighter {
+            budget: Cell::new(budget),
         }
-        budget = budget.saturating_sub(line.len() + 1);
-        match state.as_mut() {
-            Some((parse, stack)) => {
-                if !highlight_line(&mut html, line, parse, stack) {
-                    // A grammar error: the rest of the block is plain text.
-                    html.clear();
-                    escape(&mut html, line);
-                    state = None;
-                }
-            }
-            None => escape(&mut html, line),
-        }
-        lines.push(html);
     }
-    lines
+
+    /// `code` as one HTML fragment per line (without the newline), every character escaped,
+    /// tokens wrapped in `<span class="hl-…">`. `language` is the fence's tag, `path` the file
+    /// it quotes. Past the block's or the page's budget, lines are escaped only.
+    pub fn lines(&self, code: &str, language: Option<&str>, path: Option<&str>) -> Vec<String> {
+        let code = code.strip_suffix('\n').unwrap_or(code);
+        let mut lines = Vec::new();
+        let mut state = syntax_for(language, path).map(|s| (ParseState::new(s), ScopeStack::new()));
+        let mut budget = MAX_HIGHLIGHTED_BLOCK.min(self.budget.get());
+        let start = budget;
+        for raw_line in code.split('\n') {
+            let line = raw_line.strip_suffix('\r').unwrap_or(raw_line);
+            let mut html = String::with_capacity(line.len() + 16);
+            if line.len() > MAX_HIGHLIGHTED_LINE || line.len() >= budget {
+                state = None;
+            }
+            match state.as_mut() {
+                Some((parse, stack)) => {
+                    budget -= line.len() + 1;
+                    if !highlight_line(&mut html, line, parse, stack) {
+                        // A grammar error: the rest of the block is plain text.
+                        html.clear();
+                        escape(&mut html, line);
+                        state = None;
+                    }
+                }
+                None => escape(&mut html, line),
+            }
+            lines.push(html);
+        }
+        self.budget.set(self.budget.get() - (start - budget));
+        lines
+    }
 }
 
 /// Appends one highlighted line; false when the grammar failed on it.
@@ -202,7 +224,7 @@ mod tests {
 
     #[test]
     fn go_keywords_strings_and_comments_get_their_classes() {
-        let lines = highlight_lines(
+        let lines = Highlighter::new(PAGE_BUDGET).lines(
             "func f() string {\n\t// note\n\treturn \"<b>\"\n}\n",
             Some("go"),
             None,
@@ -225,15 +247,17 @@ mod tests {
 
     #[test]
     fn the_language_comes_from_the_path_when_the_fence_has_none() {
-        let lines = highlight_lines("fn main() {}", None, Some("src/main.rs"));
+        let lines = Highlighter::new(PAGE_BUDGET).lines("fn main() {}", None, Some("src/main.rs"));
         assert!(lines[0].contains("hl-"), "{}", lines[0]);
-        let plain = highlight_lines("fn main() {}", None, Some("notes.unknown-ext"));
+        let plain =
+            Highlighter::new(PAGE_BUDGET).lines("fn main() {}", None, Some("notes.unknown-ext"));
         assert_eq!(plain[0], "fn main() {}");
     }
 
     #[test]
     fn spans_never_cross_lines() {
-        let lines = highlight_lines("/* a\n b <i>\n c */ x", Some("rust"), None);
+        let lines =
+            Highlighter::new(PAGE_BUDGET).lines("/* a\n b <i>\n c */ x", Some("rust"), None);
         for line in &lines {
             assert_eq!(
                 line.matches("<span").count(),
@@ -246,15 +270,27 @@ mod tests {
 
     #[test]
     fn diffs_mark_added_and_removed_lines() {
-        let lines = highlight_lines("@@ -1 +1 @@\n-old\n+new\n", Some("diff"), None);
+        let lines =
+            Highlighter::new(PAGE_BUDGET).lines("@@ -1 +1 @@\n-old\n+new\n", Some("diff"), None);
         assert!(lines[1].contains("hl-d"), "{}", lines[1]);
         assert!(lines[2].contains("hl-i"), "{}", lines[2]);
     }
 
     #[test]
+    fn the_page_budget_is_shared_by_blocks_and_then_spent() {
+        let hl = Highlighter::new(35);
+        let first = hl.lines("let a = 1;\nlet b = 2;", Some("rust"), None);
+        assert!(first.iter().all(|l| l.contains("hl-")), "{first:?}");
+        let second = hl.lines("let c = 3;\nlet d = 4;", Some("rust"), None);
+        assert!(second[0].contains("hl-"), "{second:?}");
+        assert_eq!(second[1], "let d = 4;", "over the budget: escaped only");
+        assert_eq!(hl.lines("let e = 5;", Some("rust"), None)[0], "let e = 5;");
+    }
+
+    #[test]
     fn a_very_long_line_is_escaped_without_highlighting() {
         let long = format!("let x = \"{}<script>\";", "a".repeat(5_000));
-        let lines = highlight_lines(&long, Some("rust"), None);
+        let lines = Highlighter::new(PAGE_BUDGET).lines(&long, Some("rust"), None);
         assert!(!lines[0].contains("<span"));
         assert!(lines[0].ends_with("&lt;script&gt;&quot;;"), "{}", lines[0]);
     }

@@ -10,7 +10,7 @@ use pulldown_cmark::{
     CodeBlockKind, CowStr, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd,
 };
 
-use super::highlight;
+use super::highlight::{self, Highlighter};
 use crate::report::links::is_safe_href;
 
 fn options() -> Options {
@@ -28,8 +28,8 @@ pub struct CodeView<'a> {
 }
 
 /// `<pre class="code"><code>…</code></pre>`, one `<span class="line">` per line.
-pub fn code_block(code: &str, view: CodeView<'_>) -> String {
-    let lines = highlight::highlight_lines(code, view.language, view.path);
+pub fn code_block(hl: &Highlighter, code: &str, view: CodeView<'_>) -> String {
+    let lines = hl.lines(code, view.language, view.path);
     let line_texts: Vec<&str> = code.split('\n').collect();
     let numbered = view.first_line.is_some();
     let mut out = String::with_capacity(code.len() * 2 + 64);
@@ -81,17 +81,17 @@ fn diff_line_class(language: Option<&str>, line: Option<&str>) -> Option<&'stati
 
 /// Markdown blocks as HTML. `heading_shift` lowers headings (a review's `###` inside the
 /// report's own sections), never below `h6`.
-pub fn to_html(markdown: &str, heading_shift: usize) -> String {
+pub fn to_html(hl: &Highlighter, markdown: &str, heading_shift: usize) -> String {
     let mut out = String::with_capacity(markdown.len() * 3 / 2);
-    let events = SafeEvents::new(Parser::new_ext(markdown, options()), heading_shift);
+    let events = SafeEvents::new(hl, Parser::new_ext(markdown, options()), heading_shift);
     pulldown_cmark::html::push_html(&mut out, events);
     out
 }
 
 /// Markdown as HTML, without the paragraph around it when it is one paragraph: a note that
 /// runs on with its attribution pills.
-pub fn to_html_compact(markdown: &str) -> String {
-    let html = to_html(markdown, 3);
+pub fn to_html_compact(hl: &Highlighter, markdown: &str) -> String {
+    let html = to_html(hl, markdown, 3);
     let body = html.trim_end();
     match body
         .strip_prefix("<p>")
@@ -106,7 +106,10 @@ pub fn to_html_compact(markdown: &str) -> String {
 /// are kept. A line that Markdown would read as anything but one paragraph (`# x`, `- x`, a
 /// `<script>` line, which is an HTML block) is shown as plain text, exactly as written.
 pub fn inline_to_html(markdown: &str) -> String {
-    let events: Vec<Event<'_>> = SafeEvents::new(Parser::new_ext(markdown, options()), 0).collect();
+    // A title's code block is never shown, so nothing is highlighted.
+    let none = Highlighter::new(0);
+    let events: Vec<Event<'_>> =
+        SafeEvents::new(&none, Parser::new_ext(markdown, options()), 0).collect();
     let one_paragraph = matches!(events.first(), Some(Event::Start(Tag::Paragraph)))
         && matches!(events.last(), Some(Event::End(TagEnd::Paragraph)))
         && events[1..events.len() - 1].iter().all(|e| match e {
@@ -146,7 +149,8 @@ fn is_block_end(end: TagEnd) -> bool {
 }
 
 /// The rewriting pass over the parser's events (see the module doc).
-struct SafeEvents<'a, I> {
+struct SafeEvents<'h, 'a, I> {
+    hl: &'h Highlighter,
     inner: I,
     heading_shift: usize,
     /// Inside a link whose target was refused (or an image turned into a link that was
@@ -157,9 +161,10 @@ struct SafeEvents<'a, I> {
     _marker: std::marker::PhantomData<&'a ()>,
 }
 
-impl<'a, I: Iterator<Item = Event<'a>>> SafeEvents<'a, I> {
-    fn new(inner: I, heading_shift: usize) -> Self {
+impl<'h, 'a, I: Iterator<Item = Event<'a>>> SafeEvents<'h, 'a, I> {
+    fn new(hl: &'h Highlighter, inner: I, heading_shift: usize) -> Self {
         SafeEvents {
+            hl,
             inner,
             heading_shift,
             dropping_link: false,
@@ -197,7 +202,7 @@ impl<'a, I: Iterator<Item = Event<'a>>> SafeEvents<'a, I> {
     }
 }
 
-impl<'a, I: Iterator<Item = Event<'a>>> Iterator for SafeEvents<'a, I> {
+impl<'a, I: Iterator<Item = Event<'a>>> Iterator for SafeEvents<'_, 'a, I> {
     type Item = Event<'a>;
 
     fn next(&mut self) -> Option<Event<'a>> {
@@ -211,6 +216,7 @@ impl<'a, I: Iterator<Item = Event<'a>>> Iterator for SafeEvents<'a, I> {
                     }
                     Event::End(TagEnd::CodeBlock | TagEnd::HtmlBlock) => {
                         let html = code_block(
+                            self.hl,
                             text,
                             CodeView {
                                 language: lang.as_deref(),
@@ -287,9 +293,14 @@ impl<'a, I: Iterator<Item = Event<'a>>> Iterator for SafeEvents<'a, I> {
 mod tests {
     use super::*;
 
+    fn hl() -> Highlighter {
+        Highlighter::new(highlight::PAGE_BUDGET)
+    }
+
     #[test]
     fn raw_html_is_shown_as_text() {
         let html = to_html(
+            &hl(),
             "Look: <img src=x onerror=\"alert(1)\"> and <script>alert(2)</script>",
             0,
         );
@@ -301,6 +312,7 @@ mod tests {
     #[test]
     fn an_html_block_becomes_a_code_block() {
         let html = to_html(
+            &hl(),
             "<div onclick=\"x()\">\n<script>alert(1)</script>\n</div>\n",
             0,
         );
@@ -315,6 +327,7 @@ mod tests {
     #[test]
     fn only_safe_links_survive_and_images_load_nothing() {
         let html = to_html(
+            &hl(),
             "[a](javascript:alert(1)) [b](https://example.org/x \"t\") [c](data:text/html,x) \
              ![d](https://tracker.example/p.png) ![e](javascript:alert(3)) <mailto:x@y.z> [f](#I1)",
             0,
@@ -338,7 +351,11 @@ mod tests {
 
     #[test]
     fn code_blocks_are_highlighted_and_escaped() {
-        let html = to_html("```go\nfunc f() { s := \"</code></pre><b>\" }\n```\n", 0);
+        let html = to_html(
+            &hl(),
+            "```go\nfunc f() { s := \"</code></pre><b>\" }\n```\n",
+            0,
+        );
         assert!(
             html.contains("<span class=\"hl-s\">&lt;&#x2f;code&gt;"),
             "{html}"
@@ -349,7 +366,7 @@ mod tests {
 
     #[test]
     fn headings_are_shifted_and_capped() {
-        let html = to_html("# One\n\n### Three\n\n###### Six\n", 2);
+        let html = to_html(&hl(), "# One\n\n### Three\n\n###### Six\n", 2);
         assert!(html.contains("<h3>One</h3>"), "{html}");
         assert!(html.contains("<h5>Three</h5>"), "{html}");
         assert!(html.contains("<h6>Six</h6>"), "{html}");
@@ -373,6 +390,7 @@ mod tests {
     #[test]
     fn numbered_code_counts_from_the_first_line() {
         let html = code_block(
+            &hl(),
             "a\nb\nc\n",
             CodeView {
                 first_line: Some(10),

@@ -186,6 +186,12 @@ fn code_links_to_the_forge_lines_and_is_numbered_when_verified_there() {
     );
     // Unchecked: no numbers.
     assert!(!card(&html, "I2").contains("data-n="));
+    // A file verification did not find at head gets no link (it would be the forge's 404).
+    let i3 = card(&html, "I3");
+    assert!(
+        i3.contains("src&#x2f;retry.rs:40-44") && !i3.contains("blob"),
+        "{i3}"
+    );
     // Commits link to the forge.
     assert!(html.contains("widgets&#x2f;commit&#x2f;2a3c5b2\""));
 }

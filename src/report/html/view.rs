@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
+use super::highlight::{Highlighter, PAGE_BUDGET};
 use super::markdown::{self, CodeView};
 use crate::report::links::{self, Forge};
 use crate::report::markdown::{agent_paragraph, retro_rows};
@@ -332,8 +333,11 @@ pub(super) fn verdict_class(verdict: Verdict) -> &'static str {
 pub fn build(report: &Report) -> ReportView {
     let pills = Pills::new(report);
     let forge = Forge::new(report.meta.repo_url.as_deref(), report.meta.head.as_deref());
+    // One budget for the page: findings first, then the raw reviews in the appendix.
+    let hl = Highlighter::new(PAGE_BUDGET);
     let mut used_anchors = HashSet::new();
-    let mut finding = |f: &MergedFinding| finding_view(f, &pills, forge, report, &mut used_anchors);
+    let mut finding =
+        |f: &MergedFinding| finding_view(&hl, f, &pills, forge, report, &mut used_anchors);
 
     let sections = Severity::ALL
         .into_iter()
@@ -375,7 +379,7 @@ pub fn build(report: &Report) -> ReportView {
             .filter(|o| o.kind == kind)
             .map(|o| ObservationView {
                 title_html: o.title.as_deref().map(markdown::inline_to_html),
-                text_html: markdown::to_html_compact(&o.text),
+                text_html: markdown::to_html_compact(&hl, &o.text),
                 scopes: o.scopes.clone(),
                 pills: pills.list(&o.agents),
             })
@@ -385,7 +389,7 @@ pub fn build(report: &Report) -> ReportView {
         list.iter()
             .map(|n| NoteView {
                 title_html: n.title.as_deref().map(markdown::inline_to_html),
-                text_html: markdown::to_html_compact(&n.text),
+                text_html: markdown::to_html_compact(&hl, &n.text),
                 pills: pills.list(&n.agents),
             })
             .collect::<Vec<_>>()
@@ -417,7 +421,7 @@ pub fn build(report: &Report) -> ReportView {
                 ..pills.of(&entry.agent)
             },
             anchor: format!("review-{}", i + 1),
-            body_html: markdown::to_html(&entry.text, 2),
+            body_html: markdown::to_html(&hl, &entry.text, 2),
         })
         .collect();
 
@@ -428,7 +432,7 @@ pub fn build(report: &Report) -> ReportView {
         verdict_class: verdict_class(report.verdict),
         rationale_html: markdown::inline_to_html(&report.verdict_rationale),
         counts,
-        summary_html: markdown::to_html(&report.summary, 2),
+        summary_html: markdown::to_html(&hl, &report.summary, 2),
         sections,
         unverified,
         low_confidence,
@@ -514,6 +518,7 @@ fn anchor_for(id: &str, used: &mut HashSet<String>) -> String {
 }
 
 fn finding_view(
+    hl: &Highlighter,
     f: &MergedFinding,
     pills: &Pills,
     forge: Option<Forge<'_>>,
@@ -526,9 +531,14 @@ fn finding_view(
         .map(|p| p.key.as_str())
         .collect::<Vec<_>>()
         .join(" ");
+    // No link to a file verification did not find at head: it would open the forge's 404.
+    let missing = f
+        .verification
+        .as_ref()
+        .is_some_and(|v| v.status == VerificationStatus::Ungrounded && !v.path_ok);
     let location_link = |l: &crate::types::Location| LinkView {
         text: l.to_string(),
-        href: forge.and_then(|fg| fg.lines(l)),
+        href: forge.filter(|_| !missing).and_then(|fg| fg.lines(l)),
     };
     let first = f.locations.first();
     let code = f.code.as_ref().map(|c| {
@@ -536,6 +546,7 @@ fn finding_view(
         CodeBlockView {
             header: first.map(location_link),
             code_html: markdown::code_block(
+                hl,
                 &c.code,
                 CodeView {
                     language: c.language.as_deref(),
@@ -552,7 +563,7 @@ fn finding_view(
             .or_else(|| fix.strip_prefix("fix:"))
             .unwrap_or(fix)
             .trim_start();
-        markdown::to_html(fix, 3)
+        markdown::to_html(hl, fix, 3)
     });
     FindingView {
         id: f.id.clone(),
@@ -579,11 +590,12 @@ fn finding_view(
             .as_ref()
             .and_then(|v| v.known_issue_comment.clone()),
         code,
-        body_html: markdown::to_html(&f.body, 3),
+        body_html: markdown::to_html(hl, &f.body, 3),
         fix_html,
         fix_diff: f.fix_diff.as_ref().map(|d| CodeBlockView {
             header: None,
             code_html: markdown::code_block(
+                hl,
                 d,
                 CodeView {
                     language: Some("diff"),
