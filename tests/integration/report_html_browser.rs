@@ -358,3 +358,75 @@ fn the_filters_hide_findings_by_severity_and_agent() {
     assert_eq!(hidden, ["C1", "S1", "S2"], "{dom}");
     assert!(dom.contains(">3 hidden by the filters<"));
 }
+
+#[test]
+#[ignore = "needs Chromium (scripts/install-chromium.sh): run with --run-ignored all"]
+fn the_index_page_lists_every_report_and_makes_no_request() {
+    use deep_review::report::html::{IndexEntry, render, render_index};
+    chromium();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report/showcase.json");
+    let report: Report = serde_json::from_str(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
+    let dir = artefacts().join("store");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Three rounds of one target and one of another, written as a store would.
+    let mut entries = Vec::new();
+    for (id, round, target_pr) in [
+        ("20261130-090000-feature-x", 1, None),
+        ("20261201-090000-pr-7", 1, Some(7)),
+        ("20261202-101500-feature-x", 2, None),
+    ] {
+        let mut r = report.clone();
+        r.meta.id = id.to_string();
+        r.meta.round = Some(round);
+        r.meta.date = chrono::NaiveDateTime::parse_from_str(&id[..15], "%Y%m%d-%H%M%S").ok();
+        if let Some(n) = target_pr {
+            r.meta.pr.as_mut().unwrap().number = n;
+        }
+        let file = format!("{id}.html");
+        std::fs::write(dir.join(&file), render(&r)).unwrap();
+        entries.push(IndexEntry::from_report(&r, file));
+    }
+    let index = dir.join("index.html");
+    std::fs::write(&index, render_index(&entries)).unwrap();
+
+    let recorder = RequestRecorder::start();
+    let dom = chromium_run(&recorder, &["--dump-dom".into()], &file_url(&index));
+    assert!(dom.contains("<title>Deep Review reports</title>"));
+    let rows = regex::Regex::new(r#"data-report-id="([^"]+)""#).unwrap();
+    let ids: Vec<&str> = rows
+        .captures_iter(&dom)
+        .map(|c| c.get(1).unwrap().as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "20261202-101500-feature-x",
+            "20261130-090000-feature-x",
+            "20261201-090000-pr-7"
+        ],
+        "grouped by target, the newest target and report first"
+    );
+    assert_eq!(dom.matches("<script").count(), 0);
+    assert_loads_nothing(&dom);
+    // The links open the pages beside the index.
+    let page = chromium_run(
+        &recorder,
+        &["--dump-dom".into()],
+        &file_url(&dir.join("20261201-090000-pr-7.html")),
+    );
+    assert!(page.contains("<title>Deep Review: 20261201-090000-pr-7</title>"));
+    assert!(dom.contains("href=\"20261201-090000-pr-7.html\""));
+
+    let png = dir.join("index.png");
+    chromium_run(
+        &recorder,
+        &[
+            "--window-size=1000,900".into(),
+            format!("--screenshot={}", png.display()),
+        ],
+        &file_url(&index),
+    );
+    assert!(std::fs::metadata(&png).unwrap().len() > 10_000);
+    let seen = recorder.take();
+    assert!(seen.is_empty(), "the index made requests: {seen:?}");
+}

@@ -28,7 +28,7 @@
     var id = decodeURIComponent(location.hash.slice(1));
     var target = id ? document.getElementById(id) : null;
     if (!target) { return; }
-    for (var node = target.parentElement; node; node = node.parentElement) {
+    for (var node = target; node; node = node.parentElement) {
       if (node.tagName === "DETAILS") { node.open = true; }
     }
     target.hidden = false;
