@@ -20,8 +20,9 @@ use crate::types::{AgentSpec, RawReview, Reviewer, RunStatus, Target};
 pub struct RunOptions {
     pub progress: ProgressMode,
     pub dispatch: DispatchOptions,
-    /// Formats written to the store besides Markdown and JSON, which are always written (the
-    /// JSON report is the record that `list`, `show` and later rounds read).
+    /// Formats written to the store besides Markdown, JSON and HTML, which are always written
+    /// (the JSON report is the record that `list`, `show` and later rounds read; the HTML page is
+    /// what people open).
     pub formats: Vec<Format>,
 }
 
@@ -226,7 +227,7 @@ fn finish(
     bundle.save_json(bundle::RUN_FILE, &record)?;
 
     let mut written = Vec::new();
-    let mut all = vec![Format::Md, Format::Json];
+    let mut all = vec![Format::Md, Format::Json, Format::Html];
     for f in formats {
         if !all.contains(f) {
             all.push(*f);
@@ -238,6 +239,13 @@ fn finish(
             format.extension(),
             &report::render(&analysis.report, format),
         )?);
+    }
+    // The store's index page lists every report, this one included. Best effort: a report
+    // that cannot be listed never fails the run that wrote it.
+    if let Err(err) = store.write_index() {
+        analysis
+            .warnings
+            .push(format!("the store's index.html was not updated: {err:#}"));
     }
     Ok(RunOutcome {
         id: bundle.id,

@@ -376,52 +376,63 @@ fn retro(out: &mut String, agents: &[AgentRetro]) {
         sep.push_str("---|");
     }
     let _ = writeln!(out, "{header}\n{sep}");
-    let mut row = |name: &str, cell: &dyn Fn(&AgentRetro) -> String| {
-        let mut line = format!("| {name} |");
-        for a in agents {
-            let _ = write!(line, " {} |", cell(a));
+    for (metric, cells) in retro_rows(agents) {
+        let mut line = format!("| {metric} |");
+        for cell in cells {
+            let _ = write!(line, " {cell} |");
         }
         let _ = writeln!(out, "{line}");
-    };
-    let dash = || "—".to_string();
-    row("Status", &|a| {
-        a.status
-            .map(|s| match s {
-                RunStatus::Ok => "ok".to_string(),
-                RunStatus::Failed => "failed".to_string(),
-                RunStatus::TimedOut => "timed out".to_string(),
-                RunStatus::Cancelled => "cancelled".to_string(),
-            })
-            .unwrap_or_else(dash)
-    });
-    row("Duration", &|a| {
-        a.duration_s.map(clock).unwrap_or_else(dash)
-    });
-    row("Critical", &|a| a.counts.critical.to_string());
-    row("Important", &|a| a.counts.important.to_string());
-    row("Suggestion", &|a| a.counts.suggestion.to_string());
-    row("Design observations", &|a| {
-        a.design_observations.to_string()
-    });
-    row("False positives", &|a| a.false_positives.to_string());
-    row("Unique insights", &|a| a.unique_insights.to_string());
-    row("Files reviewed", &|a| files_reviewed(a));
-    row("Coverage misses", &|a| a.coverage_misses.len().to_string());
-    row("Tool calls", &|a| {
-        a.tool_calls.map(|n| n.to_string()).unwrap_or_else(dash)
-    });
-    row("Tokens (in/out)", &|a| {
-        a.tokens
-            .as_ref()
-            .map(|t| format!("{}/{}", t.input, t.output))
-            .unwrap_or_else(dash)
-    });
-    row("Cost", &|a| {
-        a.cost_usd.map(|c| format!("${c:.2}")).unwrap_or_else(dash)
-    });
-    if agents.iter().any(|a| a.sandbox.is_some()) {
-        row("Sandbox", &|a| a.sandbox.clone().unwrap_or_else(dash));
     }
+}
+
+/// The rows of the retro's summary table: a metric and one cell per agent, in agent order.
+/// The Markdown and HTML reports show the same table.
+pub(crate) fn retro_rows(agents: &[AgentRetro]) -> Vec<(&'static str, Vec<String>)> {
+    let dash = || "—".to_string();
+    let row = |name: &'static str, cell: &dyn Fn(&AgentRetro) -> String| {
+        (name, agents.iter().map(cell).collect::<Vec<_>>())
+    };
+    let mut rows = vec![
+        row("Status", &|a| {
+            a.status
+                .map(|s| match s {
+                    RunStatus::Ok => "ok".to_string(),
+                    RunStatus::Failed => "failed".to_string(),
+                    RunStatus::TimedOut => "timed out".to_string(),
+                    RunStatus::Cancelled => "cancelled".to_string(),
+                })
+                .unwrap_or_else(dash)
+        }),
+        row("Duration", &|a| {
+            a.duration_s.map(clock).unwrap_or_else(dash)
+        }),
+        row("Critical", &|a| a.counts.critical.to_string()),
+        row("Important", &|a| a.counts.important.to_string()),
+        row("Suggestion", &|a| a.counts.suggestion.to_string()),
+        row("Design observations", &|a| {
+            a.design_observations.to_string()
+        }),
+        row("False positives", &|a| a.false_positives.to_string()),
+        row("Unique insights", &|a| a.unique_insights.to_string()),
+        row("Files reviewed", &files_reviewed),
+        row("Coverage misses", &|a| a.coverage_misses.len().to_string()),
+        row("Tool calls", &|a| {
+            a.tool_calls.map(|n| n.to_string()).unwrap_or_else(dash)
+        }),
+        row("Tokens (in/out)", &|a| {
+            a.tokens
+                .as_ref()
+                .map(|t| format!("{}/{}", t.input, t.output))
+                .unwrap_or_else(dash)
+        }),
+        row("Cost", &|a| {
+            a.cost_usd.map(|c| format!("${c:.2}")).unwrap_or_else(dash)
+        }),
+    ];
+    if agents.iter().any(|a| a.sandbox.is_some()) {
+        rows.push(row("Sandbox", &|a| a.sandbox.clone().unwrap_or_else(dash)));
+    }
+    rows
 }
 
 /// `7:09`
@@ -430,7 +441,8 @@ fn clock(seconds: f64) -> String {
     format!("{}:{:02}", total / 60, total % 60)
 }
 
-fn agent_paragraph(a: &AgentRetro) -> String {
+/// The retro's paragraph about one agent, in inline Markdown (bold, code spans).
+pub(crate) fn agent_paragraph(a: &AgentRetro) -> String {
     let mut parts = Vec::new();
     if let Some(err) = &a.error {
         parts.push(format!(

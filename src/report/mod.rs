@@ -1,7 +1,11 @@
-//! Report stage: [`Report`](crate::types::Report) → Markdown (the reference layout) and JSON.
+//! Report stage: [`Report`](crate::types::Report) → Markdown (the reference layout), JSON, a
+//! self-contained HTML page and SARIF 2.1.0 for code scanning.
 
+pub mod html;
 pub mod json;
+pub mod links;
 pub mod markdown;
+pub mod sarif;
 
 use clap::ValueEnum;
 
@@ -12,6 +16,10 @@ pub enum Format {
     Md,
     /// JSON of the report schema (`deep-review schema report`).
     Json,
+    /// One self-contained HTML page: no network, readable without JavaScript.
+    Html,
+    /// SARIF 2.1.0, for code scanning (GitHub, GitLab, IDEs).
+    Sarif,
 }
 
 impl Format {
@@ -19,6 +27,8 @@ impl Format {
         match self {
             Format::Md => "md",
             Format::Json => "json",
+            Format::Html => "html",
+            Format::Sarif => "sarif",
         }
     }
 }
@@ -28,5 +38,7 @@ pub fn render(report: &crate::types::Report, format: Format) -> String {
     match format {
         Format::Md => markdown::render(report),
         Format::Json => json::render(report),
+        Format::Html => html::render(report),
+        Format::Sarif => sarif::render(report),
     }
 }

@@ -166,6 +166,33 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Writes `.reviews/index.html`: every report that has an HTML page, newest first, grouped
+    /// by target.
+    pub fn write_index(&self) -> anyhow::Result<std::path::PathBuf> {
+        let mut entries = Vec::new();
+        for entry in self.list()? {
+            let html = self.report_path(&entry.id, "html");
+            let json = self.report_path(&entry.id, "json");
+            if !html.is_file() || !json.is_file() {
+                continue;
+            }
+            let Ok(report) = read_json_report(&json) else {
+                continue;
+            };
+            entries.push(crate::report::html::IndexEntry::from_report(
+                &report,
+                format!("{}.html", entry.id),
+            ));
+        }
+        self.write_report(
+            "index",
+            "html",
+            &crate::report::html::render_index(&entries),
+        )
+    }
+}
+
 /// A JSON report, with an error naming the file when it is not one this version can read.
 pub fn read_json_report(path: &Path) -> anyhow::Result<Report> {
     let text =

@@ -27,6 +27,8 @@ mod e2e_fake_model;
 mod e2e_run;
 mod parse_fixtures;
 mod parse_hostile;
+mod report_html_browser;
+mod report_sarif;
 mod run_dry_run;
 mod run_pipeline;
 mod store_record;

@@ -125,7 +125,15 @@ fn agents_run_and_the_report_is_written() {
         .lines()
         .map(PathBuf::from)
         .collect();
-    assert_eq!(printed.len(), 2, "the .md and .json paths: {printed:?}");
+    assert_eq!(
+        printed.len(),
+        3,
+        "the .md, .json and .html paths: {printed:?}"
+    );
+    assert!(
+        out_dir.path().join(".reviews/index.html").is_file(),
+        "the store's index"
+    );
     let md_path = &printed[0];
     assert!(
         md_path.starts_with(out_dir.path().join(".reviews")),

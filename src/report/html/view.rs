@@ -1,0 +1,712 @@
+//! The report as the HTML template sees it: every value the page shows, already decided
+//! (which section, which class, which link). Plain text stays plain (the template escapes it);
+//! only fields named `*_html` hold markup, and those come from [`markdown`](super::markdown),
+//! which escapes what it is given.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Serialize;
+
+use super::highlight::{Highlighter, PAGE_BUDGET};
+use super::markdown::{self, CodeView};
+use crate::report::links::{self, Forge};
+use crate::report::markdown::{agent_paragraph, retro_rows};
+use crate::types::{
+    AttributedNote, MergedFinding, ObservationKind, Report, Severity, Tier, Verdict, Verification,
+    VerificationStatus,
+};
+
+/// Agents whose pills have their own colours (those of the reference reports).
+const KNOWN_PILLS: [&str; 6] = ["claude", "codex", "gemini", "qwen", "gemma", "glm"];
+/// Colours for any other agent, picked by a stable hash of its name.
+const OTHER_PILLS: usize = 6;
+
+#[derive(Debug, Serialize)]
+pub struct ReportView {
+    pub id: String,
+    pub meta: MetaView,
+    pub verdict: String,
+    pub verdict_class: &'static str,
+    pub rationale_html: String,
+    pub counts: Counts,
+    pub summary_html: String,
+    pub sections: Vec<SectionView>,
+    pub unverified: Vec<FindingView>,
+    pub low_confidence: Vec<FindingView>,
+    pub concerns: Vec<ObservationView>,
+    pub strengths: Vec<ObservationView>,
+    pub testing: Vec<NoteView>,
+    pub documentation: Vec<NoteView>,
+    pub limitations: Vec<NoteView>,
+    pub retro: RetroView,
+    pub warnings: Vec<String>,
+    pub appendix: Vec<AppendixView>,
+    /// Every agent of the report, for the filter.
+    pub agents: Vec<Pill>,
+    pub generator: String,
+}
+
+#[derive(Debug, Serialize, Default)]
+pub struct MetaView {
+    pub date: Option<String>,
+    pub repo: Option<LinkView>,
+    pub round: Option<u32>,
+    pub author: Option<String>,
+    pub pr: Option<PrView>,
+    pub branch: Option<String>,
+    pub head: Option<LinkView>,
+    pub commits: Vec<CommitView>,
+    pub reviewers: Vec<ReviewerView>,
+    pub wall_clock: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LinkView {
+    pub text: String,
+    pub href: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PrView {
+    pub number: u64,
+    pub title: String,
+    pub href: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CommitView {
+    pub sha: String,
+    pub subject: String,
+    pub href: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ReviewerView {
+    pub pill: Pill,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+}
+
+/// An agent as the page names and colours it. `key` is unique in the report and safe in a
+/// class list or a `data-` attribute (the filter matches cards by it).
+#[derive(Debug, Clone, Serialize)]
+pub struct Pill {
+    pub key: String,
+    pub display: String,
+    pub class: String,
+}
+
+#[derive(Debug, Serialize, Default)]
+pub struct Counts {
+    pub critical: usize,
+    pub important: usize,
+    pub suggestion: usize,
+    pub unverified: usize,
+    pub low_confidence: usize,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SectionView {
+    pub severity: &'static str,
+    pub title: &'static str,
+    pub anchor: &'static str,
+    pub findings: Vec<FindingView>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FindingView {
+    pub id: String,
+    /// The element id: the finding id when it is a plain word (`I1`), else `finding-N`.
+    pub anchor: String,
+    pub severity: &'static str,
+    pub tier: &'static str,
+    pub category: Option<String>,
+    pub title_html: String,
+    pub pills: Vec<Pill>,
+    /// Space-separated pill keys, for the filter.
+    pub agent_keys: String,
+    pub confidence: Option<u32>,
+    pub badges: Vec<Badge>,
+    pub locations: Vec<LinkView>,
+    pub calibration: Option<String>,
+    pub verification_note: Option<String>,
+    pub known_issue_comment: Option<String>,
+    pub code: Option<CodeBlockView>,
+    pub body_html: String,
+    pub fix_html: Option<String>,
+    pub fix_diff: Option<CodeBlockView>,
+    pub sources: Vec<SourceView>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CodeBlockView {
+    /// The file the code is from, linked to its lines on the forge when possible.
+    pub header: Option<LinkView>,
+    pub code_html: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Badge {
+    pub class: &'static str,
+    pub text: String,
+    /// What the badge means, shown on hover.
+    pub title: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SourceView {
+    pub agent: String,
+    pub id: String,
+    pub severity: Option<&'static str>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ObservationView {
+    pub title_html: Option<String>,
+    pub text_html: String,
+    pub scopes: Vec<String>,
+    pub pills: Vec<Pill>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct NoteView {
+    pub title_html: Option<String>,
+    pub text_html: String,
+    pub pills: Vec<Pill>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RetroView {
+    pub agents: Vec<RetroAgentView>,
+    pub rows: Vec<RetroRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RetroAgentView {
+    pub pill: Pill,
+    pub paragraph_html: String,
+    pub failed: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RetroRow {
+    pub metric: &'static str,
+    pub cells: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AppendixView {
+    pub pill: Pill,
+    pub anchor: String,
+    pub body_html: String,
+}
+
+/// Agent names → pills, with keys made unique and safe once for the whole report.
+struct Pills(BTreeMap<String, Pill>);
+
+impl Pills {
+    fn new(report: &Report) -> Self {
+        let mut names: Vec<&str> = Vec::new();
+        let all = report
+            .meta
+            .reviewers
+            .iter()
+            .map(|r| r.name.as_str())
+            .chain(report.agents.iter().map(|a| a.name.as_str()))
+            .chain(
+                report
+                    .findings
+                    .iter()
+                    .flat_map(|f| f.agents.iter().map(String::as_str)),
+            )
+            .chain(report.appendix.iter().map(|a| a.agent.as_str()));
+        for name in all {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        let mut map = BTreeMap::new();
+        let mut used: Vec<String> = Vec::new();
+        for name in names {
+            let base = slug(name);
+            let base = if base.is_empty() {
+                "agent".to_string()
+            } else {
+                base
+            };
+            let mut key = base.clone();
+            let mut n = 2;
+            while used.contains(&key) {
+                key = format!("{base}-{n}");
+                n += 1;
+            }
+            used.push(key.clone());
+            let class = if KNOWN_PILLS.contains(&key.as_str()) {
+                format!("pill-{key}")
+            } else {
+                format!("pill-x{}", stable_hash(name) % OTHER_PILLS)
+            };
+            map.insert(
+                name.to_string(),
+                Pill {
+                    key,
+                    display: report.display_of(name).to_string(),
+                    class,
+                },
+            );
+        }
+        Pills(map)
+    }
+
+    fn of(&self, name: &str) -> Pill {
+        self.0.get(name).cloned().unwrap_or_else(|| Pill {
+            key: "agent".into(),
+            display: name.to_string(),
+            class: "pill-x0".into(),
+        })
+    }
+
+    fn list(&self, names: &[String]) -> Vec<Pill> {
+        names.iter().map(|n| self.of(n)).collect()
+    }
+
+    /// In the order agents first appear in the report (reviewers, retro, findings).
+    fn all(&self, report: &Report) -> Vec<Pill> {
+        let mut out: Vec<Pill> = Vec::new();
+        let names = report
+            .meta
+            .reviewers
+            .iter()
+            .map(|r| r.name.as_str())
+            .chain(report.agents.iter().map(|a| a.name.as_str()))
+            .chain(
+                report
+                    .findings
+                    .iter()
+                    .flat_map(|f| f.agents.iter().map(String::as_str)),
+            );
+        for name in names {
+            let pill = self.of(name);
+            if !out.iter().any(|p| p.key == pill.key) {
+                out.push(pill);
+            }
+        }
+        out
+    }
+}
+
+/// Lower-case letters, digits and dashes: safe in a class name, an id and a `data-` value.
+fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').chars().take(40).collect()
+}
+
+/// FNV-1a: the same agent gets the same colour in every report.
+fn stable_hash(text: &str) -> usize {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in text.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h as usize
+}
+
+/// The class that colours a verdict: red for rework, amber for fixes, blue for optional ones.
+pub(super) fn verdict_class(verdict: Verdict) -> &'static str {
+    use crate::types::Verdict::*;
+    match verdict {
+        Rework => "verdict-rework",
+        MergeWithFixes => "verdict-fixes",
+        MergeWithOptionalFixes => "verdict-optional",
+        Merge | MergeAsIs => "verdict-merge",
+        NoReview => "verdict-none",
+    }
+}
+
+pub fn build(report: &Report) -> ReportView {
+    let pills = Pills::new(report);
+    let forge = Forge::new(report.meta.repo_url.as_deref(), report.meta.head.as_deref());
+    // One budget for the page: findings first, then the raw reviews in the appendix.
+    let hl = Highlighter::new(PAGE_BUDGET);
+    let mut used_anchors = HashSet::new();
+    let mut finding =
+        |f: &MergedFinding| finding_view(&hl, f, &pills, forge, report, &mut used_anchors);
+
+    let sections = Severity::ALL
+        .into_iter()
+        .map(|severity| {
+            let (title, anchor) = match severity {
+                Severity::Critical => ("Critical Issues", "critical-issues"),
+                Severity::Important => ("Important Issues", "important-issues"),
+                Severity::Suggestion => ("Suggestions", "suggestions"),
+            };
+            SectionView {
+                severity: severity.as_str(),
+                title,
+                anchor,
+                findings: report
+                    .findings
+                    .iter()
+                    .filter(|f| f.is_shown() && f.severity == severity)
+                    .map(&mut finding)
+                    .collect(),
+            }
+        })
+        .collect::<Vec<_>>();
+    let tier = |t: Tier| report.findings.iter().filter(move |f| f.tier == t);
+    let unverified: Vec<FindingView> = tier(Tier::Unverified).map(&mut finding).collect();
+    let low_confidence: Vec<FindingView> = tier(Tier::LowConfidence).map(&mut finding).collect();
+
+    let counts = Counts {
+        critical: sections[0].findings.len(),
+        important: sections[1].findings.len(),
+        suggestion: sections[2].findings.len(),
+        unverified: unverified.len(),
+        low_confidence: low_confidence.len(),
+    };
+
+    let observations = |kind: ObservationKind| {
+        report
+            .observations
+            .iter()
+            .filter(|o| o.kind == kind)
+            .map(|o| ObservationView {
+                title_html: o.title.as_deref().map(markdown::inline_to_html),
+                text_html: markdown::to_html_compact(&hl, &o.text),
+                scopes: o.scopes.clone(),
+                pills: pills.list(&o.agents),
+            })
+            .collect::<Vec<_>>()
+    };
+    let notes = |list: &[AttributedNote]| {
+        list.iter()
+            .map(|n| NoteView {
+                title_html: n.title.as_deref().map(markdown::inline_to_html),
+                text_html: markdown::to_html_compact(&hl, &n.text),
+                pills: pills.list(&n.agents),
+            })
+            .collect::<Vec<_>>()
+    };
+
+    let retro = RetroView {
+        agents: report
+            .agents
+            .iter()
+            .map(|a| RetroAgentView {
+                pill: pills.of(&a.name),
+                paragraph_html: markdown::inline_to_html(&agent_paragraph(a)),
+                failed: a.error.is_some(),
+            })
+            .collect(),
+        rows: retro_rows(&report.agents)
+            .into_iter()
+            .map(|(metric, cells)| RetroRow { metric, cells })
+            .collect(),
+    };
+
+    let appendix = report
+        .appendix
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| AppendixView {
+            pill: Pill {
+                display: entry.display.clone(),
+                ..pills.of(&entry.agent)
+            },
+            anchor: format!("review-{}", i + 1),
+            body_html: markdown::to_html(&hl, &entry.text, 2),
+        })
+        .collect();
+
+    ReportView {
+        id: report.meta.id.clone(),
+        meta: meta_view(report, &pills),
+        verdict: report.verdict.to_string(),
+        verdict_class: verdict_class(report.verdict),
+        rationale_html: markdown::inline_to_html(&report.verdict_rationale),
+        counts,
+        summary_html: markdown::to_html(&hl, &report.summary, 2),
+        sections,
+        unverified,
+        low_confidence,
+        concerns: observations(ObservationKind::Concern),
+        strengths: observations(ObservationKind::Strength),
+        testing: notes(&report.testing_gaps),
+        documentation: notes(&report.documentation),
+        limitations: notes(&report.limitations),
+        retro,
+        warnings: report.warnings.clone(),
+        appendix,
+        agents: pills.all(report),
+        generator: format!("deep-review {}", env!("CARGO_PKG_VERSION")),
+    }
+}
+
+fn meta_view(report: &Report, pills: &Pills) -> MetaView {
+    let m = &report.meta;
+    let repo_page = links::repo_page(m.repo_url.as_deref());
+    MetaView {
+        date: m.date.map(|d| d.format("%Y-%m-%d %H:%M").to_string()),
+        repo: m
+            .repo
+            .clone()
+            .or_else(|| repo_page.map(str::to_string))
+            .map(|text| LinkView {
+                text,
+                href: repo_page.map(str::to_string),
+            }),
+        round: m.round,
+        author: m.author.clone(),
+        pr: m.pr.as_ref().map(|pr| PrView {
+            number: pr.number,
+            title: pr.title.clone(),
+            href: pr
+                .url
+                .clone()
+                .filter(|u| links::is_safe_href(u) && !u.starts_with('#')),
+        }),
+        branch: m.branch.clone(),
+        head: m.head.as_ref().map(|head| LinkView {
+            text: head.chars().take(12).collect(),
+            href: links::commit_url(m.repo_url.as_deref(), head),
+        }),
+        commits: m
+            .commits
+            .iter()
+            .map(|c| CommitView {
+                sha: c.sha.clone(),
+                subject: c.subject.clone(),
+                href: links::commit_url(m.repo_url.as_deref(), &c.sha),
+            })
+            .collect(),
+        reviewers: m
+            .reviewers
+            .iter()
+            .map(|r| ReviewerView {
+                pill: pills.of(&r.name),
+                model: r.model.clone(),
+                effort: r.effort.clone(),
+            })
+            .collect(),
+        wall_clock: m.wall_clock_s.map(crate::text::duration_long),
+    }
+}
+
+/// A finding id of letters then digits (`I1`, `S12`) is its own anchor, as in the reference
+/// reports' permalinks; any other id, or a repeated one, gets `finding-N`.
+fn anchor_for(id: &str, used: &mut HashSet<String>) -> String {
+    let letters = id.chars().take_while(char::is_ascii_alphabetic).count();
+    let digits = id.len() - letters;
+    let plain = (1..=3).contains(&letters)
+        && (1..=4).contains(&digits)
+        && id[letters..].chars().all(|c| c.is_ascii_digit());
+    let mut anchor = if plain { id.to_string() } else { String::new() };
+    let mut n = used.len() + 1;
+    while anchor.is_empty() || used.contains(&anchor) {
+        anchor = format!("finding-{n}");
+        n += 1;
+    }
+    used.insert(anchor.clone());
+    anchor
+}
+
+fn finding_view(
+    hl: &Highlighter,
+    f: &MergedFinding,
+    pills: &Pills,
+    forge: Option<Forge<'_>>,
+    report: &Report,
+    used_anchors: &mut HashSet<String>,
+) -> FindingView {
+    let pill_list = pills.list(&f.agents);
+    let agent_keys = pill_list
+        .iter()
+        .map(|p| p.key.as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    // No link to a file verification did not find at head: it would open the forge's 404.
+    let missing = f
+        .verification
+        .as_ref()
+        .is_some_and(|v| v.status == VerificationStatus::Ungrounded && !v.path_ok);
+    let location_link = |l: &crate::types::Location| LinkView {
+        text: l.to_string(),
+        href: forge.filter(|_| !missing).and_then(|fg| fg.lines(l)),
+    };
+    let first = f.locations.first();
+    let code = f.code.as_ref().map(|c| {
+        let first_line = first.and_then(|l| numbered_from(f.verification.as_ref(), l, &c.code));
+        CodeBlockView {
+            header: first.map(location_link),
+            code_html: markdown::code_block(
+                hl,
+                &c.code,
+                CodeView {
+                    language: c.language.as_deref(),
+                    path: first.map(|l| l.path.as_str()),
+                    first_line,
+                },
+            ),
+        }
+    });
+    let fix_html = f.fix.as_deref().map(|fix| {
+        let fix = fix.trim();
+        let fix = fix
+            .strip_prefix("Fix:")
+            .or_else(|| fix.strip_prefix("fix:"))
+            .unwrap_or(fix)
+            .trim_start();
+        markdown::to_html(hl, fix, 3)
+    });
+    FindingView {
+        id: f.id.clone(),
+        anchor: anchor_for(&f.id, used_anchors),
+        severity: f.severity.as_str(),
+        tier: match f.tier {
+            Tier::Shown => "shown",
+            Tier::LowConfidence => "low-confidence",
+            Tier::Unverified => "unverified",
+        },
+        category: f.category.as_ref().map(|c| c.to_string()),
+        title_html: markdown::inline_to_html(&f.title),
+        pills: pill_list,
+        agent_keys,
+        confidence: f
+            .confidence
+            .map(|c| (c.clamp(0.0, 1.0) * 100.0).round() as u32),
+        badges: f.verification.as_ref().map(badges).unwrap_or_default(),
+        locations: f.locations.iter().map(location_link).collect(),
+        calibration: f.calibration.clone(),
+        verification_note: f.verification.as_ref().and_then(|v| v.note.clone()),
+        known_issue_comment: f
+            .verification
+            .as_ref()
+            .and_then(|v| v.known_issue_comment.clone()),
+        code,
+        body_html: markdown::to_html(hl, &f.body, 3),
+        fix_html,
+        fix_diff: f.fix_diff.as_ref().map(|d| CodeBlockView {
+            header: None,
+            code_html: markdown::code_block(
+                hl,
+                d,
+                CodeView {
+                    language: Some("diff"),
+                    ..CodeView::default()
+                },
+            ),
+        }),
+        sources: if f.sources.len() > 1 {
+            f.sources
+                .iter()
+                .map(|s| SourceView {
+                    agent: report.display_of(&s.agent).to_string(),
+                    id: s.id.clone(),
+                    severity: s.severity.map(Severity::as_str),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// The line number of the quote's first line, when verification found the quote exactly at the
+/// finding's (possibly corrected) location and the quote spans that range line for line.
+fn numbered_from(v: Option<&Verification>, l: &crate::types::Location, code: &str) -> Option<u32> {
+    let v = v?;
+    let at_lines = matches!(
+        v.status,
+        VerificationStatus::Grounded | VerificationStatus::Relocated
+    ) && v.quote_ok == Some(true);
+    let (start, end) = (l.start?, l.end_line()?);
+    let lines = code.trim_end_matches('\n').split('\n').count();
+    (at_lines && usize::try_from(end - start + 1).ok() == Some(lines)).then_some(start)
+}
+
+/// What verification found, as small labelled badges.
+fn badges(v: &Verification) -> Vec<Badge> {
+    let mut out = vec![match v.status {
+        VerificationStatus::Grounded => Badge {
+            class: "badge-ok",
+            text: "grounded".into(),
+            title: "The file exists and the quoted code is at the cited lines".into(),
+        },
+        VerificationStatus::Relocated => Badge {
+            class: "badge-moved",
+            text: "relocated".into(),
+            title: "The quoted code is in the file at other lines; the location was corrected"
+                .into(),
+        },
+        VerificationStatus::Ungrounded => Badge {
+            class: "badge-bad",
+            text: "not found in code".into(),
+            title: "The file, the lines or the quoted code are not in the repository at head"
+                .into(),
+        },
+        VerificationStatus::Unchecked => Badge {
+            class: "badge-none",
+            text: "unchecked".into(),
+            title: "Nothing could be checked against the code".into(),
+        },
+    }];
+    if v.pre_existing {
+        out.push(Badge {
+            class: "badge-note",
+            text: "pre-existing".into(),
+            title: "The cited lines are the same at the merge-base: the change did not add them"
+                .into(),
+        });
+    }
+    if v.outside_change {
+        out.push(Badge {
+            class: "badge-note",
+            text: "outside the change".into(),
+            title: "The file is not among the files the change touched".into(),
+        });
+    }
+    if !v.symbols_missing.is_empty() {
+        out.push(Badge {
+            class: "badge-bad",
+            text: format!("missing: {}", v.symbols_missing.join(", ")),
+            title: "Identifiers the finding names that exist nowhere in the repository".into(),
+        });
+    }
+    if v.known_issue_comment.is_some() {
+        out.push(Badge {
+            class: "badge-note",
+            text: "known-issue comment".into(),
+            title: "A comment at the cited lines marks this as known or temporary".into(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_safe_words() {
+        assert_eq!(slug("Claude Opus 4.6"), "claude-opus-4-6");
+        assert_eq!(slug("\"><script>"), "script");
+        assert_eq!(slug("---"), "");
+    }
+
+    #[test]
+    fn anchors_are_plain_ids_or_numbered() {
+        let mut used = HashSet::new();
+        assert_eq!(anchor_for("I1", &mut used), "I1");
+        assert_eq!(anchor_for("I1", &mut used), "finding-2");
+        assert_eq!(anchor_for("x\" onmouseover=\"", &mut used), "finding-3");
+        assert_eq!(anchor_for("1", &mut used), "finding-4");
+        assert_eq!(anchor_for("appendix", &mut used), "finding-5");
+    }
+}
