@@ -102,6 +102,8 @@ fn report(n: usize) -> Report {
             })
             .collect(),
         warnings: vec![],
+        synthesis: Default::default(),
+        budget: None,
     }
 }
 

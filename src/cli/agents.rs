@@ -92,6 +92,33 @@ fn probe(spec: &AgentSpec) -> Found {
         problem,
         npm_package,
     };
+    // A model API: nothing to find on PATH; its key must be set (never probed over the network).
+    if spec.kind.is_http() {
+        let base = spec
+            .http
+            .base_url
+            .clone()
+            .or_else(|| spec.kind.default_base_url().map(str::to_string));
+        let what = Some(format!(
+            "{} API, model {}",
+            spec.kind.config_name(),
+            spec.model.as_deref().unwrap_or("?")
+        ));
+        let var = spec
+            .http
+            .api_key_env
+            .clone()
+            .or_else(|| spec.kind.default_key_env().map(str::to_string));
+        return match var {
+            Some(var) if std::env::var(&var).map_or(true, |v| v.trim().is_empty()) => found(
+                "missing",
+                base,
+                what,
+                Some(format!("`{var}` is not set: export the API key in it")),
+            ),
+            _ => found("found", base, what, None),
+        };
+    }
     let Some(path) = find_program(&spec.command) else {
         return found(
             "missing",

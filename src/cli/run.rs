@@ -64,6 +64,16 @@ pub struct RunArgs {
     #[arg(long, short)]
     pub quiet: bool,
 
+    /// Stop starting new work once the estimated cost would pass N US dollars, and stop
+    /// running model-API reviewers when it is spent; the report holds what was done.
+    #[arg(long, value_name = "N", value_parser = parse_budget)]
+    pub budget_usd: Option<f64>,
+
+    /// After consolidation, let AGENT (any configured agent, CLI or model API) write the
+    /// summary and propose merges, splits, drops and demotions, which code checks.
+    #[arg(long, value_name = "AGENT")]
+    pub synthesize: Option<String>,
+
     /// The repository (any directory inside it).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
@@ -84,6 +94,7 @@ impl RunArgs {
             agents: self.agents.clone(),
             brief_template: self.brief_template.clone(),
             out: self.out.clone(),
+            synthesize: self.synthesize.clone(),
         }
     }
 
@@ -95,9 +106,25 @@ impl RunArgs {
                 ProgressMode::Auto
             },
             formats: self.format.clone(),
+            budget_usd: self.budget_usd,
             ..RunOptions::default()
         }
     }
+}
+
+/// `--budget-usd N`: a number of dollars, 0 or more.
+fn parse_budget(text: &str) -> Result<f64, String> {
+    let n: f64 = text
+        .trim()
+        .trim_start_matches('$')
+        .parse()
+        .map_err(|_| format!("`{text}` is not an amount: write US dollars, e.g. 2.50"))?;
+    if !n.is_finite() || n < 0.0 {
+        return Err(format!(
+            "`{text}` is not an amount: write 0 or more US dollars"
+        ));
+    }
+    Ok(n)
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
@@ -112,7 +139,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         super::print_out(&dry_run_text(&plan))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let outcome = pipeline::execute(&plan, &args.options())?;
+    let mut options = args.options();
+    options.synthesizer = plan.synthesizer.clone();
+    let outcome = pipeline::execute(&plan, &options)?;
     finish(&outcome)
 }
 
@@ -134,11 +163,25 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
         Some(record) => record.reviewers.iter().map(|r| r.name.clone()).collect(),
         None => saved.runs.iter().map(|r| r.agent.clone()).collect(),
     };
-    let (_, agents, notes) = pipeline::plan::agents_for(&saved.target, Some(&names.join(",")))?;
+    let (config, agents, notes) =
+        pipeline::plan::agents_for(&saved.target, Some(&names.join(",")))?;
     for note in &notes {
         eprintln!("deep-review: {}", printable_line(note));
     }
-    let outcome = pipeline::resume(&store, &bundle.id, &agents, &args.options())?;
+    let mut options = args.options();
+    // Model APIs get their packed prompts again, from the run's own target.
+    let template = crate::brief::template_path(None, config.brief_template.as_deref());
+    options.dispatch.prompts =
+        pipeline::plan::packed_prompts(&saved.target, &agents, template.as_deref())?
+            .into_iter()
+            .map(|(name, b)| (name, std::sync::Arc::new(b.text)))
+            .collect();
+    options.dispatch.prices =
+        std::sync::Arc::new(crate::cost::PriceTable::new(config.prices.clone()));
+    if let Some(name) = &args.synthesize {
+        options.synthesizer = Some(pipeline::plan::synthesizer_spec(&config, name)?);
+    }
+    let outcome = pipeline::resume(&store, &bundle.id, &agents, &options)?;
     finish(&outcome)
 }
 
@@ -161,6 +204,9 @@ fn finish(outcome: &RunOutcome) -> anyhow::Result<ExitCode> {
     if let Some(counts) = analysis.verified {
         eprintln!("deep-review: verified findings: {counts}");
     }
+    for line in cost_lines(&analysis.report) {
+        eprintln!("deep-review: {}", printable_line(&line));
+    }
     for path in &outcome.written {
         super::print_out(&format!("{}\n", path.display()))?;
     }
@@ -169,6 +215,63 @@ fn finish(outcome: &RunOutcome) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The terminal's summary of what the run cost: one line per agent with its tokens and cost,
+/// the synthesis, the total and the budget.
+pub fn cost_lines(report: &crate::types::Report) -> Vec<String> {
+    use crate::cost::usd;
+    let tokens = |t: &crate::types::TokenUsage| {
+        format!(
+            "{}{} in, {} out",
+            if t.estimated { "~" } else { "" },
+            t.input,
+            t.output
+        )
+    };
+    let mut lines = Vec::new();
+    let mut total = 0.0;
+    let mut any_cost = false;
+    for a in &report.agents {
+        let t = a
+            .tokens
+            .as_ref()
+            .map(tokens)
+            .unwrap_or_else(|| "no tokens reported".into());
+        let c = match a.cost_usd {
+            Some(c) => {
+                total += c;
+                any_cost = true;
+                usd(c)
+            }
+            None => "cost unknown".into(),
+        };
+        lines.push(format!("cost: {}: {t}, {c}", a.display));
+    }
+    let s = &report.synthesis;
+    if s.status != crate::types::SynthesisStatus::Off {
+        let t = s
+            .tokens
+            .as_ref()
+            .map(tokens)
+            .unwrap_or_else(|| "no tokens".into());
+        let c = s.cost_usd.map(usd).unwrap_or_else(|| "cost unknown".into());
+        total += s.cost_usd.unwrap_or(0.0);
+        any_cost |= s.cost_usd.is_some();
+        lines.push(format!("cost: synthesis ({}): {t}, {c}", s.status.as_str()));
+    }
+    if any_cost {
+        let budget = report
+            .budget
+            .as_ref()
+            .map(|b| format!(" of a {} budget", usd(b.limit_usd)))
+            .unwrap_or_default();
+        lines.push(format!(
+            "cost: about {} in all{budget} (estimated)",
+            usd(total)
+        ));
+    }
+    lines
 }
 
 /// What `--dry-run` prints: the brief, then a summary with each agent's command line. The
@@ -230,7 +333,76 @@ pub fn dry_run_text(p: &Plan) -> String {
         "Agents:  {}\n",
         p.agents.len() + p.not_installed.len()
     ));
+    let mut total_estimate = 0.0;
+    let mut priced_all = true;
     for spec in p.agents.iter().chain(&p.not_installed) {
+        let packed = p.prompts.get(&spec.name);
+        let prompt_tokens = packed.map_or(p.brief.estimated_tokens, |b| b.estimated_tokens);
+        let estimate = crate::cost::estimate(&p.prices, spec, prompt_tokens);
+        let cost_line = match (estimate, p.prices.for_agent(spec)) {
+            (Some(usd), Some(priced)) => {
+                total_estimate += usd;
+                format!(
+                    "    estimated cost: {} ({} prompt tokens in, {} out at most; {})\n",
+                    crate::cost::usd(usd),
+                    prompt_tokens,
+                    if spec.kind.is_http() {
+                        spec.max_output_tokens() as u64
+                    } else {
+                        crate::cost::EXPECTED_CLI_OUTPUT_TOKENS
+                    },
+                    priced.basis
+                )
+            }
+            _ => {
+                priced_all = false;
+                format!(
+                    "    estimated cost: unknown (no price for {}; set `[prices.\"MODEL\"]` in your config)\n",
+                    spec.model
+                        .as_deref()
+                        .map(|m| format!("model {m}"))
+                        .unwrap_or_else(|| "an agent with no model".into())
+                )
+            }
+        };
+        if spec.kind.is_http() {
+            let mut details = vec![spec.display.clone(), spec.kind.config_name().to_string()];
+            if let Some(m) = &spec.model {
+                details.push(format!("model {m}"));
+            }
+            details.push(format!(
+                "timeout {}",
+                crate::text::duration_short(spec.timeout)
+            ));
+            let base = spec
+                .http
+                .base_url
+                .as_deref()
+                .or(spec.kind.default_base_url())
+                .unwrap_or("(no base_url)");
+            out.push_str(&format!(
+                "  {} ({}):\n    model API at {}\n",
+                printable_line(&spec.name),
+                printable_line(&details.join(", ")),
+                printable_line(base)
+            ));
+            if let Some(b) = packed {
+                out.push_str(&format!(
+                    "    packed prompt: {} of {} tokens (context {} less {} for the answer){}\n",
+                    b.estimated_tokens,
+                    spec.prompt_budget(),
+                    spec.context_window(),
+                    spec.max_output_tokens(),
+                    if b.omitted.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; left out: {}", printable_line(&b.omitted.join("; ")))
+                    }
+                ));
+            }
+            out.push_str(&cost_line);
+            continue;
+        }
         let worktree = work_root.join(dispatch::backend::commands::safe_name(&spec.name));
         let command = command_for(spec, &worktree, &bundle);
         let mut details = vec![spec.display.clone()];
@@ -261,6 +433,19 @@ pub fn dry_run_text(p: &Plan) -> String {
                 printable_line(&spec.command)
             ));
         }
+        out.push_str(&cost_line);
+    }
+    out.push_str(&format!(
+        "Cost:    about {} estimated in all{} (the CLIs read more than their brief: their real cost is higher)\n",
+        crate::cost::usd(total_estimate),
+        if priced_all { "" } else { " for the agents with a price" }
+    ));
+    if let Some(s) = &p.synthesizer {
+        out.push_str(&format!(
+            "Synthesis: {} ({}) writes the summary after consolidation; its proposals are checked by code\n",
+            printable_line(&s.name),
+            printable_line(&s.display)
+        ));
     }
     out.push_str(&format!(
         "Report:  {}\nBundle:  {}\n",

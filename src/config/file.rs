@@ -18,6 +18,16 @@ struct RawFile {
     brief_template: Option<String>,
     #[serde(default)]
     agents: BTreeMap<String, Spanned<RawAgent>>,
+    /// `[prices."model-name"]`: what a model costs, over the built-in list prices.
+    #[serde(default)]
+    prices: BTreeMap<String, Spanned<RawPrice>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrice {
+    input_per_mtok: f64,
+    output_per_mtok: f64,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -41,6 +51,12 @@ struct RawAgent {
     enabled: Option<bool>,
     display: Option<String>,
     pass_forge_tokens: Option<bool>,
+    base_url: Option<Spanned<String>>,
+    max_output_tokens: Option<Spanned<i64>>,
+    temperature: Option<Spanned<f64>>,
+    request_timeout: Option<Spanned<String>>,
+    api_key_env: Option<Spanned<String>>,
+    structured_output: Option<bool>,
 }
 
 /// What one file says about one agent; `None` leaves the value to the layer below.
@@ -61,6 +77,14 @@ pub struct AgentLayer {
     pub enabled: Option<bool>,
     pub display: Option<String>,
     pub pass_forge_tokens: Option<bool>,
+    /// Model APIs: where the prompt goes (an execution key: user config only).
+    pub base_url: Option<String>,
+    pub max_output_tokens: Option<u32>,
+    pub temperature: Option<f64>,
+    pub request_timeout: Option<Duration>,
+    /// Model APIs: the variable holding the key (an execution key: user config only).
+    pub api_key_env: Option<String>,
+    pub structured_output: Option<bool>,
 }
 
 /// What one file says.
@@ -70,17 +94,24 @@ pub struct Layer {
     /// Resolved against the directory of the file that names it.
     pub brief_template: Option<PathBuf>,
     pub agents: BTreeMap<String, AgentLayer>,
+    /// `[prices."model"]`, by model name as written.
+    pub prices: BTreeMap<String, crate::cost::Price>,
 }
 
 impl Layer {
-    /// This layer without what decides which programs run, what they see and which files are
-    /// read: `command`, `args`, `env`, `pass_env`, `pass_forge_tokens`, `brief_template`,
-    /// `sandbox_read`, `sandbox_write`, `kind`, and agents the registry does not know (they are
-    /// nothing but a command). Returns the layer and the settings it dropped, by key.
+    /// This layer without what decides which programs run, what they see, which files are
+    /// read and where prompts and keys are sent: `command`, `args`, `env`, `pass_env`,
+    /// `pass_forge_tokens`, `brief_template`, `sandbox_read`, `sandbox_write`, `kind`,
+    /// `base_url`, `api_key_env`, `[prices]` (a repository must not price its own review under
+    /// the user's budget), and agents the registry does not know (they are nothing but a
+    /// command or an endpoint). Returns the layer and the settings it dropped, by key.
     pub fn without_execution(mut self, known: &[&str]) -> (Layer, Vec<String>) {
         let mut dropped = Vec::new();
         if self.pass_forge_tokens.take().is_some() {
             dropped.push("`pass_forge_tokens`".to_string());
+        }
+        if !std::mem::take(&mut self.prices).is_empty() {
+            dropped.push("`[prices]`".to_string());
         }
         if self.brief_template.take().is_some() {
             dropped.push("`brief_template`".to_string());
@@ -107,6 +138,12 @@ impl Layer {
             }
             if agent.kind.take().is_some() {
                 dropped.push(format!("`agents.{name}.kind`"));
+            }
+            if agent.base_url.take().is_some() {
+                dropped.push(format!("`agents.{name}.base_url`"));
+            }
+            if agent.api_key_env.take().is_some() {
+                dropped.push(format!("`agents.{name}.api_key_env`"));
             }
             for (key, list) in [
                 ("pass_env", std::mem::take(&mut agent.pass_env).len()),
@@ -146,7 +183,36 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
         pass_forge_tokens: raw.pass_forge_tokens,
         brief_template: raw.brief_template.map(|t| dir.join(t)),
         agents: BTreeMap::new(),
+        prices: BTreeMap::new(),
     };
+    let at = |span: Range<usize>, msg: String| {
+        anyhow::anyhow!("{}{}: {msg}", path.display(), locate(text, span))
+    };
+    for (model, spanned) in raw.prices {
+        let span = spanned.span();
+        let p = spanned.into_inner();
+        for (key, value) in [
+            ("input_per_mtok", p.input_per_mtok),
+            ("output_per_mtok", p.output_per_mtok),
+        ] {
+            if !value.is_finite() || value < 0.0 {
+                return Err(at(
+                    span.clone(),
+                    format!(
+                        "`prices.\"{model}\".{key} = {value}` is not a price: write US dollars per \
+                         million tokens, 0 or more"
+                    ),
+                ));
+            }
+        }
+        layer.prices.insert(
+            model,
+            crate::cost::Price {
+                input_per_mtok: p.input_per_mtok,
+                output_per_mtok: p.output_per_mtok,
+            },
+        );
+    }
     for (name, spanned) in raw.agents {
         let span = spanned.span();
         let agent = spanned.into_inner();
@@ -177,9 +243,62 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
             None => None,
             Some(k) => {
                 let span = k.span();
-                Some(parse_kind(k.get_ref()).map_err(|msg| {
-                    anyhow::anyhow!("{}{}: {msg}", path.display(), locate(text, span))
-                })?)
+                Some(AgentKind::from_config_name(k.get_ref()).map_err(|msg| at(span, msg))?)
+            }
+        };
+        let base_url = match agent.base_url {
+            None => None,
+            Some(u) => {
+                let span = u.span();
+                Some(check_base_url(u.get_ref()).map_err(|msg| at(span, msg))?)
+            }
+        };
+        let api_key_env = match agent.api_key_env {
+            None => None,
+            Some(v) => {
+                let span = v.span();
+                Some(check_env_name(v.get_ref()).map_err(|msg| at(span, msg))?)
+            }
+        };
+        let max_output_tokens = match agent.max_output_tokens {
+            None => None,
+            Some(n) => {
+                let span = n.span();
+                let value = *n.get_ref();
+                Some(
+                    u32::try_from(value)
+                        .ok()
+                        .filter(|v| *v > 0)
+                        .ok_or_else(|| {
+                            at(
+                                span,
+                                format!(
+                                    "`{value}` is not a token count: write a whole number above 0"
+                                ),
+                            )
+                        })?,
+                )
+            }
+        };
+        let temperature = match agent.temperature {
+            None => None,
+            Some(t) => {
+                let span = t.span();
+                let value = *t.get_ref();
+                if !(0.0..=2.0).contains(&value) {
+                    return Err(at(
+                        span,
+                        format!("`{value}` is not a temperature: write a number from 0 to 2"),
+                    ));
+                }
+                Some(value)
+            }
+        };
+        let request_timeout = match agent.request_timeout {
+            None => None,
+            Some(t) => {
+                let span = t.span();
+                Some(parse_timeout(t.get_ref()).map_err(|msg| at(span, msg))?)
             }
         };
         layer.agents.insert(
@@ -207,22 +326,55 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
                 enabled: agent.enabled,
                 display: agent.display,
                 pass_forge_tokens: agent.pass_forge_tokens,
+                base_url,
+                max_output_tokens,
+                temperature,
+                request_timeout,
+                api_key_env,
+                structured_output: agent.structured_output,
             },
         );
     }
     Ok(layer)
 }
 
-/// `kind = "..."`: which CLI layout (or, later, which API) an agent uses.
-fn parse_kind(text: &str) -> Result<AgentKind, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "claude" => Ok(AgentKind::Claude),
-        "codex" => Ok(AgentKind::Codex),
-        "gemini" => Ok(AgentKind::Gemini),
-        "command" => Ok(AgentKind::Generic),
-        other => Err(format!(
-            "`{other}` is not an agent kind: use claude, codex, gemini or command"
-        )),
+/// `base_url = "..."`: an `http://` or `https://` address with a host, no query or fragment
+/// (paths are appended to it), stored without a trailing `/`.
+fn check_base_url(text: &str) -> Result<String, String> {
+    let url = reqwest::Url::parse(text.trim()).map_err(|e| {
+        format!("`{text}` is not a URL ({e}): write e.g. `http://127.0.0.1:11434/v1`")
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(format!(
+            "`{text}` is not an http:// or https:// address: write e.g. `http://127.0.0.1:11434/v1`"
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "`{text}` has a query or fragment: give the API's base address only"
+        ));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(format!(
+            "`{text}` has a user name or password in it: put the key in a variable and name it \
+             with `api_key_env`"
+        ));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_string())
+}
+
+/// `api_key_env = "..."`: the name of an environment variable (letters, digits, `_`).
+fn check_env_name(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    let ok = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        Ok(name.to_string())
+    } else {
+        Err(format!(
+            "`{text}` is not an environment variable name: write e.g. `MY_GATEWAY_KEY`"
+        ))
     }
 }
 

@@ -45,6 +45,8 @@ pub struct Config {
     pub pass_forge_tokens: bool,
     pub brief_template: Option<PathBuf>,
     pub agents: BTreeMap<String, AgentLayer>,
+    /// `[prices."model"]` from the user's config, over the built-in list prices.
+    pub prices: BTreeMap<String, crate::cost::Price>,
     /// The files that were read, lowest priority first (for messages).
     pub files: Vec<PathBuf>,
 }
@@ -207,10 +209,30 @@ pub fn load_files(files: &[PathBuf]) -> anyhow::Result<Config> {
 }
 
 impl Config {
-    /// Every agent the registry does not know needs a command.
+    /// Every agent the registry does not know needs a command or a model API `kind`; every
+    /// model API needs a model, and `openai-compatible` an address.
     fn check_custom_agents(&self) -> anyhow::Result<()> {
         let names: Vec<&str> = KNOWN_AGENTS.iter().map(|a| a.0).collect();
         for (name, agent) in &self.agents {
+            if let Some(kind) = agent.kind.filter(|k| k.is_http()) {
+                if agent.model.is_none() {
+                    anyhow::bail!(
+                        "`[agents.{name}]` in {} is a `{}` model API with no `model`: name the \
+                         model it asks for (`model = \"...\"`)",
+                        self.files_list(),
+                        kind.config_name()
+                    );
+                }
+                if kind.default_base_url().is_none() && agent.base_url.is_none() {
+                    anyhow::bail!(
+                        "`[agents.{name}]` in {} is `{}` with no `base_url`: give the server's \
+                         address, e.g. `base_url = \"http://127.0.0.1:11434/v1\"`",
+                        self.files_list(),
+                        kind.config_name()
+                    );
+                }
+                continue;
+            }
             if !names.contains(&name.as_str()) && agent.command.is_none() {
                 anyhow::bail!(
                     "`[agents.{name}]` in {} has no `command`: an agent the registry does not know \
@@ -232,6 +254,7 @@ impl Config {
         if layer.brief_template.is_some() {
             self.brief_template = layer.brief_template;
         }
+        self.prices.extend(layer.prices);
         for (name, over) in layer.agents {
             let base = self.agents.entry(name).or_default();
             macro_rules! take {
@@ -247,7 +270,13 @@ impl Config {
                 timeout,
                 enabled,
                 display,
-                pass_forge_tokens
+                pass_forge_tokens,
+                base_url,
+                max_output_tokens,
+                temperature,
+                request_timeout,
+                api_key_env,
+                structured_output
             );
             base.env.extend(over.env);
             base.pass_env.extend(over.pass_env);
@@ -327,6 +356,14 @@ impl Config {
             model: layer.model,
             effort: layer.effort,
             context_tokens: layer.context_tokens,
+            http: crate::types::HttpSettings {
+                base_url: layer.base_url,
+                max_output_tokens: layer.max_output_tokens,
+                temperature: layer.temperature,
+                request_timeout: layer.request_timeout,
+                api_key_env: layer.api_key_env,
+                structured_output: layer.structured_output,
+            },
             timeout: layer.timeout.unwrap_or(default.timeout),
             env: layer.env,
             pass_forge_tokens: layer.pass_forge_tokens.unwrap_or(self.pass_forge_tokens),

@@ -14,6 +14,7 @@ pub mod cluster;
 pub mod confidence;
 pub mod fingerprint;
 pub mod notes;
+pub mod overrides;
 pub mod retro;
 pub mod similarity;
 pub mod summary;
@@ -42,6 +43,8 @@ pub struct ConsolidateOptions {
     pub changed_files: Option<Vec<String>>,
     /// How each agent's run went (status, duration, usage), when the reviews come from a run.
     pub runs: Vec<RawReview>,
+    /// A validated synthesis's merges, splits, drops and severity changes.
+    pub overrides: overrides::Overrides,
 }
 
 /// A finding of one agent, with where it came from.
@@ -80,6 +83,11 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
     let corpus = Corpus::new(profiles);
     let clusters = cluster::cluster(&corpus, &agents_of);
+    let keys: Vec<overrides::SourceKey> = sources
+        .iter()
+        .map(|s| (roster.names[s.agent].clone(), s.finding.id.clone()))
+        .collect();
+    let clusters = opts.overrides.regroup(clusters, &keys);
 
     // 3. One merged finding per cluster.
     let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
@@ -87,10 +95,9 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .iter()
         .map(|members| {
             let first = members[0];
-            (
-                merge_cluster(members, &sources, &roster, reviews, &corpus),
-                first,
-            )
+            let mut f = merge_cluster(members, &sources, &roster, reviews, &corpus);
+            opts.overrides.apply(&mut f);
+            (f, first)
         })
         .collect();
 
@@ -240,6 +247,8 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         agents,
         appendix,
         warnings,
+        synthesis: Default::default(),
+        budget: None,
     }
 }
 

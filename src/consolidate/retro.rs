@@ -79,6 +79,8 @@ pub fn agent_retro(
         tool_calls: run.map(|r| r.total_tool_calls()),
         tokens: run.and_then(|r| r.tokens.clone()),
         cost_usd: run.and_then(|r| r.cost_usd),
+        cost_basis: run.and_then(|r| r.cost_basis.clone()),
+        synthesis_note: None,
         error: run.and_then(|r| r.error.clone()),
         worktree_changes: run.map(|r| r.worktree_changes.clone()).unwrap_or_default(),
         sandbox: run.and_then(|r| r.sandbox.clone()),

@@ -61,7 +61,7 @@ fn provider_prefixes(kind: AgentKind) -> &'static [&'static str] {
         AgentKind::Claude => &["ANTHROPIC_", "CLAUDE_"],
         AgentKind::Codex => &["OPENAI_", "CODEX_"],
         AgentKind::Gemini => &["GEMINI_", "GOOGLE_"],
-        AgentKind::Generic => &[],
+        _ => &[],
     }
 }
 

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub mod backend;
+pub mod budget;
 pub mod environment;
 pub mod events;
 pub mod failure;
@@ -69,6 +70,14 @@ pub struct DispatchOptions {
     pub sinks: Vec<Arc<dyn EventSink>>,
     /// Run agents under the OS sandbox when the kernel has one ([`sandbox`]); on by default.
     pub sandbox: bool,
+    /// Prompts of their own by agent name (a model API's packed prompt); the rest get the brief.
+    pub prompts: BTreeMap<String, Arc<String>>,
+    /// The run's cost meter (`--budget-usd`), shared by every dispatch of the run.
+    pub meter: Arc<budget::CostMeter>,
+    /// Prices that turn tokens into dollars.
+    pub prices: Arc<crate::cost::PriceTable>,
+    /// Counts this dispatch's spending apart in the meter (`synthesis:` for the synthesizer).
+    pub meter_scope: String,
 }
 
 impl Default for DispatchOptions {
@@ -80,6 +89,10 @@ impl Default for DispatchOptions {
             output_limit: DEFAULT_OUTPUT_LIMIT,
             sinks: Vec::new(),
             sandbox: true,
+            prompts: BTreeMap::new(),
+            meter: budget::CostMeter::unlimited(),
+            prices: Arc::new(crate::cost::PriceTable::default()),
+            meter_scope: String::new(),
         }
     }
 }
@@ -250,6 +263,10 @@ pub async fn dispatch_with(
         output_limit: options.output_limit,
         checkout: shared_checkout.as_ref().map(|w| w.path().to_path_buf()),
         sandboxed,
+        prompts: options.prompts.clone(),
+        meter: Arc::clone(&options.meter),
+        prices: Arc::clone(&options.prices),
+        meter_scope: options.meter_scope.clone(),
     });
     let policy = supervisor::RetryPolicy {
         max_retries: options.max_retries,
@@ -283,7 +300,20 @@ pub async fn dispatch_with(
             slots.push(Err(r));
             continue;
         }
-        let task = supervisor::run_reviewer(Arc::clone(&shared), spec.clone(), dir_name, policy);
+        // Admitted in the order listed, so the budget lets the first agents start.
+        let estimate = crate::cost::estimate(
+            &shared.prices,
+            spec,
+            crate::types::brief::estimate_tokens(shared.prompt_for(spec).len()),
+        );
+        let admitted = shared.meter.admit(&shared.meter_key(spec), estimate);
+        let task = supervisor::run_reviewer(
+            Arc::clone(&shared),
+            spec.clone(),
+            dir_name,
+            policy,
+            admitted,
+        );
         slots.push(Ok(tokio::spawn(task)));
     }
 
@@ -387,6 +417,7 @@ pub(crate) fn not_yet_run(spec: &AgentSpec) -> RawReview {
         duration_s: 0.0,
         tokens: None,
         cost_usd: None,
+        cost_basis: None,
         tool_calls: BTreeMap::new(),
         stderr_tail: String::new(),
         error: None,

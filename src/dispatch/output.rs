@@ -85,7 +85,10 @@ impl StreamReader {
 
     /// Feeds one line of stdout (with or without its newline).
     pub fn feed_line(&mut self, line: &str) {
-        if self.kind == AgentKind::Generic {
+        if !matches!(
+            self.kind,
+            AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini
+        ) {
             self.raw.push_str(line);
             if !line.ends_with('\n') {
                 self.raw.push('\n');
@@ -103,7 +106,7 @@ impl StreamReader {
             AgentKind::Claude => self.claude(&event),
             AgentKind::Codex => self.codex(&event),
             AgentKind::Gemini => self.gemini(&event),
-            AgentKind::Generic => {}
+            _ => {}
         }
     }
 
@@ -132,8 +135,8 @@ impl StreamReader {
     pub fn finish(self, stderr: &str, last_message: Option<&str>) -> RunOutput {
         let mut text = match self.kind {
             AgentKind::Codex => self.texts.last().cloned().unwrap_or_default(),
-            AgentKind::Generic => self.raw.clone(),
             AgentKind::Claude | AgentKind::Gemini => join_blocks(&self.texts),
+            _ => self.raw.clone(),
         };
         if text.trim().is_empty()
             && let Some(result) = &self.result_text
@@ -298,6 +301,7 @@ impl StreamReader {
                     input: u["input_tokens"].as_u64().unwrap_or(0),
                     output: u["output_tokens"].as_u64().unwrap_or(0),
                     cached: u["cached_input_tokens"].as_u64().unwrap_or(0),
+                    estimated: false,
                 };
                 let t = self.tokens.get_or_insert_with(TokenUsage::default);
                 t.input += add.input;
@@ -348,6 +352,7 @@ impl StreamReader {
                             input: input.unwrap_or(0),
                             output: output.unwrap_or(0),
                             cached: stats["cached"].as_u64().unwrap_or(0),
+                            estimated: false,
                         });
                     }
                     if let Some(ms) = stats["duration_ms"].as_f64() {
@@ -402,6 +407,7 @@ fn claude_usage(u: &Value) -> Option<TokenUsage> {
         input: n("input_tokens") + n("cache_creation_input_tokens") + cached,
         output: n("output_tokens"),
         cached,
+        estimated: false,
     })
 }
 
@@ -486,7 +492,8 @@ mod tests {
             Some(TokenUsage {
                 input: 165,
                 output: 53,
-                cached: 100
+                cached: 100,
+                estimated: false,
             })
         );
         assert_eq!(out.error, None);
@@ -582,7 +589,8 @@ mod tests {
             Some(TokenUsage {
                 input: 1200,
                 output: 300,
-                cached: 1000
+                cached: 1000,
+                estimated: false,
             })
         );
         assert_eq!(out.cost_usd, None);
@@ -647,7 +655,8 @@ mod tests {
             Some(TokenUsage {
                 input: 500,
                 output: 200,
-                cached: 50
+                cached: 50,
+                estimated: false,
             })
         );
         assert_eq!(out.duration_s, Some(5.0));

@@ -114,7 +114,7 @@ impl Policy {
                     );
                 }
                 AgentKind::Gemini => p.write.push(home.join(".gemini")),
-                AgentKind::Generic => {}
+                _ => {}
             }
         }
         p.read.extend(spec.sandbox_read.iter().cloned());

@@ -47,6 +47,7 @@ pub async fn run_reviewer(
     spec: AgentSpec,
     dir_name: String,
     policy: RetryPolicy,
+    admitted: Result<(), Failure>,
 ) -> RawReview {
     let events = shared.events.clone();
     events.agent(&spec.name, EventKind::Queued);
@@ -72,6 +73,13 @@ pub async fn run_reviewer(
         finish(&shared, &agent_dir, &mut review, &extra);
         return review;
     }
+    // The budget decided before the run started whether this reviewer may start.
+    if let Err(failure) = admitted {
+        set_failure(&mut review, failure);
+        finish(&shared, &agent_dir, &mut review, &extra);
+        return review;
+    }
+    let meter_key = shared.meter_key(&spec);
 
     let backend = backend::for_spec(&spec);
     let setup_started = Instant::now();
@@ -133,6 +141,12 @@ pub async fn run_reviewer(
             && attempt_no <= policy.max_retries
         {
             let wait = policy.wait(&failure, attempt_no + 1);
+            // A retry is new work: not once the budget is spent.
+            if shared.meter.tripped().is_cancelled() {
+                attempt.failure = Some(shared.meter.stop(&meter_key));
+                extra.attempts.push(record);
+                break attempt;
+            }
             if Instant::now() + wait < deadline {
                 let reason = failure.short();
                 record.retried_because = Some(reason.clone());
@@ -168,6 +182,11 @@ pub async fn run_reviewer(
     review.text = redact(&output.text).into_owned();
     review.tokens = output.tokens;
     review.cost_usd = output.cost_usd;
+    if review.cost_usd.is_some() {
+        review.cost_basis = Some("reported by the agent".into());
+    }
+    count_cost(&shared, &spec, &mut review);
+    shared.meter.finish(&meter_key, review.cost_usd);
     review.tool_calls = output.tool_calls;
     review.duration_s = started.elapsed().as_secs_f64();
     match last.failure {
@@ -184,6 +203,27 @@ pub async fn run_reviewer(
     extra.worktree_cleanup_s = Some(cleanup_started.elapsed().as_secs_f64());
     finish(&shared, &agent_dir, &mut review, &extra);
     review
+}
+
+/// Tokens and cost where the agent reported none: tokens at four bytes a token (the prompt
+/// in, the review out, marked estimated), cost from the price table.
+fn count_cost(shared: &Shared, spec: &AgentSpec, review: &mut RawReview) {
+    if review.tokens.is_none() && !review.text.is_empty() {
+        let est = |bytes: usize| crate::types::brief::estimate_tokens(bytes) as u64;
+        review.tokens = Some(crate::types::TokenUsage {
+            input: est(shared.prompt_for(spec).len()),
+            output: est(review.text.len()),
+            cached: 0,
+            estimated: true,
+        });
+    }
+    if review.cost_usd.is_none()
+        && let (Some(tokens), Some(priced)) = (&review.tokens, shared.prices.for_agent(spec))
+    {
+        let (usd, basis) = crate::cost::price_tokens(&priced, tokens);
+        review.cost_usd = Some(usd);
+        review.cost_basis = Some(basis);
+    }
 }
 
 /// The status a failure gives a run.

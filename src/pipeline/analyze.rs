@@ -23,6 +23,10 @@ pub struct Analysis {
     /// What the user should know (verification that could not run, a bundle's unfinished
     /// agents), one sentence each.
     pub warnings: Vec<String>,
+    /// The verified reviews and the options the report was consolidated from: a synthesis
+    /// consolidates them again with its decisions ([`crate::synthesize`]).
+    pub reviews: Vec<Review>,
+    pub options: ConsolidateOptions,
 }
 
 /// The report's metadata table for a run of `target` by `reviewers`.
@@ -144,11 +148,14 @@ fn analyze(
         meta,
         changed_files,
         runs: runs.to_vec(),
+        overrides: Default::default(),
     };
     Analysis {
         report: consolidate(&reviews, &opts),
         verified,
         warnings,
+        reviews,
+        options: opts,
     }
 }
 

@@ -3,6 +3,7 @@
 //! killed or whose agents failed, reusing what the others wrote.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -24,6 +25,12 @@ pub struct RunOptions {
     /// (the JSON report is the record that `list`, `show` and later rounds read; the HTML page is
     /// what people open).
     pub formats: Vec<Format>,
+    /// `--budget-usd`: stop starting work once the estimated cost would pass this, and stop
+    /// running model APIs when it is spent.
+    pub budget_usd: Option<f64>,
+    /// `--synthesize AGENT`: the agent that writes the summary and proposes merges, checked by
+    /// code ([`crate::synthesize`]).
+    pub synthesizer: Option<AgentSpec>,
 }
 
 impl Default for RunOptions {
@@ -32,7 +39,20 @@ impl Default for RunOptions {
             progress: ProgressMode::Auto,
             dispatch: DispatchOptions::default(),
             formats: Vec::new(),
+            budget_usd: None,
+            synthesizer: None,
         }
+    }
+}
+
+impl RunOptions {
+    /// The dispatch options of a run: the cost meter of its budget, once for the whole run.
+    fn run_dispatch(&self) -> DispatchOptions {
+        let mut d = self.dispatch.clone();
+        if let Some(limit) = self.budget_usd {
+            d.meter = crate::dispatch::budget::CostMeter::with_limit(limit);
+        }
+        d
     }
 }
 
@@ -76,6 +96,13 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
     };
     bundle.save_json(bundle::RUN_FILE, &record)?;
 
+    let mut run_dispatch = options.run_dispatch();
+    run_dispatch.prompts = plan
+        .prompts
+        .iter()
+        .map(|(name, b)| (name.clone(), Arc::new(b.text.clone())))
+        .collect();
+    run_dispatch.prices = Arc::new(plan.prices.clone());
     let dispatched = dispatch::dispatch_blocking(
         &plan.target.repo,
         &plan.target.head,
@@ -83,7 +110,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         &plan.agents,
         &bundle.dir,
         options.progress,
-        options.dispatch.clone(),
+        run_dispatch.clone(),
     )?;
     finish(
         &plan.store,
@@ -93,7 +120,8 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         dispatched.reviews,
         dispatched.cancelled,
         clock,
-        &options.formats,
+        options,
+        &run_dispatch,
     )
 }
 
@@ -139,6 +167,7 @@ pub fn resume(
         bundle::set_aside(&bundle.dir.join(&rv.dir))?;
         again.push(spec);
     }
+    let run_dispatch = options.run_dispatch();
     let rerun = if again.is_empty() {
         dispatch::DispatchOutcome {
             reviews: Vec::new(),
@@ -153,7 +182,7 @@ pub fn resume(
             &again,
             &bundle.dir,
             options.progress,
-            options.dispatch.clone(),
+            run_dispatch.clone(),
         )?
     };
     // Every reviewer in the run's order: the reused runs and the new ones.
@@ -177,7 +206,8 @@ pub fn resume(
         runs,
         rerun.cancelled,
         clock,
-        &options.formats,
+        options,
+        &run_dispatch,
     )
 }
 
@@ -191,8 +221,10 @@ fn finish(
     runs: Vec<RawReview>,
     cancelled: bool,
     clock: Instant,
-    formats: &[Format],
+    options: &RunOptions,
+    run_dispatch: &DispatchOptions,
 ) -> anyhow::Result<RunOutcome> {
+    let formats = &options.formats;
     if cancelled {
         return Ok(RunOutcome {
             id: bundle.id,
@@ -220,6 +252,25 @@ fn finish(
         record.started_at.naive_local(),
     );
     let mut analysis = analyze::analyze_runs(&runs, target, meta);
+    if let Some(spec) = &options.synthesizer {
+        crate::synthesize::synthesize(
+            &mut analysis,
+            &crate::synthesize::SynthesisRequest {
+                spec,
+                target,
+                bundle_dir: &bundle.dir,
+                progress: options.progress,
+                dispatch: run_dispatch,
+            },
+        );
+    }
+    analysis.report.budget = run_dispatch.meter.report();
+    if let Some(budget) = &analysis.report.budget {
+        analysis
+            .report
+            .warnings
+            .extend(budget_notes(budget, &analysis.report));
+    }
     // The wall clock of the whole run, consolidation included.
     let wall = clock.elapsed().as_secs_f64();
     analysis.report.meta.wall_clock_s = Some(wall);
@@ -255,6 +306,44 @@ fn finish(
         runs,
         cancelled: false,
     })
+}
+
+/// What the report says about the budget: what it stopped and what it could not count.
+pub fn budget_notes(
+    budget: &crate::types::BudgetReport,
+    report: &crate::types::Report,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let name = |key: &str| -> String {
+        match key.split_once(':') {
+            Some((scope, agent)) => format!("the {scope} by {}", report.display_of(agent)),
+            None => report.display_of(key).to_string(),
+        }
+    };
+    let spent = crate::cost::usd(budget.spent_usd);
+    let limit = crate::cost::usd(budget.limit_usd);
+    if budget.stopped.is_empty() {
+        notes.push(format!(
+            "Budget: about {spent} of {limit} spent (estimated); it stopped nothing."
+        ));
+    } else {
+        let stopped: Vec<String> = budget.stopped.iter().map(|k| name(k)).collect();
+        notes.push(format!(
+            "Budget: about {spent} of {limit} spent (estimated); the budget stopped {}: this \
+             report holds what was done before the limit.",
+            stopped.join(", ")
+        ));
+    }
+    if !budget.unpriced.is_empty() {
+        let unpriced: Vec<String> = budget.unpriced.iter().map(|k| name(k)).collect();
+        notes.push(format!(
+            "Budget: {} could not be counted: no price for {} model (set `[prices.\"MODEL\"]` \
+             in your config)",
+            unpriced.join(", "),
+            if unpriced.len() == 1 { "its" } else { "their" }
+        ));
+    }
+    notes
 }
 
 fn reviewer_record(a: &AgentSpec) -> RunReviewer {

@@ -1,12 +1,14 @@
 //! Everything a run needs, resolved before anything runs or is written: the target, the
 //! config, the agents and the brief. `run --dry-run` prints a plan; `run` executes one.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Local};
 
-use crate::brief::{self, BriefOptions};
+use crate::brief::{self, BriefOptions, PackOptions};
 use crate::config::{self, Config};
+use crate::cost::PriceTable;
 use crate::dispatch::backend::commands::find_program;
 use crate::store::{Store, run_id};
 use crate::target::{self, TargetSpec};
@@ -25,6 +27,9 @@ pub struct PlanRequest {
     pub brief_template: Option<PathBuf>,
     /// Where `.reviews/` goes instead of the repository root.
     pub out: Option<PathBuf>,
+    /// `--synthesize AGENT`: the configured agent (CLI or model API) that writes the summary
+    /// and proposes merges after consolidation; `None`: no synthesis.
+    pub synthesize: Option<String>,
 }
 
 /// A run, resolved.
@@ -36,6 +41,13 @@ pub struct Plan {
     /// Agents the config enables that are not installed, left out of a default run.
     pub not_installed: Vec<AgentSpec>,
     pub brief: Brief,
+    /// Each model API's own prompt (the brief packed with the code for its context budget), by
+    /// agent name.
+    pub prompts: BTreeMap<String, Brief>,
+    /// The prices of the run: the built-in list prices under the user's `[prices]`.
+    pub prices: PriceTable,
+    /// The agent that synthesizes, when asked.
+    pub synthesizer: Option<AgentSpec>,
     pub store: Store,
     /// When the run started: names the run id and the report's date.
     pub started_at: DateTime<Local>,
@@ -82,32 +94,91 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         ));
         template = None;
     }
-    // One brief for every agent: fitted to the smallest budget among them.
+    // One brief for every agent that reads the repository: fitted to the smallest budget among
+    // them. Model APIs get packed prompts of their own below.
     let budget = agents
         .iter()
         .chain(&not_installed)
+        .filter(|a| !a.kind.is_http())
         .map(AgentSpec::brief_budget)
         .min();
     let brief = brief::build(
         &target,
         &BriefOptions {
-            template,
+            template: template.clone(),
             budget_tokens: budget,
             ..BriefOptions::default()
         },
     )?;
-    notes.extend(brief.warning.clone());
+    if agents.iter().any(|a| !a.kind.is_http()) {
+        notes.extend(brief.warning.clone());
+    }
     notes.extend(brief.context_note.clone());
+    let prompts = packed_prompts(&target, &agents, template.as_deref())?;
+    for (name, packed) in &prompts {
+        if let Some(w) = &packed.warning {
+            notes.push(format!("{name}: {w}"));
+        }
+    }
+    let synthesizer = match &request.synthesize {
+        None => None,
+        Some(name) => Some(synthesizer_spec(&config, name)?),
+    };
     let out_root = request.out.clone().unwrap_or_else(|| target.repo.clone());
     Ok(Plan {
         store: Store::new(&out_root),
+        prices: PriceTable::new(config.prices.clone()),
         target,
         config,
         agents,
         not_installed,
         brief,
+        prompts,
+        synthesizer,
         started_at: Local::now(),
         notes,
+    })
+}
+
+/// The packed prompt of every model API among `agents`: the change's code within its
+/// context budget (`context_tokens` less `max_output_tokens`).
+pub fn packed_prompts(
+    target: &Target,
+    agents: &[AgentSpec],
+    template: Option<&std::path::Path>,
+) -> anyhow::Result<BTreeMap<String, Brief>> {
+    let mut prompts = BTreeMap::new();
+    for spec in agents.iter().filter(|a| a.kind.is_http()) {
+        let budget = spec.prompt_budget();
+        if budget == 0 {
+            anyhow::bail!(
+                "agent `{}` has no room for a prompt: its context of {} tokens is taken by its \
+                 {} output tokens; raise `context_tokens` or lower `max_output_tokens`",
+                spec.name,
+                spec.context_window(),
+                spec.max_output_tokens()
+            );
+        }
+        let packed = brief::pack(
+            target,
+            &PackOptions {
+                context_tokens: budget,
+                template: template.map(std::path::Path::to_path_buf),
+                no_context: false,
+            },
+        )?;
+        prompts.insert(spec.name.clone(), packed);
+    }
+    Ok(prompts)
+}
+
+/// The agent `--synthesize NAME` names, from config: any configured agent, enabled or not.
+pub fn synthesizer_spec(config: &Config, name: &str) -> anyhow::Result<AgentSpec> {
+    let mut specs = config
+        .agent_specs(Some(name))
+        .map_err(|e| anyhow::anyhow!("{}", e.to_string().replace("--agents", "--synthesize")))?;
+    specs.pop().ok_or_else(|| {
+        anyhow::anyhow!("`--synthesize` names no agent: pass e.g. `--synthesize claude`")
     })
 }
 
@@ -128,6 +199,9 @@ pub fn agents_for(
     let mut notes = loaded.notes;
     let mut agents = loaded.config.agent_specs(selection)?;
     agents.retain(|a| {
+        if a.kind.is_http() {
+            return true;
+        }
         let Some(rel) = changed_by_the_change(target, std::path::Path::new(&a.command)) else {
             return true;
         };
@@ -161,11 +235,12 @@ fn changed_by_the_change(target: &Target, path: &std::path::Path) -> Option<Stri
         .then_some(rel)
 }
 
-/// Splits agents into those whose command is found and those whose is not.
+/// Splits agents into those whose command is found and those whose is not. A model API is
+/// always "installed": a missing key fails it with the variable to set.
 fn installed(agents: Vec<AgentSpec>) -> (Vec<AgentSpec>, Vec<AgentSpec>) {
     agents
         .into_iter()
-        .partition(|a| find_program(&a.command).is_some())
+        .partition(|a| a.kind.is_http() || find_program(&a.command).is_some())
 }
 
 /// "`claude` (npm install -g @anthropic-ai/claude-code)".

@@ -422,11 +422,15 @@ pub(crate) fn retro_rows(agents: &[AgentRetro]) -> Vec<(&'static str, Vec<String
         row("Tokens (in/out)", &|a| {
             a.tokens
                 .as_ref()
-                .map(|t| format!("{}/{}", t.input, t.output))
+                .map(|t| {
+                    // `~`: counted by deep-review because the agent reported none.
+                    let mark = if t.estimated { "~" } else { "" };
+                    format!("{mark}{}/{mark}{}", t.input, t.output)
+                })
                 .unwrap_or_else(dash)
         }),
         row("Cost", &|a| {
-            a.cost_usd.map(|c| format!("${c:.2}")).unwrap_or_else(dash)
+            a.cost_usd.map(crate::cost::usd).unwrap_or_else(dash)
         }),
     ];
     if agents.iter().any(|a| a.sandbox.is_some()) {
@@ -487,6 +491,26 @@ pub(crate) fn agent_paragraph(a: &AgentRetro) -> String {
     }
     if !a.calibrations.is_empty() {
         parts.push(format!("**Calibrated:** {}.", a.calibrations.join("; ")));
+    }
+    if let Some(t) = &a.tokens {
+        let cost = match (&a.cost_usd, &a.cost_basis) {
+            (Some(c), Some(basis)) => format!(", about {} ({basis})", crate::cost::usd(*c)),
+            (Some(c), None) => format!(", about {}", crate::cost::usd(*c)),
+            (None, _) => ", cost unknown (no price for its model)".to_string(),
+        };
+        parts.push(format!(
+            "**Tokens:** {} in, {} out{}{cost}.",
+            t.input,
+            t.output,
+            if t.estimated {
+                " (estimated: none were reported)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(note) = &a.synthesis_note {
+        parts.push(format!("**Synthesizer:** {}", one_paragraph(note)));
     }
     parts.join(" ")
 }

@@ -390,6 +390,8 @@ mod tests {
             agents: vec![],
             appendix: vec![],
             warnings: vec![],
+            synthesis: Default::default(),
+            budget: None,
         }
     }
 

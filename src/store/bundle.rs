@@ -7,7 +7,8 @@
 //! <bundle>/brief.md                  the brief exactly as the agents got it
 //! <bundle>/target.json               the resolved target (commits, changed files)
 //! <bundle>/events.jsonl              one JSON object per dispatch event
-//! <bundle>/<agent>/command.txt       the command line, secrets redacted
+//! <bundle>/<agent>/command.txt       the command line (or a model API's endpoint), secrets redacted
+//! <bundle>/<agent>/prompt.md         a model API's own prompt (the brief packed with the code)
 //! <bundle>/<agent>/stdout.jsonl      raw stdout, streamed to disk as it arrives
 //! <bundle>/<agent>/stdout.attempt-N.jsonl   stdout of an attempt that was retried
 //! <bundle>/<agent>/review.md         the final review text
@@ -27,6 +28,7 @@ pub const BRIEF_FILE: &str = "brief.md";
 pub const TARGET_FILE: &str = "target.json";
 pub const EVENTS_FILE: &str = "events.jsonl";
 pub const COMMAND_FILE: &str = "command.txt";
+pub const PROMPT_FILE: &str = "prompt.md";
 pub const STDOUT_FILE: &str = "stdout.jsonl";
 pub const REVIEW_FILE: &str = "review.md";
 pub const STDERR_FILE: &str = "stderr-tail.txt";

@@ -14,6 +14,16 @@ pub enum AgentKind {
     /// A custom command: run it with the extra args only, prompt on stdin, and take all of
     /// stdout as the review text.
     Generic,
+    /// Anthropic's Messages API (`kind = "anthropic"`).
+    Anthropic,
+    /// OpenAI's Responses API (`kind = "openai"`).
+    OpenAi,
+    /// Google's Gemini API, `generateContent` (`kind = "gemini"`; the Gemini CLI is
+    /// `gemini-cli`).
+    GeminiApi,
+    /// OpenAI-style chat completions as Ollama, vLLM, the llama.cpp server and most gateways
+    /// serve them (`kind = "openai-compatible"`).
+    OpenAiCompatible,
 }
 
 /// How dispatch runs a reviewer: each backend is a module of `dispatch::backend`.
@@ -21,6 +31,8 @@ pub enum AgentKind {
 pub enum BackendKind {
     /// A local process (an agent CLI or a custom command) in a sandboxed checkout.
     Process,
+    /// A model API over HTTP: the prompt holds the code (it cannot read the repository).
+    Http,
 }
 
 impl AgentKind {
@@ -40,6 +52,76 @@ impl AgentKind {
             AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini | AgentKind::Generic => {
                 BackendKind::Process
             }
+            AgentKind::Anthropic
+            | AgentKind::OpenAi
+            | AgentKind::GeminiApi
+            | AgentKind::OpenAiCompatible => BackendKind::Http,
+        }
+    }
+
+    /// A model API over HTTP rather than a local process.
+    pub fn is_http(self) -> bool {
+        self.backend() == BackendKind::Http
+    }
+
+    /// The kind as config writes it (`kind = "..."`).
+    pub fn config_name(self) -> &'static str {
+        match self {
+            AgentKind::Claude => "claude",
+            AgentKind::Codex => "codex",
+            AgentKind::Gemini => "gemini-cli",
+            AgentKind::Generic => "command",
+            AgentKind::Anthropic => "anthropic",
+            AgentKind::OpenAi => "openai",
+            AgentKind::GeminiApi => "gemini",
+            AgentKind::OpenAiCompatible => "openai-compatible",
+        }
+    }
+
+    /// The kind named by config's `kind = "..."`, or the list of kinds when it names none.
+    pub fn from_config_name(text: &str) -> Result<AgentKind, String> {
+        const ALL: [AgentKind; 8] = [
+            AgentKind::Claude,
+            AgentKind::Codex,
+            AgentKind::Gemini,
+            AgentKind::Generic,
+            AgentKind::Anthropic,
+            AgentKind::OpenAi,
+            AgentKind::GeminiApi,
+            AgentKind::OpenAiCompatible,
+        ];
+        let wanted = text.trim().to_ascii_lowercase();
+        ALL.into_iter()
+            .find(|k| k.config_name() == wanted)
+            .ok_or_else(|| {
+                let names: Vec<&str> = ALL.iter().map(|k| k.config_name()).collect();
+                format!(
+                    "`{wanted}` is not an agent kind: use {} (CLIs: claude, codex, gemini-cli, \
+                     command; model APIs: anthropic, openai, gemini, openai-compatible)",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// The API's own address when config gives no `base_url`; `None` for kinds that need one.
+    pub fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            AgentKind::Anthropic => Some("https://api.anthropic.com"),
+            AgentKind::OpenAi => Some("https://api.openai.com/v1"),
+            AgentKind::GeminiApi => Some("https://generativelanguage.googleapis.com/v1beta"),
+            _ => None,
+        }
+    }
+
+    /// The variable that holds the API key when config names none (`api_key_env`). None for
+    /// `openai-compatible`: a key meant for OpenAI is never sent to another server unless the
+    /// user's config says so.
+    pub fn default_key_env(self) -> Option<&'static str> {
+        match self {
+            AgentKind::Anthropic => Some("ANTHROPIC_API_KEY"),
+            AgentKind::OpenAi => Some("OPENAI_API_KEY"),
+            AgentKind::GeminiApi => Some("GEMINI_API_KEY"),
+            _ => None,
         }
     }
 
@@ -51,6 +133,11 @@ impl AgentKind {
             AgentKind::Codex => 272_000,
             AgentKind::Gemini => 1_000_000,
             AgentKind::Generic => 32_000,
+            AgentKind::Anthropic => 200_000,
+            AgentKind::OpenAi => 400_000,
+            AgentKind::GeminiApi => 1_000_000,
+            // Local servers start small (llama.cpp's default is 4,096): say it in config.
+            AgentKind::OpenAiCompatible => 8_192,
         }
     }
 
@@ -60,7 +147,7 @@ impl AgentKind {
             AgentKind::Claude => Some("@anthropic-ai/claude-code"),
             AgentKind::Codex => Some("@openai/codex"),
             AgentKind::Gemini => Some("@google/gemini-cli"),
-            AgentKind::Generic => None,
+            _ => None,
         }
     }
 }
@@ -102,15 +189,60 @@ pub struct AgentSpec {
     /// The model's context window in tokens (`context_tokens` in config), else the kind's
     /// default ([`AgentKind::default_context_tokens`]).
     pub context_tokens: Option<usize>,
+    /// How a model API is called; unused by local processes.
+    pub http: HttpSettings,
 }
 
+/// The settings of a reviewer that is a model API (`kind = "anthropic"`, ...). Where to send
+/// the prompt and which key goes with it come from the user's own config only: a repository's
+/// config cannot choose them (`config::Layer::without_execution`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HttpSettings {
+    /// The API's address (`http://127.0.0.1:11434/v1`); the kind's default when `None`.
+    pub base_url: Option<String>,
+    /// The most tokens the answer may take; see [`AgentSpec::max_output_tokens`].
+    pub max_output_tokens: Option<u32>,
+    pub temperature: Option<f64>,
+    /// The longest one request may take, from sending to the last byte; the agent's own
+    /// `timeout` still bounds every attempt together.
+    pub request_timeout: Option<Duration>,
+    /// The variable holding the API key, instead of the kind's usual one.
+    pub api_key_env: Option<String>,
+    /// Ask for JSON of the raw-review schema where the API can constrain its output to one;
+    /// `Some(false)` turns it off (a server that rejects schemas). Default: on, except for
+    /// Anthropic.
+    pub structured_output: Option<bool>,
+}
+
+/// The answer's room when config does not say: enough for a long review.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 8_192;
+
 impl AgentSpec {
+    /// The model's context window: config's `context_tokens`, else the kind's default.
+    pub fn context_window(&self) -> usize {
+        self.context_tokens
+            .unwrap_or_else(|| self.kind.default_context_tokens())
+    }
+
     /// The most tokens the brief should take for this agent: a quarter of its context window,
     /// leaving the rest for the code it reads and the review it writes.
     pub fn brief_budget(&self) -> usize {
-        self.context_tokens
-            .unwrap_or_else(|| self.kind.default_context_tokens())
-            / 4
+        self.context_window() / 4
+    }
+
+    /// The most tokens a model API may answer with: config's `max_output_tokens`, else
+    /// [`DEFAULT_MAX_OUTPUT_TOKENS`] or a quarter of the context, whichever is smaller.
+    pub fn max_output_tokens(&self) -> u32 {
+        self.http.max_output_tokens.unwrap_or_else(|| {
+            let quarter = u32::try_from(self.context_window() / 4).unwrap_or(u32::MAX);
+            DEFAULT_MAX_OUTPUT_TOKENS.min(quarter).max(1)
+        })
+    }
+
+    /// What the packed prompt of a model API may take: its context less its answer's room.
+    pub fn prompt_budget(&self) -> usize {
+        self.context_window()
+            .saturating_sub(self.max_output_tokens() as usize)
     }
 }
 
@@ -137,6 +269,7 @@ impl AgentSpec {
             sandbox_read: Vec::new(),
             sandbox_write: Vec::new(),
             context_tokens: None,
+            http: HttpSettings::default(),
         }
     }
 }

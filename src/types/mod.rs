@@ -10,15 +10,18 @@ pub mod report;
 pub mod review;
 pub mod verification;
 
-pub use agent::{AgentKind, AgentSpec, BackendKind, DEFAULT_TIMEOUT, KNOWN_AGENTS};
+pub use agent::{
+    AgentKind, AgentSpec, BackendKind, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT, HttpSettings,
+    KNOWN_AGENTS,
+};
 pub use brief::Brief;
 pub use change::{ChangeKind, ChangedFile, Hunk, Target};
 pub use finding::{Category, CodeSnippet, Finding, Location, Severity};
 pub use raw::{Failure, RawReview, RunStatus, TokenUsage};
 pub use report::{
-    AgentRetro, AppendixEntry, AttributedNote, CommitInfo, FileCount, MergedFinding,
-    MergedObservation, PrInfo, Report, ReportMeta, Reviewer, SeverityCounts, SourceRef, Tier,
-    Verdict,
+    AgentRetro, AppendixEntry, AttributedNote, BudgetReport, CommitInfo, FileCount, MergedFinding,
+    MergedObservation, PrInfo, Report, ReportMeta, Reviewer, SeverityCounts, SourceRef,
+    SynthesisInfo, SynthesisStatus, Tier, Verdict,
 };
 pub use review::{
     CoverageEntry, Observation, ObservationKind, ParseWarning, Review, TestingAssessment,

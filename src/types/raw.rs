@@ -60,6 +60,14 @@ pub enum Failure {
     NoReview,
     /// The user stopped the run.
     Cancelled,
+    /// The cost budget (`--budget-usd`) stopped it: not started, or cancelled while it ran.
+    OverBudget {
+        limit_usd: f64,
+        /// What the run had spent (estimated) when it stopped this reviewer.
+        spent_usd: f64,
+        /// Whether it had started (and was cancelled) or never started.
+        started: bool,
+    },
 }
 
 impl Failure {
@@ -97,6 +105,7 @@ impl Failure {
             Failure::Reported { .. } => "an error it reported".into(),
             Failure::NoReview => "no review text".into(),
             Failure::Cancelled => "cancelled".into(),
+            Failure::OverBudget { .. } => "the budget".into(),
         }
     }
 
@@ -130,17 +139,29 @@ impl Failure {
             ),
             Failure::NoReview => "it exited normally but wrote no review text".into(),
             Failure::Cancelled => "cancelled by the user".into(),
+            Failure::OverBudget {
+                limit_usd,
+                spent_usd,
+                started,
+            } => format!(
+                "{} by the budget: the run had spent about ${spent_usd:.2} of its ${limit_usd:.2}",
+                if *started { "stopped" } else { "not started" }
+            ),
         }
     }
 }
 
-/// Token counts as the agent's CLI reported them.
+/// Token counts as the agent's CLI or the API reported them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TokenUsage {
     pub input: u64,
     pub output: u64,
     #[serde(default)]
     pub cached: u64,
+    /// Counted by deep-review (about four bytes a token) because the agent or server reported
+    /// none: a guide, not a bill.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 /// One agent's run: the review text and everything measured about the run.
@@ -168,6 +189,9 @@ pub struct RawReview {
     pub tokens: Option<TokenUsage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Where `cost_usd` comes from ([`crate::types::AgentRetro::cost_basis`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_basis: Option<String>,
     /// Tool calls by tool name.
     #[serde(default)]
     pub tool_calls: BTreeMap<String, u64>,

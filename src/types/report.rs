@@ -274,8 +274,15 @@ pub struct AgentRetro {
     pub tokens: Option<TokenUsage>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Where `cost_usd` comes from: the CLI's own report, or tokens priced from the price table
+    /// (which names its list prices' date) or the user's `[prices]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_basis: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The synthesizer's paragraph about this agent, when a synthesis was accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synthesis_note: Option<String>,
     /// What the agent changed in its read-only worktree (it must change nothing).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worktree_changes: Vec<String>,
@@ -324,6 +331,66 @@ pub struct Report {
     /// Problems met on the way (unparsable text, failed agents) that the reader should know.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Whether a synthesizer model wrote the summary and proposed merges, and what became of it.
+    #[serde(default)]
+    pub synthesis: SynthesisInfo,
+    /// The cost budget of the run (`--budget-usd`) and what it stopped; `None` without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetReport>,
+}
+
+/// What became of the synthesizer's proposal.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SynthesisStatus {
+    /// No synthesizer was asked (`--synthesize` not given): the report is consolidation's alone.
+    #[default]
+    Off,
+    /// Its JSON passed every check and was applied.
+    Accepted,
+    /// Its JSON failed the checks twice (or it failed to run): consolidation's report stands.
+    Rejected,
+}
+
+impl SynthesisStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SynthesisStatus::Off => "off",
+            SynthesisStatus::Accepted => "accepted",
+            SynthesisStatus::Rejected => "rejected",
+        }
+    }
+}
+
+/// The synthesizer's part in the report (`synthesis` in the JSON).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SynthesisInfo {
+    /// The agent that synthesized, by its short name.
+    #[serde(default)]
+    pub agent: Option<String>,
+    #[serde(default)]
+    pub status: SynthesisStatus,
+    /// Why it was rejected, or what it changed when accepted.
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<TokenUsage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// The run's cost budget and what it stopped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BudgetReport {
+    pub limit_usd: f64,
+    /// What the run spent, as estimated from tokens and prices (and the CLIs' own reports).
+    pub spent_usd: f64,
+    /// Agents the budget kept from starting, or stopped while they ran (short names).
+    #[serde(default)]
+    pub stopped: Vec<String>,
+    /// Agents whose cost could not be counted (no price for their model).
+    #[serde(default)]
+    pub unpriced: Vec<String>,
 }
 
 impl Report {

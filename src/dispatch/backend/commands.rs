@@ -145,7 +145,8 @@ pub fn command_for(spec: &AgentSpec, checkout: &Path, scratch: &Path) -> AgentCo
             // No relaunch in a child node with a bigger heap: one process fewer to track.
             env.insert("GEMINI_CLI_NO_RELAUNCH".into(), "true".into());
         }
-        AgentKind::Generic => args.extend(spec.extra_args.iter().cloned()),
+        // A model API is no process: nothing runs it, but a command line is still described.
+        _ => args.extend(spec.extra_args.iter().cloned()),
     }
     for (key, value) in &spec.env {
         env.insert(key.clone(), value.clone());

@@ -4,12 +4,17 @@
 //!
 //! - [`process`]: a local process (an agent CLI or a custom command) in a checkout of the head
 //!   commit, in its own process group.
+//! - [`http`]: a model API (Anthropic Messages, OpenAI Responses, Gemini, OpenAI-compatible chat
+//!   completions), streamed, with the packed prompt.
 //!
-//! A new kind of reviewer (a model API over HTTP, a remote runner) is a new module here that
-//! implements [`Backend`], and one arm in [`for_spec`].
+//! A new kind of reviewer (a remote runner) is a new module here that implements [`Backend`],
+//! and one arm in [`for_spec`].
 
 pub mod commands;
+pub mod http;
 pub mod process;
+
+use std::collections::BTreeMap;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -20,8 +25,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::budget::CostMeter;
 use super::events::Emitter;
 use super::output::RunOutput;
+use crate::cost::PriceTable;
 use crate::types::{AgentSpec, BackendKind, Failure};
 
 /// A boxed future: backends are trait objects, chosen per reviewer at run time.
@@ -48,6 +55,30 @@ pub struct Shared {
     pub checkout: Option<PathBuf>,
     /// Whether agents run under Landlock.
     pub sandboxed: bool,
+    /// Prompts of their own, by agent name (a model API's packed prompt); the others get
+    /// `brief`.
+    pub prompts: BTreeMap<String, Arc<String>>,
+    /// The run's cost meter and the prices it counts with.
+    pub meter: Arc<CostMeter>,
+    pub prices: Arc<PriceTable>,
+    /// Prefixed to agent names in the meter, so the synthesizer's run is counted apart from the
+    /// same agent's review.
+    pub meter_scope: String,
+}
+
+impl Shared {
+    /// The prompt `spec` gets: its own, else the brief.
+    pub fn prompt_for(&self, spec: &AgentSpec) -> Arc<String> {
+        self.prompts
+            .get(&spec.name)
+            .cloned()
+            .unwrap_or_else(|| Arc::clone(&self.brief))
+    }
+
+    /// The name `spec`'s spending is counted under.
+    pub fn meter_key(&self, spec: &AgentSpec) -> String {
+        format!("{}{}", self.meter_scope, spec.name)
+    }
 }
 
 /// How one attempt ended.
@@ -123,5 +154,6 @@ pub trait Backend: Send + Sync {
 pub fn for_spec(spec: &AgentSpec) -> Box<dyn Backend> {
     match spec.kind.backend() {
         BackendKind::Process => Box::new(process::ProcessBackend),
+        BackendKind::Http => Box::new(http::HttpBackend),
     }
 }

@@ -306,7 +306,7 @@ async fn run_attempt(
     // The brief on stdin, then EOF. A CLI that exits without reading it all is not an error
     // here: its exit status says what happened.
     let stdin = child.stdin.take();
-    let brief = Arc::clone(&shared.brief);
+    let brief = shared.prompt_for(spec);
     let stdin_task = tokio::spawn(async move {
         if let Some(mut stdin) = stdin {
             let _ = stdin.write_all(brief.as_bytes()).await;

@@ -26,6 +26,8 @@ fn empty_report() -> Report {
         agents: vec![],
         appendix: vec![],
         warnings: vec![],
+        synthesis: Default::default(),
+        budget: None,
     }
 }
 

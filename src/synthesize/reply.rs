@@ -1,0 +1,366 @@
+//! The synthesizer's reply: read as JSON and checked against the report it was given. Every
+//! check is code; a reply passes only when all of them do:
+//!
+//! - every cited id is a source id of the report (`agent:id`);
+//! - every decision has a reason;
+//! - merges, drops and demotions take whole findings; a merge takes two or more;
+//! - a split's groups are exactly one finding's source ids, two or more non-empty groups;
+//! - a source id ends in one place at most (one merge, split or drop; untouched ones are kept);
+//! - a demotion lowers the severity; nothing is raised;
+//! - retro paragraphs name only the report's agents; the executive summary is not empty.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::input::source_id;
+use crate::consolidate::overrides::{Overrides, SourceKey};
+use crate::types::{Report, Severity};
+
+/// A reply that passed every check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Accepted {
+    pub summary: String,
+    pub verdict_rationale: Option<String>,
+    pub overrides: Overrides,
+    /// Retro paragraphs by agent name.
+    pub agents: BTreeMap<String, String>,
+    /// "1 merge, 1 drop".
+    pub changes: String,
+}
+
+/// The JSON object in a reply: the whole text, a ```` ```json ```` block, or the text from the
+/// first `{` to the last `}` (models wrap JSON in prose).
+fn json_of(text: &str) -> Result<Value, String> {
+    let t = text.trim().trim_start_matches('\u{feff}');
+    let candidates = [
+        Some(t),
+        crate::parse::json::fenced_json(t),
+        t.find('{')
+            .zip(t.rfind('}'))
+            .filter(|(a, b)| a < b)
+            .map(|(a, b)| &t[a..=b]),
+    ];
+    let mut last_err = String::from("the reply holds no JSON object");
+    for c in candidates.into_iter().flatten() {
+        match serde_json::from_str::<Value>(c) {
+            Ok(v) if v.is_object() => return Ok(v),
+            Ok(_) => last_err = "the reply's JSON is not an object".into(),
+            Err(e) => last_err = format!("the reply is not valid JSON ({e})"),
+        }
+    }
+    Err(last_err)
+}
+
+/// Where each source id sits in the report.
+struct Index {
+    /// source id → the index of the finding holding it.
+    finding_of: BTreeMap<String, usize>,
+    /// Per finding: its source ids and its id (`I1`) and severity.
+    sources: Vec<BTreeSet<String>>,
+    ids: Vec<String>,
+    severity: Vec<Severity>,
+    keys: BTreeMap<String, SourceKey>,
+}
+
+impl Index {
+    fn new(report: &Report) -> Index {
+        let mut idx = Index {
+            finding_of: BTreeMap::new(),
+            sources: Vec::new(),
+            ids: Vec::new(),
+            severity: Vec::new(),
+            keys: BTreeMap::new(),
+        };
+        for (i, f) in report.findings.iter().enumerate() {
+            let mut set = BTreeSet::new();
+            for s in &f.sources {
+                let id = source_id(s);
+                idx.finding_of.insert(id.clone(), i);
+                idx.keys.insert(id.clone(), (s.agent.clone(), s.id.clone()));
+                set.insert(id);
+            }
+            idx.sources.push(set);
+            idx.ids.push(f.id.clone());
+            idx.severity.push(f.severity);
+        }
+        idx
+    }
+}
+
+/// Checks `text` against `report`: the accepted decisions, or every reason it fails.
+pub fn check(text: &str, report: &Report, by: &str) -> Result<Accepted, Vec<String>> {
+    let value = json_of(text).map_err(|e| vec![e])?;
+    let idx = Index::new(report);
+    let mut errors: Vec<String> = Vec::new();
+
+    let summary = value["executive_summary"]
+        .as_str()
+        .map(str::trim)
+        .unwrap_or("")
+        .to_string();
+    if summary.is_empty() {
+        errors.push("`executive_summary` is missing or empty".into());
+    }
+    let rationale = value["verdict_rationale"]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+
+    let mut agents = BTreeMap::new();
+    match &value["agents"] {
+        Value::Null => {}
+        Value::Object(map) => {
+            for (name, text) in map {
+                if !report.agents.iter().any(|a| &a.name == name) {
+                    errors.push(format!(
+                        "`agents` has a paragraph for `{name}`, which is not a reviewer of this \
+                         report"
+                    ));
+                    continue;
+                }
+                match text.as_str().map(str::trim) {
+                    Some(t) if !t.is_empty() => {
+                        agents.insert(name.clone(), t.to_string());
+                    }
+                    _ => errors.push(format!("`agents.{name}` is not a paragraph of text")),
+                }
+            }
+        }
+        _ => errors.push("`agents` is not an object of agent name → paragraph".into()),
+    }
+
+    let decisions: Vec<Value> = match &value["decisions"] {
+        Value::Null => Vec::new(),
+        Value::Array(list) => list.clone(),
+        _ => {
+            errors.push("`decisions` is not a list".into());
+            Vec::new()
+        }
+    };
+    let mut overrides = Overrides {
+        by: by.to_string(),
+        ..Overrides::default()
+    };
+    // source id → the decision that placed it (1-based, as the errors count them).
+    let mut placed: BTreeMap<String, usize> = BTreeMap::new();
+    let mut dropped: BTreeSet<String> = BTreeSet::new();
+    let mut demotes: Vec<(usize, Vec<String>)> = Vec::new();
+    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+
+    for (n, d) in decisions.iter().enumerate() {
+        let n = n + 1;
+        let action = d["action"].as_str().unwrap_or("");
+        let label = format!(
+            "decision {n} ({})",
+            if action.is_empty() {
+                "no action"
+            } else {
+                action
+            }
+        );
+        let reason = d["reason"].as_str().map(str::trim).unwrap_or("");
+        if reason.is_empty() {
+            errors.push(format!("{label} gives no reason"));
+        }
+        let list = |v: &Value| -> Option<Vec<String>> {
+            v.as_array().map(|a| {
+                a.iter()
+                    .map(|x| x.as_str().unwrap_or("").trim().to_string())
+                    .collect()
+            })
+        };
+        let known = |ids: &[String], errors: &mut Vec<String>| -> bool {
+            let mut ok = true;
+            for id in ids {
+                if !idx.finding_of.contains_key(id) {
+                    errors.push(format!(
+                        "{label} cites `{id}`, which is not a source id of this report"
+                    ));
+                    ok = false;
+                }
+            }
+            ok
+        };
+        // Findings the ids touch, and whether the ids hold each of them whole.
+        let whole = |ids: &[String], errors: &mut Vec<String>| -> BTreeSet<usize> {
+            let given: BTreeSet<&String> = ids.iter().collect();
+            let touched: BTreeSet<usize> = ids
+                .iter()
+                .filter_map(|id| idx.finding_of.get(id).copied())
+                .collect();
+            for &f in &touched {
+                let missing: Vec<&String> = idx.sources[f]
+                    .iter()
+                    .filter(|s| !given.contains(s))
+                    .collect();
+                if !missing.is_empty() {
+                    errors.push(format!(
+                        "{label} takes part of finding {} but not {}: a finding is moved whole, \
+                         with every source id it has",
+                        idx.ids[f],
+                        missing
+                            .iter()
+                            .map(|s| format!("`{s}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+            }
+            touched
+        };
+        let mut place = |ids: &[String], errors: &mut Vec<String>| {
+            let mut seen = BTreeSet::new();
+            for id in ids {
+                if !seen.insert(id.clone()) {
+                    errors.push(format!("{label} lists `{id}` twice"));
+                    continue;
+                }
+                if let Some(before) = placed.insert(id.clone(), n) {
+                    errors.push(format!(
+                        "`{id}` ends in two places: decision {before} and decision {n}"
+                    ));
+                }
+            }
+        };
+        match action {
+            "merge" => {
+                let Some(ids) = list(&d["sources"]) else {
+                    errors.push(format!("{label} has no `sources` list"));
+                    continue;
+                };
+                if known(&ids, &mut errors) {
+                    let touched = whole(&ids, &mut errors);
+                    if touched.len() < 2 {
+                        errors.push(format!(
+                            "{label} merges fewer than two findings: a merge joins two or more"
+                        ));
+                    }
+                }
+                place(&ids, &mut errors);
+                overrides.groups.push(
+                    ids.iter()
+                        .filter_map(|id| idx.keys.get(id).cloned())
+                        .collect(),
+                );
+                *counts.entry("merge").or_default() += 1;
+            }
+            "split" => {
+                let groups: Vec<Vec<String>> = d["groups"]
+                    .as_array()
+                    .map(|gs| gs.iter().filter_map(list).collect())
+                    .unwrap_or_default();
+                if groups.len() < 2 || groups.iter().any(Vec::is_empty) {
+                    errors.push(format!(
+                        "{label} needs `groups`: two or more non-empty lists of source ids"
+                    ));
+                    continue;
+                }
+                let all: Vec<String> = groups.iter().flatten().cloned().collect();
+                if known(&all, &mut errors) {
+                    let touched = whole(&all, &mut errors);
+                    if touched.len() != 1 {
+                        errors.push(format!(
+                            "{label} spans {} findings: a split divides one finding",
+                            touched.len()
+                        ));
+                    }
+                }
+                place(&all, &mut errors);
+                for g in &groups {
+                    overrides.groups.push(
+                        g.iter()
+                            .filter_map(|id| idx.keys.get(id).cloned())
+                            .collect(),
+                    );
+                }
+                *counts.entry("split").or_default() += 1;
+            }
+            "drop" => {
+                let Some(ids) = list(&d["sources"]) else {
+                    errors.push(format!("{label} has no `sources` list"));
+                    continue;
+                };
+                if ids.is_empty() {
+                    errors.push(format!("{label} drops nothing"));
+                }
+                if known(&ids, &mut errors) {
+                    whole(&ids, &mut errors);
+                }
+                place(&ids, &mut errors);
+                for id in &ids {
+                    dropped.insert(id.clone());
+                    if let Some(k) = idx.keys.get(id) {
+                        overrides.drops.insert(k.clone(), reason.to_string());
+                    }
+                }
+                *counts.entry("drop").or_default() += 1;
+            }
+            "demote" => {
+                let Some(ids) = list(&d["sources"]) else {
+                    errors.push(format!("{label} has no `sources` list"));
+                    continue;
+                };
+                let severity = d["severity"]
+                    .as_str()
+                    .and_then(|s| s.parse::<Severity>().ok());
+                let Some(severity) = severity else {
+                    errors.push(format!(
+                        "{label} has no `severity` of critical, important or suggestion"
+                    ));
+                    continue;
+                };
+                if known(&ids, &mut errors) {
+                    for f in whole(&ids, &mut errors) {
+                        if severity >= idx.severity[f] {
+                            errors.push(format!(
+                                "{label} does not lower finding {} ({} → {severity}): only a \
+                                 lower severity is allowed",
+                                idx.ids[f], idx.severity[f]
+                            ));
+                        }
+                    }
+                }
+                demotes.push((n, ids.clone()));
+                for id in &ids {
+                    if let Some(k) = idx.keys.get(id) {
+                        overrides
+                            .severities
+                            .insert(k.clone(), (severity, reason.to_string()));
+                    }
+                }
+                *counts.entry("demotion").or_default() += 1;
+            }
+            other => errors.push(format!(
+                "decision {n} has action `{other}`: use merge, split, drop or demote"
+            )),
+        }
+    }
+    for (n, ids) in &demotes {
+        for id in ids.iter().filter(|id| dropped.contains(*id)) {
+            errors.push(format!(
+                "decision {n} demotes `{id}`, which another decision drops"
+            ));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let changes = if counts.is_empty() {
+        "no change to the findings".to_string()
+    } else {
+        counts
+            .iter()
+            .map(|(what, n)| crate::text::plural(*n, what, &format!("{what}s")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Ok(Accepted {
+        summary,
+        verdict_rationale: rationale,
+        overrides,
+        agents,
+        changes,
+    })
+}
