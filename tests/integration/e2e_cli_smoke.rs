@@ -129,7 +129,7 @@ fn denies_a_file_write(api: Api) {
                 path: repo.join("pwned.txt").display().to_string(),
                 content: "written by the model".into(),
             },
-            Api::OpenAi | Api::Gemini => ToolCall::Shell {
+            Api::OpenAi | Api::Gemini | Api::Chat => ToolCall::Shell {
                 command: "echo pwned > pwned.txt".into(),
             },
         };
@@ -210,6 +210,7 @@ fn fails_on_a_429(api: Api) {
         Api::Anthropic => "(429)",
         Api::OpenAi => "429 Too Many Requests",
         Api::Gemini => "Resource has been exhausted",
+        Api::Chat => "Rate limit reached",
     };
     assert!(
         said.contains(marker),

@@ -46,6 +46,10 @@ fn events(body: &str) -> Vec<Value> {
 
 const ANTHROPIC: (&str, &str) = ("/v1/messages?beta=true", r#"{"stream":true,"model":"m"}"#);
 const OPENAI: (&str, &str) = ("/v1/responses", r#"{"stream":true,"model":"m"}"#);
+const CHAT: (&str, &str) = (
+    "/v1/chat/completions",
+    r#"{"stream":true,"model":"m","stream_options":{"include_usage":true}}"#,
+);
 const GEMINI: (&str, &str) = (
     "/v1beta/models/m:streamGenerateContent?alt=sse",
     r#"{"contents":[]}"#,
@@ -74,6 +78,10 @@ fn text_of(api: Api, body: &str) -> String {
             })
             .filter_map(|p| p["text"].as_str().map(str::to_owned))
             .collect(),
+        Api::Chat => evs
+            .iter()
+            .filter_map(|e| e["choices"][0]["delta"]["content"].as_str())
+            .collect(),
     }
 }
 
@@ -82,7 +90,81 @@ fn endpoint(api: Api) -> (&'static str, &'static str) {
         Api::Anthropic => ANTHROPIC,
         Api::OpenAi => OPENAI,
         Api::Gemini => GEMINI,
+        Api::Chat => CHAT,
     }
+}
+
+#[test]
+fn chat_completions_stream_like_llama_cpp_with_usage_only_when_asked_and_given() {
+    let review = "## Findings\n\n1. **Ünïcode ✓ title** — `a.rs:1` (important, gap)\n";
+    let server = FakeModel::start();
+    server.script(Api::Chat, Script::review(review));
+    let (status, answer) = send(&server, "POST", CHAT.0, CHAT.1);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(text_of(Api::Chat, &answer), review);
+    let evs = events(&answer);
+    assert_eq!(evs[0]["choices"][0]["delta"]["role"], "assistant");
+    assert!(
+        evs.iter()
+            .any(|e| e["choices"][0]["finish_reason"] == "stop")
+    );
+    assert!(evs.last().unwrap()["usage"]["completion_tokens"].as_u64() > Some(0));
+    assert!(answer.trim_end().ends_with("data: [DONE]"));
+    // llama.cpp leaves usage out of streams whatever is asked.
+    server.script(Api::Chat, Script::review(review).no_usage());
+    let (_, answer) = send(&server, "POST", CHAT.0, CHAT.1);
+    assert!(events(&answer).iter().all(|e| e.get("usage").is_none()));
+    // Not streamed: one JSON body.
+    let (_, answer) = send(&server, "POST", CHAT.0, r#"{"model":"m"}"#);
+    let body: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(body["choices"][0]["message"]["content"], review);
+}
+
+#[test]
+fn a_model_script_wins_answers_in_turn_and_sets_retry_after() {
+    let server = FakeModel::with_all(Script::review("API"));
+    server.script_model(
+        "special",
+        Script::review("first")
+            .then("second")
+            .fail_429(1)
+            .retry_after("7"),
+    );
+    let body = r#"{"stream":true,"model":"special"}"#;
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    write!(
+        stream,
+        "POST /v1/responses HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    stream.read_to_string(&mut raw).unwrap();
+    assert!(raw.starts_with("HTTP/1.1 429"), "{raw}");
+    assert!(raw.to_ascii_lowercase().contains("retry-after: 7"), "{raw}");
+    assert_eq!(
+        text_of(Api::OpenAi, &send(&server, "POST", OPENAI.0, body).1),
+        "first"
+    );
+    assert_eq!(
+        text_of(Api::OpenAi, &send(&server, "POST", OPENAI.0, body).1),
+        "second"
+    );
+    assert_eq!(
+        text_of(Api::OpenAi, &send(&server, "POST", OPENAI.0, body).1),
+        "second"
+    );
+    // Other models still get the API's script.
+    assert_eq!(
+        text_of(Api::OpenAi, &send(&server, "POST", OPENAI.0, OPENAI.1).1),
+        "API"
+    );
+    assert_eq!(server.requests_for("special").len(), 4);
+    let gemini = "/v1beta/models/special:streamGenerateContent?alt=sse";
+    assert_eq!(
+        text_of(Api::Gemini, &send(&server, "POST", gemini, "{}").1),
+        "second"
+    );
 }
 
 #[test]

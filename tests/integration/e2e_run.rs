@@ -230,7 +230,7 @@ fn agent_asked_to_write_is_denied_and_nothing_changes() {
                 path: target.clone(),
                 content: "written by the model".into(),
             },
-            Api::OpenAi | Api::Gemini => ToolCall::Shell {
+            Api::OpenAi | Api::Gemini | Api::Chat => ToolCall::Shell {
                 command: "echo pwned > pwned.txt && git commit -qam pwned".into(),
             },
         })

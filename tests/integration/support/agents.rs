@@ -206,6 +206,8 @@ plugins = false
                 ("GEMINI_API_KEY", "dummy"),
                 ("GEMINI_CLI_NO_RELAUNCH", "true"),
             ],
+            // No agent CLI speaks chat completions: only deep-review's own reviewers do.
+            Api::Chat => &[],
         };
         let mut env: Vec<(String, String)> = pairs
             .iter()
@@ -214,7 +216,7 @@ plugins = false
         match api {
             Api::Anthropic => env.push(("ANTHROPIC_BASE_URL".into(), self.server_url.clone())),
             Api::Gemini => env.push(("GOOGLE_GEMINI_BASE_URL".into(), self.server_url.clone())),
-            Api::OpenAi => {}
+            Api::OpenAi | Api::Chat => {}
         }
         env
     }
@@ -245,6 +247,7 @@ plugins = false
     /// prompt from stdin, run in `workdir`.
     pub fn command(&self, api: Api, workdir: &Path) -> Command {
         let (name, args): (&str, Vec<String>) = match api {
+            Api::Chat => panic!("no agent CLI speaks chat completions"),
             Api::Anthropic => (
                 "claude",
                 [

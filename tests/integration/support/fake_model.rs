@@ -1,10 +1,14 @@
 //! A fake model server on 127.0.0.1 that the real agent CLIs talk to in tests.
 //!
 //! It speaks the three streams the CLIs use (Anthropic Messages for Claude Code, OpenAI Responses
-//! for Codex, Gemini `streamGenerateContent` for Gemini CLI) and answers each with a raw review the
-//! test scripts. Each API can be told to wait, to fail with 429 a number of times, to hang, to send
-//! a malformed stream, or to ask for a file-writing tool call first, so tests can drive the
-//! agents' failure paths with the real CLIs and no network.
+//! for Codex, Gemini `streamGenerateContent` for Gemini CLI), which are also what deep-review's own
+//! model-API reviewers speak, and OpenAI-style chat completions (`/v1/chat/completions`, as
+//! llama.cpp, Ollama and vLLM serve it) for `openai-compatible` reviewers. Each answers with a raw
+//! review the test scripts. Each API (or one model, [`FakeModel::script_model`]) can be told to
+//! wait, to fail with 429 a number of times (with a `retry-after`), to hang, to send a malformed
+//! stream, to leave usage out of its stream (as llama.cpp does), to report a usage of its choosing,
+//! to answer later requests differently, or to ask for a file-writing tool call first, so tests
+//! can drive the failure paths with the real CLIs and no network.
 //!
 //! The server runs on its own thread with its own tokio runtime, so sync tests, async tests and
 //! benchmarks can all use it; dropping [`FakeModel`] stops it and drops every open connection
@@ -44,6 +48,8 @@ pub enum Api {
     OpenAi,
     /// Gemini (`POST /v1beta/models/M:streamGenerateContent`), Gemini CLI.
     Gemini,
+    /// OpenAI-style chat completions (`POST /v1/chat/completions`): llama.cpp, Ollama, vLLM.
+    Chat,
 }
 
 impl Api {
@@ -76,6 +82,15 @@ pub struct Script {
     pub malformed: bool,
     /// On the first answered model request, ask for this tool call; answer with the review after.
     pub tool_call: Option<ToolCall>,
+    /// The `retry-after` header of the 429 answers (default `0`).
+    pub retry_after: Option<String>,
+    /// Leave token usage out of the answer (llama.cpp's streams carry none).
+    pub no_usage: bool,
+    /// Report this many input tokens instead of the request's size / 4.
+    pub usage_input: Option<u64>,
+    /// What later answered requests get, in order (the last one repeats); the first gets
+    /// `review`.
+    pub then: Vec<String>,
 }
 
 impl Script {
@@ -111,6 +126,35 @@ impl Script {
         self.tool_call = Some(call);
         self
     }
+
+    pub fn retry_after(mut self, value: &str) -> Script {
+        self.retry_after = Some(value.to_string());
+        self
+    }
+
+    pub fn no_usage(mut self) -> Script {
+        self.no_usage = true;
+        self
+    }
+
+    pub fn usage_input(mut self, tokens: u64) -> Script {
+        self.usage_input = Some(tokens);
+        self
+    }
+
+    /// Answers the next request with `review` (after the ones before it).
+    pub fn then(mut self, review: impl Into<String>) -> Script {
+        self.then.push(review.into());
+        self
+    }
+
+    /// The review of the `n`th answered request (0 for the first).
+    fn reply(&self, n: usize) -> &str {
+        if n == 0 || self.then.is_empty() {
+            return &self.review;
+        }
+        &self.then[(n - 1).min(self.then.len() - 1)]
+    }
 }
 
 /// One request as the server saw it.
@@ -124,6 +168,25 @@ pub struct Recorded {
     pub body: String,
     /// What the fake answered: the HTTP status, or 0 for a request it never answered.
     pub status: u16,
+    /// The request's headers, names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The model the request named (its body's `model`, or Gemini's path).
+    pub model: Option<String>,
+}
+
+impl Recorded {
+    /// The value of header `name` (lower case), if sent.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body as JSON (`Null` when it is not).
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or(Value::Null)
+    }
 }
 
 #[derive(Default)]
@@ -131,6 +194,9 @@ struct State {
     scripts: HashMap<Api, Script>,
     /// Model requests seen per API: what 429s and the first tool call count against.
     model_requests: HashMap<Api, usize>,
+    /// Scripts for one model, whatever the API: they win over the API's script.
+    model_scripts: HashMap<String, Script>,
+    model_counts: HashMap<String, usize>,
     log: Vec<Recorded>,
 }
 
@@ -187,6 +253,23 @@ impl FakeModel {
         let mut state = self.lock();
         state.scripts.insert(api, script);
         state.model_requests.remove(&api);
+    }
+
+    /// Sets how requests for `model` answer, whatever their API (over the API's script).
+    pub fn script_model(&self, model: &str, script: Script) {
+        let mut state = self.lock();
+        state.model_scripts.insert(model.to_string(), script);
+        state.model_counts.remove(model);
+    }
+
+    /// The model requests that named `model`.
+    pub fn requests_for(&self, model: &str) -> Vec<Recorded> {
+        self.lock()
+            .log
+            .iter()
+            .filter(|r| r.api.is_some() && r.model.as_deref() == Some(model))
+            .cloned()
+            .collect()
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -309,6 +392,16 @@ async fn handle(
             .map(|p| p.to_string())
             .unwrap_or_else(|| req.uri().path().to_string())
     };
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_ascii_lowercase(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
     let body = match req.into_body().collect().await {
         Ok(collected) => String::from_utf8_lossy(&collected.to_bytes()).into_owned(),
         Err(_) => String::new(),
@@ -321,10 +414,11 @@ async fn handle(
     if side_call {
         api = None;
     }
+    let model = api.and_then(|_| model_of(&path, &body));
     let answer = {
         let mut st = lock(&state);
         let answer = match api {
-            Some(api) => model_answer(&mut st, api, &path, &body),
+            Some(api) => model_answer(&mut st, api, model.as_deref(), &path, &body),
             None if side_call => Answer::Now(gemini_json_stub(&path)),
             None => Answer::Now(other_answer(&method, &path, &body)),
         };
@@ -338,6 +432,8 @@ async fn handle(
             api,
             body,
             status,
+            headers,
+            model,
         });
         answer
     };
@@ -365,19 +461,70 @@ fn model_api(method: &Method, path: &str) -> Option<Api> {
         && (bare.ends_with(":streamGenerateContent") || bare.ends_with(":generateContent"))
     {
         Some(Api::Gemini)
+    } else if bare.ends_with("/chat/completions") {
+        Some(Api::Chat)
     } else {
         None
     }
 }
 
-fn model_answer(st: &mut State, api: Api, path: &str, body: &str) -> Answer {
-    let script = st.scripts.get(&api).cloned().unwrap_or_default();
+/// The model a request names: the body's `model`, or Gemini's `/models/M:...`.
+fn model_of(path: &str, body: &str) -> Option<String> {
     let request: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-    let n = st.model_requests.entry(api).or_insert(0);
-    let index = *n;
-    *n += 1;
+    if let Some(m) = request["model"].as_str() {
+        return Some(m.to_string());
+    }
+    let bare = path.split('?').next().unwrap_or(path);
+    let after = bare.split("/models/").nth(1)?;
+    let name = after.split(':').next()?;
+    Some(percent_decode(name))
+}
+
+/// `%2D` → `-`: enough for model names in a path.
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Some(b) = std::str::from_utf8(&bytes[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn model_answer(st: &mut State, api: Api, model: Option<&str>, path: &str, body: &str) -> Answer {
+    let request: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let (script, index) = match model.filter(|m| st.model_scripts.contains_key(*m)) {
+        Some(m) => {
+            let script = st.model_scripts[m].clone();
+            let n = st.model_counts.entry(m.to_string()).or_insert(0);
+            let index = *n;
+            *n += 1;
+            (script, index)
+        }
+        None => {
+            let script = st.scripts.get(&api).cloned().unwrap_or_default();
+            let n = st.model_requests.entry(api).or_insert(0);
+            let index = *n;
+            *n += 1;
+            (script, index)
+        }
+    };
     if index < script.fail_429 {
-        return Answer::Now(rate_limited(api));
+        return Answer::Now(rate_limited(
+            api,
+            script.retry_after.as_deref().unwrap_or("0"),
+        ));
     }
     if script.hang {
         return Answer::Never;
@@ -396,11 +543,13 @@ fn model_answer(st: &mut State, api: Api, path: &str, body: &str) -> Answer {
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
         };
-        let prompt_tokens = (body.len() / 4) as u64;
+        let prompt_tokens = script.usage_input.unwrap_or((body.len() / 4) as u64);
+        let review = script.reply(index - script.fail_429);
         match api {
-            Api::Anthropic => anthropic(&script.review, tool, streaming, prompt_tokens),
-            Api::OpenAi => openai(&request, &script.review, tool, streaming, prompt_tokens),
-            Api::Gemini => gemini(&script.review, tool, streaming, prompt_tokens),
+            Api::Anthropic => anthropic(review, tool, streaming, prompt_tokens),
+            Api::OpenAi => openai(&request, review, tool, streaming, prompt_tokens),
+            Api::Gemini => gemini(review, tool, streaming, prompt_tokens),
+            Api::Chat => chat(&request, review, streaming, prompt_tokens, !script.no_usage),
         }
     };
     if script.delay.is_zero() {
@@ -410,11 +559,21 @@ fn model_answer(st: &mut State, api: Api, path: &str, body: &str) -> Answer {
     }
 }
 
+/// Gemini CLI's own side calls (routing: `complexity_score`; next speaker: `next_speaker`),
+/// told apart from a reviewer that asks for JSON of the review schema.
 fn wants_json(request: &Value) -> bool {
     let config = &request["generationConfig"];
-    config["responseMimeType"].as_str() == Some("application/json")
+    let asks_json = config["responseMimeType"].as_str() == Some("application/json")
         || !config["responseJsonSchema"].is_null()
-        || !config["responseSchema"].is_null()
+        || !config["responseSchema"].is_null();
+    let schema = format!(
+        "{}{}",
+        config["responseJsonSchema"], config["responseSchema"]
+    );
+    asks_json
+        && (schema.contains("complexity_score")
+            || schema.contains("next_speaker")
+            || (schema == "nullnull"))
 }
 
 /// Answers for everything that is not a model request.
@@ -509,13 +668,13 @@ fn output_tokens(review: &str) -> u64 {
     (review.len() / 4).max(1) as u64
 }
 
-fn rate_limited(api: Api) -> Response<Full<Bytes>> {
+fn rate_limited(api: Api, retry_after: &str) -> Response<Full<Bytes>> {
     let body = match api {
         Api::Anthropic => json!({
             "type": "error",
             "error": {"type": "rate_limit_error", "message": "Rate limited by the fake model server"},
         }),
-        Api::OpenAi => json!({
+        Api::OpenAi | Api::Chat => json!({
             "error": {
                 "message": "Rate limit reached (fake model server)",
                 "type": "rate_limit_exceeded",
@@ -533,7 +692,7 @@ fn rate_limited(api: Api) -> Response<Full<Bytes>> {
     Response::builder()
         .status(StatusCode::TOO_MANY_REQUESTS)
         .header("content-type", "application/json")
-        .header("retry-after", "0")
+        .header("retry-after", retry_after)
         .body(Full::new(Bytes::from(body.to_string())))
         .expect("a 429 response")
 }
@@ -547,6 +706,9 @@ fn malformed(api: Api) -> Response<Full<Bytes>> {
             "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{oops\n\ndata: not json at all\n\n"
         }
         Api::Gemini => "data: {\"candidates\":[{oops\n\ndata: not json at all\n\n",
+        Api::Chat => {
+            "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\ndata: {\"choices\":[{oops\n\ndata: not json at all\n\n"
+        }
     };
     sse_response(body.to_owned())
 }
@@ -830,4 +992,64 @@ fn gemini_json_stub(path: &str) -> Response<Full<Bytes>> {
     } else {
         json_response(StatusCode::OK, &body)
     }
+}
+
+// ---------------------------------------------------------------- chat completions
+
+/// OpenAI-style chat completions as llama.cpp's server streams them: a role delta first, the
+/// content in pieces, a chunk with `finish_reason`, a usage chunk when asked for
+/// (`stream_options.include_usage`) and given, then `data: [DONE]`.
+fn chat(
+    request: &Value,
+    review: &str,
+    streaming: bool,
+    prompt_tokens: u64,
+    with_usage: bool,
+) -> Response<Full<Bytes>> {
+    let out_tokens = output_tokens(review);
+    let usage = json!({
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": out_tokens,
+        "total_tokens": prompt_tokens + out_tokens,
+    });
+    let chunk = |choices: Value| {
+        json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+               "model": MODEL, "choices": choices})
+    };
+    if !streaming {
+        let mut body = json!({
+            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": MODEL,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": review},
+                         "finish_reason": "stop"}],
+        });
+        if with_usage {
+            body["usage"] = usage;
+        }
+        return json_response(StatusCode::OK, &body);
+    }
+    let mut out = String::new();
+    sse(
+        &mut out,
+        "",
+        &chunk(json!([{"index": 0, "delta": {"role": "assistant"}, "finish_reason": null}])),
+    );
+    for piece in chunks(review) {
+        sse(
+            &mut out,
+            "",
+            &chunk(json!([{"index": 0, "delta": {"content": piece}, "finish_reason": null}])),
+        );
+    }
+    sse(
+        &mut out,
+        "",
+        &chunk(json!([{"index": 0, "delta": {}, "finish_reason": "stop"}])),
+    );
+    if with_usage && request["stream_options"]["include_usage"] == true {
+        let mut last = chunk(json!([]));
+        last["usage"] = usage;
+        sse(&mut out, "", &last);
+    }
+    out.push_str("data: [DONE]\n\n");
+    sse_response(out)
 }
