@@ -33,6 +33,9 @@ pub struct Accepted {
 /// first `{` to the last `}` (models wrap JSON in prose).
 fn json_of(text: &str) -> Result<Value, String> {
     let t = text.trim().trim_start_matches('\u{feff}');
+    if !t.contains('{') {
+        return Err("the reply holds no JSON object".into());
+    }
     let candidates = [
         Some(t),
         crate::parse::json::fenced_json(t),
@@ -363,4 +366,144 @@ pub fn check(text: &str, report: &Report, by: &str) -> Result<Accepted, Vec<Stri
         agents,
         changes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{AgentRetro, MergedFinding, SourceRef, Tier};
+    use serde_json::json;
+
+    fn finding(id: &str, severity: Severity, sources: &[(&str, &str)]) -> MergedFinding {
+        MergedFinding {
+            id: id.into(),
+            title: id.into(),
+            body: String::new(),
+            severity,
+            category: None,
+            locations: vec![],
+            code: None,
+            fix: None,
+            fix_diff: None,
+            agents: sources.iter().map(|(a, _)| a.to_string()).collect(),
+            sources: sources
+                .iter()
+                .map(|(a, i)| SourceRef {
+                    agent: a.to_string(),
+                    id: i.to_string(),
+                    severity: Some(severity),
+                })
+                .collect(),
+            calibration: None,
+            confidence: None,
+            tier: Tier::Shown,
+            verification: None,
+            fingerprint: String::new(),
+        }
+    }
+
+    fn report() -> Report {
+        let retro = |name: &str| {
+            let mut r: AgentRetro = serde_json::from_value(json!({
+                "name": name, "display": name, "counts": {"critical": 0, "important": 0, "suggestion": 0},
+                "design_observations": 0, "unique_insights": 0, "coverage_misses": []
+            }))
+            .unwrap();
+            r.name = name.into();
+            r
+        };
+        let mut r: Report = serde_json::from_value(json!({
+            "meta": {}, "verdict": "Rework", "findings": [], "agents": []
+        }))
+        .unwrap();
+        r.findings = vec![
+            finding("C1", Severity::Critical, &[("alpha", "C1"), ("beta", "C2")]),
+            finding("I1", Severity::Important, &[("alpha", "I1")]),
+            finding("S1", Severity::Suggestion, &[("gamma", "S1")]),
+        ];
+        r.agents = vec![retro("alpha"), retro("beta"), retro("gamma")];
+        r
+    }
+
+    fn check_json(v: serde_json::Value) -> Result<Accepted, Vec<String>> {
+        check(&v.to_string(), &report(), "the synthesizer (T)")
+    }
+
+    fn errors(v: serde_json::Value) -> String {
+        check_json(v).unwrap_err().join("\n")
+    }
+
+    #[test]
+    fn a_valid_reply_becomes_overrides_named_by_source_ids() {
+        let ok = check_json(json!({
+            "executive_summary": "S",
+            "decisions": [
+                {"action": "merge", "sources": ["alpha:I1", "gamma:S1"], "reason": "one defect"},
+                {"action": "split", "groups": [["alpha:C1"], ["beta:C2"]], "reason": "two defects"},
+            ],
+            "agents": {"beta": "B"}
+        }))
+        .unwrap();
+        assert_eq!(ok.overrides.groups.len(), 3);
+        assert_eq!(
+            ok.overrides.groups[0],
+            vec![
+                ("alpha".to_string(), "I1".to_string()),
+                ("gamma".to_string(), "S1".to_string())
+            ]
+        );
+        assert_eq!(ok.changes, "1 merge, 1 split");
+        assert_eq!(ok.agents["beta"], "B");
+        // Wrapped in prose and a fence, as models answer, it still reads.
+        let wrapped = format!(
+            "Here you go:\n```json\n{}\n```\n",
+            json!({"executive_summary": "S"})
+        );
+        assert_eq!(
+            check(&wrapped, &report(), "t").unwrap().changes,
+            "no change to the findings"
+        );
+    }
+
+    #[test]
+    fn every_broken_rule_is_named() {
+        let e = errors(json!({
+            "executive_summary": "",
+            "decisions": [
+                {"action": "drop", "sources": ["gamma:S1"]},
+                {"action": "merge", "sources": ["alpha:C1", "alpha:I1"], "reason": "r"},
+                {"action": "merge", "sources": ["zeta:I9", "alpha:I1"], "reason": "r"},
+                {"action": "demote", "sources": ["gamma:S1"], "severity": "critical", "reason": "r"},
+                {"action": "rename", "sources": [], "reason": "r"},
+            ],
+            "agents": {"delta": "D"}
+        }));
+        for expected in [
+            "`executive_summary` is missing or empty",
+            "decision 1 (drop) gives no reason",
+            "decision 2 (merge) takes part of finding C1 but not `beta:C2`",
+            "decision 3 (merge) cites `zeta:I9`, which is not a source id of this report",
+            "`alpha:I1` ends in two places: decision 2 and decision 3",
+            "decision 4 (demote) does not lower finding S1 (suggestion → critical)",
+            "decision 5 has action `rename`",
+            "`agents` has a paragraph for `delta`",
+            "decision 4 demotes `gamma:S1`, which another decision drops",
+        ] {
+            assert!(e.contains(expected), "missing {expected:?} in:\n{e}");
+        }
+    }
+
+    #[test]
+    fn splits_take_exactly_one_finding_and_merges_two_or_more() {
+        let e = errors(json!({"executive_summary": "S", "decisions": [
+            {"action": "split", "groups": [["alpha:C1", "beta:C2"]], "reason": "r"}]}));
+        assert!(e.contains("two or more non-empty lists"), "{e}");
+        let e = errors(json!({"executive_summary": "S", "decisions": [
+            {"action": "split", "groups": [["alpha:C1", "beta:C2"], ["alpha:I1"]], "reason": "r"}]}));
+        assert!(e.contains("spans 2 findings"), "{e}");
+        let e = errors(json!({"executive_summary": "S", "decisions": [
+            {"action": "merge", "sources": ["alpha:C1", "beta:C2"], "reason": "r"}]}));
+        assert!(e.contains("fewer than two findings"), "{e}");
+        assert!(check("not json at all", &report(), "t").unwrap_err()[0].contains("no JSON"));
+    }
 }
