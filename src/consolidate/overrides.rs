@@ -119,4 +119,31 @@ mod tests {
             vec![vec![0], vec![1, 3], vec![2]]
         );
     }
+
+    #[test]
+    fn demotions_and_drops_carry_their_reason_and_keep_the_finding() {
+        let mut f: MergedFinding = serde_json::from_value(serde_json::json!({
+            "id": "C1", "title": "t", "body": "b", "severity": "critical",
+            "agents": ["a"], "sources": [{"agent": "a", "id": "C1", "severity": "critical"}],
+            "calibration": "earlier note"
+        }))
+        .unwrap();
+        let mut ov = Overrides {
+            by: "the synthesizer (T)".into(),
+            ..Overrides::default()
+        };
+        ov.severities
+            .insert(key("a", "C1"), (Severity::Suggestion, "style only".into()));
+        ov.apply(&mut f);
+        assert_eq!(f.severity, Severity::Suggestion);
+        assert_eq!(
+            f.calibration.as_deref(),
+            Some("earlier note; the synthesizer (T): critical → suggestion (style only)")
+        );
+        assert_eq!(f.tier, Tier::Shown);
+        ov.drops.insert(key("a", "C1"), "not reachable".into());
+        ov.apply(&mut f);
+        assert_eq!(f.tier, Tier::LowConfidence, "set aside, not deleted");
+        assert!(f.calibration.unwrap().ends_with("the synthesizer (T) set it aside: not reachable"));
+    }
 }

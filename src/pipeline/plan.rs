@@ -114,6 +114,7 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         notes.extend(brief.warning.clone());
     }
     notes.extend(brief.context_note.clone());
+    notes.extend(agents.iter().filter_map(unencrypted_key_note));
     let prompts = packed_prompts(&target, &agents, template.as_deref())?;
     for (name, packed) in &prompts {
         if let Some(w) = &packed.warning {
@@ -170,6 +171,29 @@ pub fn packed_prompts(
         prompts.insert(spec.name.clone(), packed);
     }
     Ok(prompts)
+}
+
+/// A warning for a model API that would send its key over plain `http://` to another machine.
+fn unencrypted_key_note(spec: &AgentSpec) -> Option<String> {
+    let base = spec.http.base_url.as_deref()?;
+    let url = reqwest::Url::parse(base).ok()?;
+    let host = url.host_str()?.trim_start_matches('[').trim_end_matches(']');
+    let local = host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    let key = spec
+        .http
+        .api_key_env
+        .as_deref()
+        .or(spec.kind.default_key_env())?;
+    (url.scheme() == "http" && !local).then(|| {
+        format!(
+            "{} sends the key in ${key} unencrypted to {base}: use https:// unless that network is \
+             yours",
+            spec.display
+        )
+    })
 }
 
 /// The agent `--synthesize NAME` names, from config: any configured agent, enabled or not.

@@ -368,7 +368,7 @@ fn responses_and_gemini_ask_for_the_review_schema_and_read_what_comes_back() {
     let gemini = &s.server.model_requests(Api::Gemini)[0];
     assert_eq!(
         gemini.path,
-        "/v1beta/models/gemini%2D2%2E5%2Dpro:streamGenerateContent?alt=sse"
+        "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
     );
     assert_eq!(gemini.header("x-goog-api-key"), Some(GATEWAY_KEY));
     assert!(gemini.json()["generationConfig"]["responseJsonSchema"].is_object());

@@ -18,6 +18,14 @@ use serde_json::{Value, json};
 
 use crate::types::{AgentKind, AgentSpec};
 
+/// What a model name may hold in a URL path as it is: RFC 3986's unreserved characters. The
+/// rest (`/`, `:`, `?`, `#`, spaces) is percent-encoded, so a name cannot change the endpoint.
+const PATH_SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// What the model is told besides the brief.
 const SYSTEM: &str = "You are one of several independent code reviewers. The user message is \
     the review brief: follow its rules, review only the change it holds, and write your review \
@@ -109,9 +117,7 @@ pub fn request(spec: &AgentSpec, base_url: &str, key: Option<&str>, prompt: &str
                 headers.push(("x-goog-api-key", k.to_string()));
             }
             let bare = model.strip_prefix("models/").unwrap_or(&model);
-            let segment =
-                percent_encoding::utf8_percent_encode(bare, percent_encoding::NON_ALPHANUMERIC)
-                    .to_string();
+            let segment = percent_encoding::utf8_percent_encode(bare, PATH_SEGMENT).to_string();
             let mut config = json!({"maxOutputTokens": max_tokens});
             if structured {
                 config["responseMimeType"] = json!("application/json");
@@ -202,7 +208,14 @@ mod tests {
         );
         assert_eq!(
             r.url,
-            "http://h:1/v1beta/models/m%2D1:streamGenerateContent?alt=sse"
+            "http://h:1/v1beta/models/m-1:streamGenerateContent?alt=sse"
+        );
+        let mut odd = spec(AgentKind::GeminiApi);
+        odd.model = Some("models/x/../y:z?q".into());
+        let r = request(&odd, "http://h:1/v1beta", None, "p");
+        assert_eq!(
+            r.url,
+            "http://h:1/v1beta/models/x%2F..%2Fy%3Az%3Fq:streamGenerateContent?alt=sse"
         );
         assert!(r.body["generationConfig"]["responseJsonSchema"].is_object());
 

@@ -254,10 +254,12 @@ impl HttpSession {
             failure = judge(&decoder);
         }
         let text = decoder.text().to_string();
-        let stderr = match (&failure, &decoder.stop_reason) {
-            (_, Some(reason)) => format!("the API stopped with `{reason}`"),
-            _ => String::new(),
-        };
+        // Why the answer ended early (`max_tokens`, `length`): kept as the run's error output.
+        let stderr = decoder
+            .stop_reason
+            .as_ref()
+            .map(|reason| format!("the API stopped with `{reason}`"))
+            .unwrap_or_default();
         Attempt {
             output: RunOutput {
                 text,
@@ -399,7 +401,15 @@ fn judge(decoder: &Decoder) -> Option<Failure> {
         });
     }
     if decoder.text().trim().is_empty() {
-        return Some(if decoder.finished {
+        return Some(if let Some(reason) = &decoder.stop_reason {
+            // A reasoning model can spend all of its output on thinking.
+            Failure::Reported {
+                cause: format!(
+                    "the API stopped (`{reason}`) before it wrote any review text: raise \
+                     `max_output_tokens` in its config"
+                ),
+            }
+        } else if decoder.finished {
             Failure::NoReview
         } else {
             Failure::Network {

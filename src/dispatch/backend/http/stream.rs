@@ -131,9 +131,7 @@ impl Decoder {
             }
             "message_delta" => {
                 self.anthropic_usage(&v["usage"]);
-                if let Some(r) = v["delta"]["stop_reason"].as_str() {
-                    self.stop_reason = Some(r.to_string());
-                }
+                self.anthropic_stop(v["delta"]["stop_reason"].as_str());
             }
             "message_stop" => self.finished = true,
             // A whole message (no stream).
@@ -144,9 +142,17 @@ impl Decoder {
                     }
                 }
                 self.anthropic_usage(&v["usage"]);
-                self.stop_reason = v["stop_reason"].as_str().map(str::to_string);
+                self.anthropic_stop(v["stop_reason"].as_str());
+                self.finished = true;
             }
             _ => {}
+        }
+    }
+
+    /// A stop worth a word: not the normal end of a turn.
+    fn anthropic_stop(&mut self, reason: Option<&str>) {
+        if let Some(r) = reason.filter(|r| !matches!(*r, "end_turn" | "stop_sequence")) {
+            self.stop_reason = Some(r.to_string());
         }
     }
 
