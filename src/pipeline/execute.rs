@@ -76,6 +76,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
     };
     bundle.save_json(bundle::RUN_FILE, &record)?;
 
+    let before = super::checkout::snapshot(&plan.target.repo);
     let dispatched = dispatch::dispatch_blocking(
         &plan.target.repo,
         &plan.target.head,
@@ -85,7 +86,8 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         options.progress,
         options.dispatch.clone(),
     )?;
-    finish(
+    let checkout = super::checkout::compare(&before, &super::checkout::snapshot(&plan.target.repo));
+    let mut outcome = finish(
         &plan.store,
         bundle,
         record,
@@ -94,7 +96,11 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         dispatched.cancelled,
         clock,
         &options.formats,
-    )
+        Some(checkout),
+        &plan.notes,
+    )?;
+    outcome.written.retain(|p| p.is_file());
+    Ok(outcome)
 }
 
 /// Runs again the agents of run `id` that did not finish with a review, reusing the saved
@@ -139,6 +145,7 @@ pub fn resume(
         bundle::set_aside(&bundle.dir.join(&rv.dir))?;
         again.push(spec);
     }
+    let before = super::checkout::snapshot(&saved.target.repo);
     let rerun = if again.is_empty() {
         dispatch::DispatchOutcome {
             reviews: Vec::new(),
@@ -169,6 +176,8 @@ pub fn resume(
                 .cloned()
         })
         .collect();
+    let checkout = (!again.is_empty())
+        .then(|| super::checkout::compare(&before, &super::checkout::snapshot(&saved.target.repo)));
     finish(
         store,
         bundle,
@@ -178,6 +187,8 @@ pub fn resume(
         rerun.cancelled,
         clock,
         &options.formats,
+        checkout,
+        &[],
     )
 }
 
@@ -192,6 +203,8 @@ fn finish(
     cancelled: bool,
     clock: Instant,
     formats: &[Format],
+    checkout: Option<crate::types::CheckoutCheck>,
+    notes: &[String],
 ) -> anyhow::Result<RunOutcome> {
     if cancelled {
         return Ok(RunOutcome {
@@ -220,6 +233,10 @@ fn finish(
         record.started_at.naive_local(),
     );
     let mut analysis = analyze::analyze_runs(&runs, target, meta);
+    analysis.report.checkout = checkout;
+    // What the plan noticed (ignored config keys, the context file read at the base, a brief cut
+    // to its budget) is part of how the review was made: the report says it.
+    analysis.report.warnings.extend(notes.iter().cloned());
     // The wall clock of the whole run, consolidation included.
     let wall = clock.elapsed().as_secs_f64();
     analysis.report.meta.wall_clock_s = Some(wall);

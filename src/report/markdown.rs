@@ -86,9 +86,12 @@ pub fn render(report: &Report) -> String {
     );
     out.push_str(RULE);
     retro(&mut out, &report.agents);
-    if !report.warnings.is_empty() {
+    if !report.warnings.is_empty() || report.checkout.is_some() {
         out.push_str(RULE);
         out.push_str("## Run Notes\n\n");
+        if let Some(check) = &report.checkout {
+            let _ = writeln!(out, "- {}", checkout_sentence(check));
+        }
         for w in &report.warnings {
             let _ = writeln!(out, "- {w}");
         }
@@ -435,6 +438,22 @@ pub(crate) fn retro_rows(agents: &[AgentRetro]) -> Vec<(&'static str, Vec<String
     rows
 }
 
+/// What the check of the user's checkout found, as one sentence.
+pub(crate) fn checkout_sentence(check: &crate::types::CheckoutCheck) -> String {
+    if check.changed.is_empty() {
+        format!(
+            "Your checkout was not touched: {} compared before and after the agents ran.",
+            check.checked.join(", ")
+        )
+    } else {
+        format!(
+            "**Your checkout changed while the agents ran**: {} differ from before the run (check \
+             them: an agent, or something else on this machine, wrote there).",
+            check.changed.join(", ")
+        )
+    }
+}
+
 /// `7:09`
 fn clock(seconds: f64) -> String {
     let total = seconds.round() as u64;
@@ -481,7 +500,7 @@ pub(crate) fn agent_paragraph(a: &AgentRetro) -> String {
             .map(|c| format!("`{c}`"))
             .collect();
         parts.push(format!(
-            "**Changed its read-only worktree:** {} (discarded; your checkout was not touched).",
+            "**Changed its read-only worktree:** {} (discarded with the worktree).",
             list.join(", ")
         ));
     }

@@ -16,7 +16,7 @@ pub use change::{ChangeKind, ChangedFile, Hunk, Target};
 pub use finding::{Category, CodeSnippet, Finding, Location, Severity};
 pub use raw::{Failure, RawReview, RunStatus, TokenUsage};
 pub use report::{
-    AgentRetro, AppendixEntry, AttributedNote, CommitInfo, FileCount, MergedFinding,
+    AgentRetro, AppendixEntry, AttributedNote, CheckoutCheck, CommitInfo, FileCount, MergedFinding,
     MergedObservation, PrInfo, Report, ReportMeta, Reviewer, SeverityCounts, SourceRef, Tier,
     Verdict,
 };

@@ -292,6 +292,15 @@ pub struct AppendixEntry {
     pub text: String,
 }
 
+/// The user's checkout compared before and after the agents ran.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckoutCheck {
+    /// What was compared: HEAD, the index, the working tree, `.git/config`, the hooks.
+    pub checked: Vec<String>,
+    /// Which of those changed while the agents ran; empty when the checkout was untouched.
+    pub changed: Vec<String>,
+}
+
 /// The version of the JSON report layout: raised when a field changes meaning or goes away, so
 /// a reader of old reports (`list`, `show`, rounds) knows what it holds.
 pub const REPORT_SCHEMA_VERSION: u32 = 2;
@@ -324,6 +333,9 @@ pub struct Report {
     /// Problems met on the way (unparsable text, failed agents) that the reader should know.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The user's checkout compared before and after the agents ran (a run only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkout: Option<CheckoutCheck>,
 }
 
 impl Report {

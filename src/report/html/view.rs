@@ -442,7 +442,12 @@ pub fn build(report: &Report) -> ReportView {
         documentation: notes(&report.documentation),
         limitations: notes(&report.limitations),
         retro,
-        warnings: report.warnings.clone(),
+        warnings: report
+            .checkout
+            .iter()
+            .map(|c| crate::report::markdown::checkout_sentence(c).replace("**", ""))
+            .chain(report.warnings.iter().cloned())
+            .collect(),
         appendix,
         agents: pills.all(report),
         generator: format!("deep-review {}", env!("CARGO_PKG_VERSION")),
