@@ -98,7 +98,9 @@ pub fn render(report: &Report) -> String {
     }
     out.push_str(RULE);
     appendix(&mut out, report);
-    out
+    // Agents' text, file names and commit subjects are someone else's: no control character
+    // in them may act on the terminal of whoever reads the report with `cat`.
+    crate::text::printable(&out).into_owned()
 }
 
 /// Agent short names → the names the report shows ([`Report::display_of`]).

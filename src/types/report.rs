@@ -339,6 +339,13 @@ pub struct Report {
 }
 
 impl Report {
+    /// Whether a shown finding at `level` or above stands: the CI gate (`--fail-on`).
+    pub fn fails_at(&self, level: Severity) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.is_shown() && f.severity >= level)
+    }
+
     /// How the report names agent `name`: the reviewers table's name, else the retro's, else
     /// the short name itself. The one place renderers get agent names from.
     pub fn display_of<'a>(&'a self, name: &'a str) -> &'a str {

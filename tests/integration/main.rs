@@ -14,6 +14,7 @@ mod brief_build;
 mod brief_fixtures;
 mod brief_pack;
 mod brief_steering;
+mod cli_outputs;
 mod config_load;
 mod consolidate_fixtures;
 mod consolidate_raw;

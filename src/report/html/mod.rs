@@ -40,7 +40,7 @@ static TEMPLATES: LazyLock<Environment<'static>> = LazyLock::new(|| {
         ("index.html", INDEX_TEMPLATE),
     ] {
         if let Err(e) = env.add_template(name, source) {
-            eprintln!("deep-review: internal error in the {name} template: {e:#}");
+            crate::say!("deep-review: internal error in the {name} template: {e:#}");
         }
     }
     env
