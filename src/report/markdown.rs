@@ -456,6 +456,15 @@ pub(crate) fn checkout_sentence(check: &crate::types::CheckoutCheck) -> String {
     }
 }
 
+/// "12.3 MB", "512 KB", "80 bytes".
+fn human_bytes(n: u64) -> String {
+    match n {
+        0..1_000 => format!("{n} bytes"),
+        1_000..1_000_000 => format!("{:.0} KB", n as f64 / 1e3),
+        _ => format!("{:.1} MB", n as f64 / 1e6),
+    }
+}
+
 /// `7:09`
 fn clock(seconds: f64) -> String {
     let total = seconds.round() as u64;
@@ -504,6 +513,12 @@ pub(crate) fn agent_paragraph(a: &AgentRetro) -> String {
         parts.push(format!(
             "**Changed its read-only worktree:** {} (discarded with the worktree).",
             list.join(", ")
+        ));
+    }
+    if let Some(cut) = a.output_cut_bytes {
+        parts.push(format!(
+            "**Output cut:** it wrote more than the output limit; the last {} were not kept.",
+            human_bytes(cut)
         ));
     }
     if !a.calibrations.is_empty() {

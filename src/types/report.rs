@@ -282,6 +282,9 @@ pub struct AgentRetro {
     /// The sandbox it ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// Bytes of output beyond the limit that were not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_cut_bytes: Option<u64>,
 }
 
 /// One raw review, verbatim, for the report's appendix.
