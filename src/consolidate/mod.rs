@@ -329,6 +329,13 @@ fn merge_cluster(
                 .as_ref()
                 .is_some_and(|v| v.quote_ok == Some(false))
         }),
+        known_issue_comment: members.iter().find_map(|&i| {
+            sources[i]
+                .finding
+                .verification
+                .as_ref()
+                .and_then(|v| v.known_issue_comment.as_deref())
+        }),
     };
     let calibration = calibrate::calibrate(&votes, ctx);
     let representative = choose_representative(members, sources, calibration.severity, corpus);
@@ -650,6 +657,38 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["I1", "I2"]
         );
+    }
+
+    #[test]
+    fn a_finding_the_code_marks_as_temporary_goes_one_level_down_with_the_comment() {
+        let mut f = finding(
+            "I1",
+            "Hardcoded SSH port collides across instances",
+            Severity::Important,
+            "lima.yaml:14",
+            "localPort: 51422",
+        );
+        let mut v = Verification::unchecked("");
+        v.status = VerificationStatus::Grounded;
+        v.note = None;
+        v.known_issue_comment =
+            Some("# This is temporary and will be removed once the controller is done.".into());
+        f.verification = Some(v);
+        let report = consolidate(
+            &[review("codex", vec![f], &["lima.yaml"])],
+            &ConsolidateOptions::default(),
+        );
+        let merged = &report.findings[0];
+        assert_eq!(merged.severity, Severity::Suggestion);
+        assert_eq!(
+            merged.calibration.as_deref(),
+            Some(
+                "Codex: important → suggestion (the code marks it as known: \"# This is \
+                 temporary and will be removed once the controller is done.\")"
+            )
+        );
+        assert_eq!(report.verdict, Verdict::MergeWithOptionalFixes);
+        assert!(report.agents[0].calibrations[0].starts_with("I1 important → suggestion"));
     }
 
     #[test]
