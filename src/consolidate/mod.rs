@@ -22,9 +22,9 @@ pub mod verdict;
 use std::collections::BTreeMap;
 
 use crate::types::{
-    AppendixEntry, Finding, MergedFinding, MergedObservation, Observation, ObservationKind,
-    RawReview, Report, ReportMeta, Review, Reviewer, Severity, SourceRef, Tier, Verdict,
-    Verification, VerificationStatus,
+    AppendixEntry, Finding, Location, MergedFinding, MergedObservation, Observation,
+    ObservationKind, RawReview, Report, ReportMeta, Review, Reviewer, Severity, SourceRef, Tier,
+    Verdict, Verification, VerificationStatus,
 };
 use crate::verify::coverage::paths_match;
 
@@ -78,8 +78,8 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .map(|s| FindingProfile::of(s.finding))
         .collect();
     let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
-    let corpus = Corpus::new(profiles);
-    let clusters = cluster::cluster(&corpus, &agents_of);
+    let corpus = Corpus::new(profiles, agents_of);
+    let clusters = cluster::cluster(&corpus);
 
     // 3. One merged finding per cluster.
     let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
@@ -391,7 +391,7 @@ fn merge_cluster(
         body: rep.explanation.clone(),
         severity: calibration.severity,
         category: rep.category.clone(),
-        locations: rep.locations.clone(),
+        locations: merged_locations(&ordered, sources),
         code: rep.code.clone(),
         fix: rep.fix.clone(),
         fix_diff: rep.fix_diff.clone(),
@@ -411,10 +411,30 @@ fn merge_cluster(
     merged
 }
 
+/// Every place the members cite, the representative's first: a location another member cites
+/// in the same file at overlapping lines (`app.go:73-84` beside `pkg/app.go:73-86`) is the
+/// same place and is left out, so is one already listed.
+fn merged_locations(ordered: &[usize], sources: &[SourceFinding<'_>]) -> Vec<Location> {
+    let mut out: Vec<Location> = Vec::new();
+    for &i in ordered {
+        for l in &sources[i].finding.locations {
+            let same_place = out.iter().any(|k| {
+                similarity::location_relation(std::slice::from_ref(k), std::slice::from_ref(l))
+                    == similarity::LocationRelation::Overlap
+                    || (k.path == l.path && (k.start.is_none() || l.start.is_none()))
+            });
+            if !same_place {
+                out.push(l.clone());
+            }
+        }
+    }
+    out
+}
+
 /// The member the report shows: the most checkable and most explained one. Grounded before
-/// unverified, then one whose severity is the calibrated one (an outlier's wording tends to
-/// overstate), with a location (a full path before a bare file name) and a quote before without,
-/// then the one most like the other members (it states what they agree on), the longer
+/// unverified, then one with a location (a full path before a bare file name), then one whose
+/// severity is the calibrated one (an outlier's wording tends to overstate), with a quote before
+/// without, then the one most like the other members (it states what they agree on), the longer
 /// explanation, and the earlier agent on ties.
 fn choose_representative(
     members: &[usize],
@@ -433,9 +453,9 @@ fn choose_representative(
             });
             (
                 grounded,
-                f.severity == Some(severity),
                 !f.locations.is_empty(),
                 f.locations.iter().any(|l| l.path.contains('/')),
+                f.severity == Some(severity),
                 f.code.is_some(),
                 similarity::centrality(corpus, i, members),
                 f.explanation.len(),
@@ -689,6 +709,64 @@ mod tests {
         );
         assert_eq!(report.verdict, Verdict::MergeWithOptionalFixes);
         assert!(report.agents[0].calibrations[0].starts_with("I1 important → suggestion"));
+    }
+
+    #[test]
+    fn a_merged_finding_keeps_every_place_once_and_shows_a_located_source() {
+        let code = "if cmErr := r.Delete(ctx, templateCM); cmErr != nil {";
+        let mut unlocated = finding(
+            "I1",
+            "Template ConfigMap deleted by the wrong controller",
+            Severity::Important,
+            "x.go:1",
+            code,
+        );
+        unlocated.locations.clear();
+        unlocated.explanation = "The App finalizer deletes the LimaVM-owned template \
+            ConfigMap `templateCM` with the wrong finalizer kind, so deletion wedges."
+            .into();
+        let mut bare = finding(
+            "I1",
+            "App finalizer deletes the LimaVM-owned template ConfigMap",
+            Severity::Important,
+            "app_controller.go:73-84",
+            code,
+        );
+        bare.explanation = "The finalizer deletes the template ConfigMap `templateCM` that \
+            the LimaVM controller owns, with the wrong finalizer kind: deletion wedges."
+            .into();
+        let mut full = finding(
+            "C2",
+            "Deleting the template ConfigMap owned by LimaVM",
+            Severity::Critical,
+            "pkg/app/app_controller.go:76",
+            code,
+        );
+        full.locations
+            .push("pkg/app/webhook.go:53-58".parse().unwrap());
+        full.explanation = "The App finalizer deletes the template ConfigMap `templateCM` \
+            owned by the LimaVM controller with the wrong finalizer kind; deletion wedges."
+            .into();
+        let report = consolidate(
+            &[
+                review("claude", vec![unlocated], &[]),
+                review("codex", vec![bare], &[]),
+                review("gemini", vec![full], &[]),
+            ],
+            &ConsolidateOptions::default(),
+        );
+        assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+        let f = &report.findings[0];
+        assert_eq!(f.agents, ["claude", "codex", "gemini"]);
+        // The representative has a location with a full path; the unlocated one is never shown.
+        assert_eq!(f.sources[0].agent, "gemini");
+        let places: Vec<String> = f.locations.iter().map(ToString::to_string).collect();
+        // `app_controller.go:73-84` overlaps `pkg/app/app_controller.go:76`: one place.
+        assert_eq!(
+            places,
+            ["pkg/app/app_controller.go:76", "pkg/app/webhook.go:53-58"]
+        );
+        assert!(!f.fingerprint.is_empty());
     }
 
     #[test]
