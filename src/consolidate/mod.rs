@@ -173,7 +173,7 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .collect();
 
     let files = opts.changed_files.as_ref().map_or(0, Vec::len);
-    let summary = summary::executive_summary(verdict, &findings, &agents, files);
+    let summary = summary::executive_summary(verdict, &findings, &agents, reviews, files);
     let verdict_rationale = summary::verdict_rationale(verdict, &findings);
 
     let mut meta = opts.meta.clone();
@@ -767,6 +767,90 @@ mod tests {
             ["pkg/app/app_controller.go:76", "pkg/app/webhook.go:53-58"]
         );
         assert!(!f.fingerprint.is_empty());
+    }
+
+    fn run(agent: &str, status: crate::types::RunStatus, error: Option<&str>) -> RawReview {
+        RawReview {
+            agent: agent.into(),
+            display_name: None,
+            model: None,
+            effort: None,
+            status,
+            text: String::new(),
+            exit_code: None,
+            duration_s: 1.0,
+            tokens: None,
+            cost_usd: None,
+            tool_calls: Default::default(),
+            stderr_tail: String::new(),
+            error: error.map(Into::into),
+            retries: 0,
+            worktree_changes: vec![],
+        }
+    }
+
+    #[test]
+    fn the_summary_says_what_the_change_does_what_decides_and_what_failed() {
+        let mut claude = review(
+            "claude",
+            vec![finding(
+                "I1",
+                "Retry loop never gives up",
+                Severity::Important,
+                "client.go:40-52",
+                "for { if err := send(); err == nil { break } }",
+            )],
+            &["client.go"],
+        );
+        claude.summary = "Good. This change moves the HTTP retry loop into the shared client \
+                          and adds jittered backoff. One loop never ends."
+            .into();
+        let mut gemini = review("gemini", vec![], &["client.go"]);
+        gemini.summary = "The change moves the retry loop into the shared HTTP client with \
+                          jittered backoff between attempts."
+            .into();
+        let mut copilot = review("copilot", vec![], &["client.go"]);
+        copilot.summary = "Adds a Prometheus exporter for queue depth metrics.".into();
+        let codex = review("codex", vec![], &[]);
+        let opts = ConsolidateOptions {
+            runs: vec![
+                run("claude", crate::types::RunStatus::Ok, None),
+                run("gemini", crate::types::RunStatus::Ok, None),
+                run("copilot", crate::types::RunStatus::Ok, None),
+                run(
+                    "codex",
+                    crate::types::RunStatus::Failed,
+                    Some("HTTP 429 from the model API after 2 retries."),
+                ),
+            ],
+            ..ConsolidateOptions::default()
+        };
+        let report = consolidate(&[claude, gemini, copilot, codex], &opts);
+        let paragraphs: Vec<&str> = report.summary.split("\n\n").collect();
+        assert_eq!(
+            paragraphs[0],
+            "This change moves the HTTP retry loop into the shared client and adds jittered \
+             backoff. (Claude; Gemini says the same)",
+            "{}",
+            report.summary
+        );
+        assert!(
+            paragraphs[1].starts_with(
+                "The verdict is **Merge with fixes** because of I1 Retry loop never gives up \
+                 (`client.go:40-52`) [Claude]."
+            ),
+            "{}",
+            paragraphs[1]
+        );
+        assert_eq!(
+            paragraphs[2],
+            "**Codex** failed: HTTP 429 from the model API after 2 retries. The report stands \
+             on the other reviewers."
+        );
+        assert_eq!(
+            report.verdict_rationale,
+            "1 important issue to fix before merging: I1 Retry loop never gives up"
+        );
     }
 
     #[test]
