@@ -3,9 +3,10 @@
 //! Run: `cargo bench --bench consolidate` (release build). It prints:
 //!
 //! 1. **Scaling**, 10 agents x 500 / 1,000 / 2,000 findings: the `deep-review consolidate`
-//!    command on the generated Markdown reviews (wall time and peak RSS of the process, median of
-//!    3), consolidation alone in process (median of 3), the candidate pairs the blocking step
-//!    yields, and T(2N)/T(N).
+//!    command on the generated Markdown reviews (CPU time, user + system, and peak RSS of the
+//!    process, median of 3), consolidation alone in process (CPU time of the thread, median of
+//!    3), the candidate pairs the blocking step yields, and T(2N)/T(N). Times are CPU times, not
+//!    wall times, because the machine is shared: they do not grow with other people's load.
 //! 2. **Accuracy**, 10 x 5,000: the share of planted duplicate pairs (two agents' findings of one
 //!    defect) that end in one merged finding, and the pairs of unrelated findings that do.
 //! 3. **Hostile**: every finding of every agent on the same line of the same file, all about
@@ -35,6 +36,15 @@ const AGENTS: usize = 10;
 
 fn main() {
     let bin = env!("CARGO_BIN_EXE_deep-review");
+    // BENCH_SIZES=500,1000: only the scaling part, at those sizes (for profiling).
+    if let Ok(sizes) = std::env::var("BENCH_SIZES") {
+        let sizes: Vec<usize> = sizes
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+        scaling(bin, &sizes);
+        return;
+    }
     // BENCH_QUICK=1: small sizes, to try the bench itself in a debug build.
     if std::env::var_os("BENCH_QUICK").is_some() {
         scaling(bin, &[100, 200]);
@@ -90,7 +100,7 @@ fn scaling(bin: &str, sizes: &[usize]) {
     println!("== consolidate, {AGENTS} agents x N findings (realistic vocabulary) ==");
     println!(
         "{:>6} {:>9} {:>10} {:>10} {:>12} {:>14} {:>12} {:>9}",
-        "N", "input", "cmd wall", "cmd RSS", "consolidate", "candidates", "true links", "merged"
+        "N", "input", "cmd CPU", "cmd RSS", "consolidate", "candidates", "true links", "merged"
     );
     let mut cmd_times = Vec::new();
     let mut in_times = Vec::new();
@@ -139,9 +149,9 @@ fn accuracy(n: usize) {
     println!("== accuracy, {AGENTS} x {n} findings ==");
     let g = Generated::new(n, 11, generator::Shape::Realistic);
     let reviews = g.reviews();
-    let started = Instant::now();
+    let started = thread_cpu();
     let report = consolidate(&reviews, &ConsolidateOptions::default());
-    let elapsed = started.elapsed();
+    let elapsed = thread_cpu() - started;
     let (planted, merged, unrelated) = pair_outcomes(&g.data, &report);
     println!(
         "planted duplicate pairs merged: {merged} of {planted} ({:.1}%); unrelated pairs merged: {unrelated}; consolidate {:.2}s, {} candidate pairs",
@@ -218,20 +228,29 @@ fn pair_outcomes(
     (data.planted_pairs(), merged, unrelated)
 }
 
+/// CPU time of this thread: what the work cost, whatever else the machine runs.
+fn thread_cpu() -> Duration {
+    // SAFETY: timespec is plain data that clock_gettime fills.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Median CPU time of `runs` calls of `f`, and the last result.
 fn median_time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
     let mut times = Vec::new();
     let mut last = None;
     for _ in 0..runs {
-        let started = Instant::now();
+        let started = thread_cpu();
         let out = f();
-        times.push(started.elapsed());
+        times.push(thread_cpu() - started);
         last = Some(out);
     }
     times.sort();
     (times[times.len() / 2], last.expect("at least one run"))
 }
 
-/// The `consolidate` command on the generated files: median wall time and the peak RSS of the
+/// The `consolidate` command on the generated files: median CPU time and the peak RSS of the
 /// process (bytes), over `runs` runs.
 fn median_command(bin: &str, g: &Generated, runs: usize) -> (Duration, u64) {
     let mut walls = Vec::new();
@@ -274,8 +293,14 @@ fn run_command(bin: &str, dir: &Path) -> (Duration, u64) {
     );
     std::mem::forget(child);
     let _ = std::io::stdout().flush();
-    // ru_maxrss is in kilobytes on Linux.
-    (wall, usage.ru_maxrss as u64 * 1024)
+    let cpu = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    let _ = wall;
+    // CPU time (user + system) rather than wall time: the machine is shared. ru_maxrss is in
+    // kilobytes on Linux.
+    (
+        cpu(usage.ru_utime) + cpu(usage.ru_stime),
+        usage.ru_maxrss as u64 * 1024,
+    )
 }
 
 mod generator {

@@ -3,7 +3,9 @@
 //! 1. findings that verification found pre-existing leave the findings for the design
 //!    observations (tagged `future, pre-existing`);
 //! 2. the rest are clustered across agents ([`cluster`]): one defect, one merged finding, with
-//!    every source finding's id kept so that attribution is a fact, not a claim;
+//!    every source finding's id kept so that attribution is a fact, not a claim; testing,
+//!    documentation and design notes that cite a finding's place and say the same back it, and
+//!    file-specific gaps no finding covers become suggestions ([`noted`]);
 //! 3. each cluster's severity is calibrated ([`calibrate`]) and its confidence computed
 //!    ([`confidence`]);
 //! 4. the verdict follows from what stands ([`verdict`]); the prose sections are merged
@@ -13,6 +15,7 @@ pub mod calibrate;
 pub mod cluster;
 pub mod confidence;
 pub mod fingerprint;
+pub mod noted;
 pub mod notes;
 pub mod retro;
 pub mod similarity;
@@ -22,13 +25,14 @@ pub mod verdict;
 use std::collections::BTreeMap;
 
 use crate::types::{
-    AppendixEntry, Finding, Location, MergedFinding, MergedObservation, Observation,
-    ObservationKind, RawReview, Report, ReportMeta, Review, Reviewer, Severity, SourceRef, Tier,
-    Verdict, Verification, VerificationStatus,
+    AppendixEntry, AttributedNote, Category, Finding, Location, MergedFinding, MergedObservation,
+    Observation, ObservationKind, RawReview, Report, ReportMeta, Review, Reviewer, Severity,
+    SourceRef, Tier, Verdict, Verification, VerificationStatus,
 };
 use crate::verify::coverage::paths_match;
 
 use calibrate::{CalibrationContext, Vote};
+use noted::LocatedNote;
 use notes::Note;
 use retro::AgentOutcome;
 use similarity::{Corpus, FindingProfile};
@@ -81,18 +85,78 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     let corpus = Corpus::new(profiles, agents_of);
     let clusters = cluster::cluster(&corpus);
 
+    // Notes that cite the places of a cluster's findings and say the same back it.
+    let located_notes = located_notes(reviews, &roster);
+    let finding_refs: Vec<&Finding> = sources.iter().map(|s| s.finding).collect();
+    let mut support: Vec<Vec<&LocatedNote>> = vec![Vec::new(); clusters.len()];
+    for (note, backs) in located_notes.iter().zip(noted::backing(
+        &located_notes,
+        &clusters,
+        &finding_refs,
+        &corpus.agents,
+    )) {
+        if let Some(c) = backs {
+            support[c].push(note);
+        }
+    }
+
     // 3. One merged finding per cluster.
     let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
     let mut merged: Vec<(MergedFinding, usize)> = clusters
         .iter()
-        .map(|members| {
+        .zip(&support)
+        .map(|(members, support)| {
             let first = members[0];
             (
-                merge_cluster(members, &sources, &roster, reviews, &corpus),
+                merge_cluster(members, support, &sources, &roster, reviews, &corpus),
                 first,
             )
         })
         .collect();
+
+    // Testing and documentation notes that cite a place no finding covers are gaps of that
+    // file: suggestions of their agents.
+    let total_agents = reviews.iter().filter(|r| !r.findings.is_empty()).count();
+    let mut testing_gaps = notes::merge_notes(
+        &collect_notes(reviews, &roster, |r| r.testing.gaps.clone()),
+        &roster.names,
+    );
+    let mut documentation = notes::merge_notes(
+        &collect_notes(reviews, &roster, |r| r.documentation.clone()),
+        &roster.names,
+    );
+    for (section, list) in [
+        ("Testing", &mut testing_gaps),
+        ("Documentation", &mut documentation),
+    ] {
+        list.retain(|note| {
+            let locations = noted::cited_locations(&note.text);
+            if locations.is_empty() || !noted::reads_as_gap(&note.text) {
+                return true;
+            }
+            let probe = LocatedNote {
+                agent: roster.index(&note.agents[0]),
+                section,
+                position: 0,
+                text: note.text.clone(),
+                locations: locations.clone(),
+            };
+            let covered = noted::backing(
+                std::slice::from_ref(&probe),
+                &clusters,
+                &finding_refs,
+                &corpus.agents,
+            )[0]
+            .is_some();
+            if !covered {
+                merged.push((
+                    gap_finding(note, section, locations, total_agents),
+                    usize::MAX,
+                ));
+            }
+            covered
+        });
+    }
 
     // Report order: severity, then support, then the order the agents wrote them in.
     merged.sort_by(|(a, ia), (b, ib)| {
@@ -144,14 +208,6 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         verdict::verdict(&findings)
     };
     let observations = merge_all_observations(reviews, &roster, pre_existing);
-    let testing_gaps = notes::merge_notes(
-        &collect_notes(reviews, &roster, |r| r.testing.gaps.clone()),
-        &roster.names,
-    );
-    let documentation = notes::merge_notes(
-        &collect_notes(reviews, &roster, |r| r.documentation.clone()),
-        &roster.names,
-    );
     let limitations = notes::merge_notes(
         &collect_notes(reviews, &roster, |r| r.limitations.clone()),
         &roster.names,
@@ -307,6 +363,7 @@ fn counts_as_review(review: &Review, runs: &[RawReview]) -> bool {
 /// Builds the merged finding of one cluster.
 fn merge_cluster(
     members: &[usize],
+    support: &[&LocatedNote],
     sources: &[SourceFinding<'_>],
     roster: &Roster,
     reviews: &[Review],
@@ -345,15 +402,28 @@ fn merge_cluster(
     // The representative first: it is the source the report shows.
     let mut ordered: Vec<usize> = members.to_vec();
     ordered.sort_by_key(|&i| (i != representative, sources[i].agent));
-    let sources_out: Vec<SourceRef> = ordered
+    let mut sources_out: Vec<SourceRef> = ordered
         .iter()
         .map(|&i| SourceRef {
             agent: roster.names[sources[i].agent].clone(),
             id: sources[i].finding.id.clone(),
             severity: sources[i].finding.severity,
+            noted_in: None,
         })
         .collect();
     let mut agent_idx: Vec<usize> = members.iter().map(|&i| sources[i].agent).collect();
+    // An agent whose note backs the finding supports it, once.
+    for note in support {
+        if !agent_idx.contains(&note.agent) {
+            agent_idx.push(note.agent);
+            sources_out.push(SourceRef {
+                agent: roster.names[note.agent].clone(),
+                id: note.id(),
+                severity: None,
+                noted_in: Some(note.section.to_string()),
+            });
+        }
+    }
     agent_idx.sort_unstable();
     let agents: Vec<String> = agent_idx.iter().map(|&a| roster.names[a].clone()).collect();
 
@@ -568,6 +638,92 @@ fn merge_all_observations(
         out.extend(notes::merge_observations(&of_kind, &roster.names));
     }
     out
+}
+
+/// The testing, documentation and design-concern notes of every review that cite a place.
+fn located_notes(reviews: &[Review], roster: &Roster) -> Vec<LocatedNote> {
+    let mut out = Vec::new();
+    for r in reviews {
+        let agent = roster.index(&r.agent);
+        let concerns: Vec<String> = r
+            .observations
+            .iter()
+            .filter(|o| o.kind == ObservationKind::Concern)
+            .map(|o| match &o.title {
+                Some(t) => format!("**{t}** {}", o.text),
+                None => o.text.clone(),
+            })
+            .collect();
+        for (section, list) in [
+            ("Testing", &r.testing.gaps),
+            ("Documentation", &r.documentation),
+            ("Design", &concerns),
+        ] {
+            for (k, text) in list.iter().enumerate() {
+                let locations = noted::cited_locations(text);
+                if !locations.is_empty() {
+                    out.push(LocatedNote {
+                        agent,
+                        section,
+                        position: k + 1,
+                        text: text.clone(),
+                        locations,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A suggestion made of a testing or documentation note that cites a place no finding covers.
+fn gap_finding(
+    note: &AttributedNote,
+    section: &str,
+    locations: Vec<Location>,
+    total_agents: usize,
+) -> MergedFinding {
+    let severity = Severity::Suggestion;
+    let mut as_finding = Finding::new("", noted::note_title(&note.text));
+    as_finding.explanation = note.text.clone();
+    let score = confidence::confidence(&confidence::Evidence {
+        agents: note.agents.len(),
+        total_agents,
+        verification: None,
+        located: true,
+        names_identifiers: !similarity::backticked(&note.text).is_empty(),
+        severity: Some(severity),
+        wording: confidence::Wording::of_findings([&as_finding]),
+    });
+    let mut merged = MergedFinding {
+        id: String::new(),
+        title: as_finding.title.clone(),
+        body: note.text.clone(),
+        severity,
+        category: Some(Category::Gap),
+        locations,
+        code: None,
+        fix: None,
+        fix_diff: None,
+        agents: note.agents.clone(),
+        sources: note
+            .agents
+            .iter()
+            .map(|a| SourceRef {
+                agent: a.clone(),
+                id: section.to_string(),
+                severity: None,
+                noted_in: Some(section.to_string()),
+            })
+            .collect(),
+        calibration: None,
+        confidence: Some((score * 100.0).round() / 100.0),
+        tier: tier(confidence::is_confident(score), note.agents.len(), None),
+        verification: None,
+        fingerprint: String::new(),
+    };
+    merged.fingerprint = fingerprint::fingerprint(&merged);
+    merged
 }
 
 fn collect_notes(
@@ -851,6 +1007,76 @@ mod tests {
             report.verdict_rationale,
             "1 important issue to fix before merging: I1 Retry loop never gives up"
         );
+    }
+
+    #[test]
+    fn notes_that_cite_a_place_back_its_finding_or_become_gap_suggestions() {
+        let mut claude = review(
+            "claude",
+            vec![finding(
+                "I1",
+                "Retry loop never gives up on a dead server",
+                Severity::Important,
+                "pkg/client.go:40-52",
+                "for { if err := send(); err == nil { break } }",
+            )],
+            &["pkg/client.go"],
+        );
+        claude.documentation = vec![
+            "`pkg/client.go:12`: the package comment is accurate.".into(),
+            "The retry budget is not documented anywhere (`pkg/config.go:30`).".into(),
+        ];
+        let mut codex = review("codex", vec![], &["pkg/client.go"]);
+        codex.summary = "Moves retries into the client.".into();
+        codex.testing.gaps = vec![
+            "No test covers a dead server: the retry loop in `pkg/client.go:44` would spin \
+             forever and the loop never gives up."
+                .into(),
+        ];
+        let mut gemini = review("gemini", vec![], &["pkg/client.go"]);
+        gemini.documentation =
+            vec!["`config.go:30` should document the retry budget it reads.".into()];
+        let report = consolidate(&[claude, codex, gemini], &ConsolidateOptions::default());
+
+        let retry = &report.findings[0];
+        assert_eq!(retry.agents, ["claude", "codex"]);
+        let noted = &retry.sources[1];
+        assert_eq!(
+            (
+                noted.agent.as_str(),
+                noted.id.as_str(),
+                noted.noted_in.as_deref()
+            ),
+            ("codex", "Testing 1", Some("Testing"))
+        );
+        // The undocumented budget is a gap of config.go that no finding covers: a suggestion of
+        // both agents that noted it.
+        let gap = report
+            .findings
+            .iter()
+            .find(|f| f.category == Some(Category::Gap))
+            .expect("a gap suggestion");
+        assert_eq!(gap.severity, Severity::Suggestion);
+        assert_eq!(gap.agents, ["claude", "gemini"]);
+        assert_eq!(gap.locations[0].path, "pkg/config.go");
+        assert!(
+            gap.sources
+                .iter()
+                .all(|s| s.noted_in.as_deref() == Some("Documentation"))
+        );
+        assert!(!gap.fingerprint.is_empty());
+        // What is fine stays a note, and so does a note that backs a finding; what became a
+        // suggestion leaves the notes.
+        let docs: Vec<&str> = report
+            .documentation
+            .iter()
+            .map(|n| n.text.as_str())
+            .collect();
+        assert_eq!(
+            docs,
+            ["`pkg/client.go:12`: the package comment is accurate."]
+        );
+        assert_eq!(report.testing_gaps.len(), 1);
     }
 
     #[test]
