@@ -30,13 +30,18 @@ pub fn max_posting(agents: usize) -> usize {
 /// Groups the findings of `corpus` into clusters (lists of indices into the corpus), each
 /// holding at most one finding per agent. Clusters come out in the order of their first finding.
 pub fn cluster(corpus: &Corpus) -> Vec<Vec<usize>> {
+    cluster_at(corpus, MERGE_THRESHOLD)
+}
+
+/// [`cluster`] with another merge threshold (the benchmark's leave-one-out tuning).
+pub fn cluster_at(corpus: &Corpus, threshold: f64) -> Vec<Vec<usize>> {
     let agents = &corpus.agents;
     let (candidates, _) = candidate_pairs_with_stats(corpus);
     let mut scored: Vec<(f64, usize, usize)> = candidates
         .into_iter()
         .filter_map(|(a, b)| {
             let s = corpus.evidence(a, b).score();
-            (s >= MERGE_THRESHOLD).then_some((s, a, b))
+            (s >= threshold).then_some((s, a, b))
         })
         .collect();
     // Best pairs first; ties broken by position so the result never depends on hash order.
@@ -58,7 +63,13 @@ pub fn cluster(corpus: &Corpus) -> Vec<Vec<usize>> {
         {
             continue;
         }
-        if !all_agree(&members[ca], &members[cb], corpus, &mut pair_cache) {
+        if !all_agree(
+            &members[ca],
+            &members[cb],
+            corpus,
+            threshold,
+            &mut pair_cache,
+        ) {
             continue;
         }
         let moved = std::mem::take(&mut members[cb]);
@@ -84,6 +95,7 @@ fn all_agree(
     a: &[usize],
     b: &[usize],
     corpus: &Corpus,
+    threshold: f64,
     cache: &mut HashMap<(usize, usize), f64>,
 ) -> bool {
     let mut total = 0.0;
@@ -95,7 +107,7 @@ fn all_agree(
                 .or_insert_with(|| corpus.evidence(key.0, key.1).score());
         }
     }
-    total / (a.len() * b.len()) as f64 >= MERGE_THRESHOLD
+    total / (a.len() * b.len()) as f64 >= threshold
 }
 
 /// What the blocking step did.

@@ -48,6 +48,27 @@ pub struct ConsolidateOptions {
     pub runs: Vec<RawReview>,
 }
 
+/// The thresholds consolidation decides by: the defaults everywhere but in the benchmark's
+/// leave-one-repository-out check, which chooses them on one repository and scores another
+/// ([`consolidate_tuned`]).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Tuning {
+    /// Pair score at which two findings name one defect ([`cluster::MERGE_THRESHOLD`]).
+    pub merge_threshold: f64,
+    /// Log-odds at which a finding is confident enough to be shown (0: confidence 0.5, see
+    /// [`confidence`]).
+    pub keep_log_odds: f64,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            merge_threshold: cluster::MERGE_THRESHOLD,
+            keep_log_odds: 0.0,
+        }
+    }
+}
+
 /// A finding of one agent, with where it came from.
 struct SourceFinding<'a> {
     agent: usize,
@@ -56,6 +77,11 @@ struct SourceFinding<'a> {
 
 /// Consolidates the reviews into one report.
 pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
+    consolidate_tuned(reviews, opts, Tuning::default())
+}
+
+/// [`consolidate`] with other thresholds.
+pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: Tuning) -> Report {
     let roster = Roster::new(reviews, opts);
 
     // 1. Pre-existing findings become design observations; the rest are clustered.
@@ -83,7 +109,7 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .collect();
     let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
     let corpus = Corpus::new(profiles, agents_of);
-    let clusters = cluster::cluster(&corpus);
+    let clusters = cluster::cluster_at(&corpus, tuning.merge_threshold);
 
     // Notes that cite the places of a cluster's findings and say the same back it.
     let located_notes = located_notes(reviews, &roster);
@@ -108,7 +134,9 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .map(|(members, support)| {
             let first = members[0];
             (
-                merge_cluster(members, support, &sources, &roster, reviews, &corpus),
+                merge_cluster(
+                    members, support, &sources, &roster, reviews, &corpus, tuning,
+                ),
                 first,
             )
         })
@@ -368,6 +396,7 @@ fn merge_cluster(
     roster: &Roster,
     reviews: &[Review],
     corpus: &Corpus,
+    tuning: Tuning,
 ) -> MergedFinding {
     let votes: Vec<Vote<'_>> = members
         .iter()
@@ -470,7 +499,7 @@ fn merge_cluster(
         calibration: calibration.reason,
         confidence: Some((score * 100.0).round() / 100.0),
         tier: tier(
-            confidence::is_confident(score),
+            confidence::log_odds_of(score) >= tuning.keep_log_odds,
             agent_idx.len(),
             verification.as_ref(),
         ),
