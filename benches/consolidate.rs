@@ -110,6 +110,7 @@ fn scaling(bin: &str, sizes: &[usize]) {
         let reviews = g.reviews();
         let (t, report) = median_time(3, || consolidate(&reviews, &ConsolidateOptions::default()));
         let stats = candidate_pairs(&reviews);
+        breakdown(&reviews);
         let merged_findings = report.findings.len();
         println!(
             "{n:>6} {:>8.1}M {:>9.3}s {:>8.0}MB {:>11.3}s {:>14} {:>12} {:>9}",
@@ -181,6 +182,43 @@ fn hostile(bin: &str, n: usize) {
         wall.as_secs_f64(),
         rss as f64 / 1e6,
         candidate_pairs(&reviews).pairs
+    );
+}
+
+/// Where consolidation's time goes, in CPU time: profiles, corpus, blocking, scoring.
+fn breakdown(reviews: &[Review]) {
+    let t0 = thread_cpu();
+    let mut profiles = Vec::new();
+    let mut agents = Vec::new();
+    for (a, r) in reviews.iter().enumerate() {
+        for f in &r.findings {
+            profiles.push(FindingProfile::of(f));
+            agents.push(a);
+        }
+    }
+    let t1 = thread_cpu();
+    let corpus = Corpus::new(profiles, agents);
+    let t2 = thread_cpu();
+    let pairs = cluster::candidate_pairs(&corpus);
+    let t3 = thread_cpu();
+    let kept = pairs
+        .iter()
+        .filter(|&&(a, b)| {
+            corpus
+                .score_if_at_least(a, b, cluster::MERGE_THRESHOLD)
+                .is_some()
+        })
+        .count();
+    let t4 = thread_cpu();
+    let _ = cluster::cluster(&corpus);
+    let t5 = thread_cpu();
+    println!(
+        "       (profiles {:.3}s, corpus {:.3}s, blocking {:.3}s, scoring {:.3}s ({kept} pairs at the threshold), clustering in all {:.3}s)",
+        (t1 - t0).as_secs_f64(),
+        (t2 - t1).as_secs_f64(),
+        (t3 - t2).as_secs_f64(),
+        (t4 - t3).as_secs_f64(),
+        (t5 - t4).as_secs_f64(),
     );
 }
 

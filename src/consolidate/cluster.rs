@@ -39,10 +39,7 @@ pub fn cluster_at(corpus: &Corpus, threshold: f64) -> Vec<Vec<usize>> {
     let (candidates, _) = candidate_pairs_with_stats(corpus);
     let mut scored: Vec<(f64, usize, usize)> = candidates
         .into_iter()
-        .filter_map(|(a, b)| {
-            let s = corpus.evidence(a, b).score();
-            (s >= threshold).then_some((s, a, b))
-        })
+        .filter_map(|(a, b)| corpus.score_if_at_least(a, b, threshold).map(|s| (s, a, b)))
         .collect();
     // Best pairs first; ties broken by position so the result never depends on hash order.
     scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
@@ -124,7 +121,7 @@ pub struct CandidateStats {
 }
 
 /// How many of a finding's common keys (the least common first) are combined in pairs.
-const COMBINED_KEYS: usize = 12;
+const COMBINED_KEYS: usize = 6;
 
 /// Cross-agent pairs `(a, b)` with `a < b` that share at least one blocking key.
 pub fn candidate_pairs(corpus: &Corpus) -> Vec<(usize, usize)> {

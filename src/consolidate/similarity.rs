@@ -77,45 +77,6 @@ impl FindingProfile {
     }
 }
 
-/// Inverse document frequencies over all findings of one consolidation: rare words weigh more.
-#[derive(Debug, Clone, Default)]
-pub struct Idf {
-    /// Per token: how many findings hold it, and its weight.
-    weights: HashMap<String, (usize, f64)>,
-    docs: usize,
-}
-
-impl Idf {
-    pub fn new<'a>(profiles: impl IntoIterator<Item = &'a FindingProfile>) -> Self {
-        let mut df: HashMap<String, usize> = HashMap::new();
-        let mut docs = 0;
-        for p in profiles {
-            docs += 1;
-            let unique: BTreeSet<&String> = p.tokens.iter().chain(p.identifiers.iter()).collect();
-            for t in unique {
-                *df.entry(t.clone()).or_default() += 1;
-            }
-        }
-        let weights = df
-            .into_iter()
-            .map(|(t, n)| (t, (n, ((1.0 + docs as f64) / (1.0 + n as f64)).ln() + 1.0)))
-            .collect();
-        Idf { weights, docs }
-    }
-
-    pub fn weight(&self, token: &str) -> f64 {
-        self.weights
-            .get(token)
-            .map(|&(_, w)| w)
-            .unwrap_or_else(|| (1.0 + self.docs as f64).ln() + 1.0)
-    }
-
-    /// How many findings hold `token` (0 for one none holds).
-    pub fn df(&self, token: &str) -> usize {
-        self.weights.get(token).map_or(0, |&(n, _)| n)
-    }
-}
-
 /// How the locations of two findings relate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LocationRelation {
@@ -264,12 +225,13 @@ impl PairEvidence {
 #[derive(Debug, Clone)]
 pub struct Corpus {
     pub profiles: Vec<FindingProfile>,
-    pub idf: Idf,
     /// The agent of each finding.
     pub agents: Vec<usize>,
     vectors: Vec<SparseVector>,
     /// The vectors without the words of the identifiers each finding names.
     claims: Vec<SparseVector>,
+    /// Per finding: the interned file name of each location, beside `profiles[i].locations`.
+    file_names: Vec<Vec<u32>>,
     /// Per finding, sorted by id.
     identifiers: Vec<Vec<Term>>,
     quotes: Vec<Vec<Term>>,
@@ -329,7 +291,9 @@ impl<'a> Interner<'a> {
     }
 }
 
-/// A TF-IDF vector of unit length from `(id, term count, weight)`: `(1 + ln tf) * idf`.
+/// A TF-IDF vector of unit length from `(id, term count, weight)`: `(1 + ln tf) * idf`, where
+/// the weight of a word is its inverse document frequency over the findings of one
+/// consolidation, `ln((1 + N) / (1 + df)) + 1`: rare words weigh more.
 fn unit_vector(terms: impl Iterator<Item = (u32, f64, f64)>) -> SparseVector {
     let mut v: Vec<(u32, f64)> = terms
         .map(|(id, n, w)| (id, (1.0 + f64::ln(n)) * w))
@@ -383,7 +347,6 @@ impl Corpus {
             distinct.len()
         };
         let limit = super::cluster::max_posting(agent_count);
-        let idf = Idf::new(&profiles);
         let mut words = Interner::default();
         let mut quotes_ids = Interner::default();
         let mut files = Interner::default();
@@ -393,9 +356,39 @@ impl Corpus {
                 *quote_df.entry(l.as_str()).or_default() += 1;
             }
         }
+        // Every word and identifier interned once; document frequencies and weights by id.
+        let token_ids: Vec<Vec<u32>> = profiles
+            .iter()
+            .map(|p| {
+                let mut ids: Vec<u32> = p.tokens.iter().map(|t| words.id(t)).collect();
+                ids.sort_unstable();
+                ids
+            })
+            .collect();
+        let ident_ids: Vec<Vec<u32>> = profiles
+            .iter()
+            .map(|p| p.identifiers.iter().map(|t| words.id(t)).collect())
+            .collect();
+        let mut df: Vec<usize> = vec![0; words.0.len()];
+        let mut unique: Vec<u32> = Vec::new();
+        for (t, i) in token_ids.iter().zip(&ident_ids) {
+            unique.clear();
+            unique.extend(t.iter().chain(i));
+            unique.sort_unstable();
+            unique.dedup();
+            for &id in &unique {
+                df[id as usize] += 1;
+            }
+        }
+        let docs = profiles.len() as f64;
+        let weight: Vec<f64> = df
+            .iter()
+            .map(|&n| ((1.0 + docs) / (1.0 + n as f64)).ln() + 1.0)
+            .collect();
         let n = profiles.len();
         let mut vectors = Vec::with_capacity(n);
         let mut claims = Vec::with_capacity(n);
+        let mut file_names = Vec::with_capacity(n);
         let mut identifiers = Vec::with_capacity(n);
         let mut quotes = Vec::with_capacity(n);
         let mut keys = Vec::with_capacity(n);
@@ -408,13 +401,16 @@ impl Corpus {
                     .collect()
             })
             .collect();
-        for (p, names) in profiles.iter().zip(&lowered) {
-            let mut tf: HashMap<u32, (f64, f64, usize)> = HashMap::new();
-            for t in &p.tokens {
-                let id = words.id(t);
-                tf.entry(id).or_insert((0.0, idf.weight(t), idf.df(t))).0 += 1.0;
+        for (k, (p, names)) in profiles.iter().zip(&lowered).enumerate() {
+            // Term counts from the sorted ids: (id, count).
+            let mut tf: Vec<(u32, f64)> = Vec::new();
+            for &id in &token_ids[k] {
+                match tf.last_mut() {
+                    Some((last, count)) if *last == id => *count += 1.0,
+                    _ => tf.push((id, 1.0)),
+                }
             }
-            let v = unit_vector(tf.iter().map(|(&id, &(n, w, _))| (id, n, w)));
+            let v = unit_vector(tf.iter().map(|&(id, n)| (id, n, weight[id as usize])));
             let claim = if p.named.is_empty() {
                 v.clone()
             } else {
@@ -422,7 +418,7 @@ impl Corpus {
                 unit_vector(
                     tf.iter()
                         .filter(|(id, _)| !named.contains(id))
-                        .map(|(&id, &(n, w, _))| (id, n, w)),
+                        .map(|&(id, n)| (id, n, weight[id as usize])),
                 )
             };
             let mut key: Vec<u64> = Vec::new();
@@ -430,8 +426,8 @@ impl Corpus {
             // enough to pair in full.
             let mut rare: Vec<(usize, u32)> = tf
                 .iter()
-                .filter(|(_, (_, _, df))| *df >= 2)
-                .map(|(&id, &(_, _, df))| (df, id))
+                .map(|&(id, _)| (df[id as usize], id))
+                .filter(|&(n, _)| n >= 2)
                 .collect();
             rare.sort_unstable();
             key.extend(
@@ -441,10 +437,9 @@ impl Corpus {
                     .map(|(_, &(_, id))| u64::from(id) << 2 | KEY_WORD),
             );
 
-            let mut ids: Vec<(u32, f64, usize)> = p
-                .identifiers
+            let mut ids: Vec<(u32, f64, usize)> = ident_ids[k]
                 .iter()
-                .map(|i| (words.id(i), idf.weight(i), idf.df(i)))
+                .map(|&id| (id, weight[id as usize], df[id as usize]))
                 .collect();
             ids.sort_unstable_by_key(|(id, _, _)| *id);
             ids.dedup_by_key(|(id, _, _)| *id);
@@ -507,6 +502,7 @@ impl Corpus {
 
             vectors.push(v);
             claims.push(claim);
+            file_names.push(names.iter().map(|n| files.id(n)).collect());
             identifiers.push(
                 ids.iter()
                     .map(|&(id, weight, df)| Term {
@@ -529,10 +525,10 @@ impl Corpus {
         }
         Corpus {
             profiles,
-            idf,
             agents,
             vectors,
             claims,
+            file_names,
             identifiers,
             quotes,
             keys,
@@ -558,14 +554,61 @@ impl Corpus {
 
     /// The evidence that findings `a` and `b` of the corpus name the same defect.
     pub fn evidence(&self, a: usize, b: usize) -> PairEvidence {
-        let (pa, pb) = (&self.profiles[a], &self.profiles[b]);
+        let text = self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0);
+        let claim = self.claims[a].dot(&self.claims[b]).clamp(0.0, 1.0);
+        self.evidence_with(a, b, text, claim)
+    }
+
+    fn evidence_with(&self, a: usize, b: usize, text: f64, claim: f64) -> PairEvidence {
         PairEvidence {
-            text: self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0),
-            claim: self.claims[a].dot(&self.claims[b]).clamp(0.0, 1.0),
+            text,
+            claim,
             identifiers: identifier_overlap(&self.identifiers[a], &self.identifiers[b]),
             quote: quote_overlap(&self.quotes[a], &self.quotes[b]),
-            location: location_relation(&pa.locations, &pb.locations),
+            location: self.location_relation(a, b),
         }
+    }
+
+    /// The pair's score when it can reach `threshold`, else `None`, cheaply: the words bound
+    /// what the pointers and the place can add (at most twice the words, then half again), so a
+    /// pair whose words are too far apart is not scored further.
+    pub fn score_if_at_least(&self, a: usize, b: usize, threshold: f64) -> Option<f64> {
+        let located =
+            !self.profiles[a].locations.is_empty() && !self.profiles[b].locations.is_empty();
+        // One cosine decides the words: all of them without a place, the claim with one.
+        let (text, claim, words) = if located {
+            let claim = self.claims[a].dot(&self.claims[b]).clamp(0.0, 1.0);
+            let words = claim / (TEXT_FULL * MAX_LOCATION_FACTOR);
+            (0.0, claim, words)
+        } else {
+            let text = self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0);
+            (text, 0.0, text / TEXT_FULL)
+        };
+        let words = TEXT_ONLY_WEIGHT * words.min(1.0);
+        if 2.0 * words * MAX_LOCATION_FACTOR < threshold {
+            return None;
+        }
+        let text = if located {
+            self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0)
+        } else {
+            text
+        };
+        let s = self.evidence_with(a, b, text, claim).score();
+        (s >= threshold).then_some(s)
+    }
+
+    /// [`location_relation`] of two findings of the corpus; locations in files of different
+    /// names are told apart by their interned names, without comparing paths.
+    fn location_relation(&self, a: usize, b: usize) -> LocationRelation {
+        let (la, lb) = (&self.profiles[a].locations, &self.profiles[b].locations);
+        if la.is_empty() || lb.is_empty() {
+            return LocationRelation::Unknown;
+        }
+        let (na, nb) = (&self.file_names[a], &self.file_names[b]);
+        if !na.iter().any(|x| nb.contains(x)) {
+            return LocationRelation::Different;
+        }
+        location_relation(la, lb)
     }
 }
 
@@ -632,6 +675,7 @@ pub fn centrality(corpus: &Corpus, i: usize, members: &[usize]) -> u64 {
 /// more, and identifiers both whole and split at camelCase and snake_case boundaries.
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut lower = String::new();
     for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
         if raw.is_empty() {
             continue;
@@ -641,14 +685,19 @@ pub fn tokenize(text: &str) -> Vec<String> {
             out.push(raw.to_lowercase());
         }
         for p in parts {
-            let p = p.to_lowercase();
-            let keep = if p.chars().all(|c| c.is_ascii_digit()) {
-                p.len() >= 2
+            lower.clear();
+            if p.is_ascii() {
+                lower.extend(p.chars().map(|c| c.to_ascii_lowercase()));
             } else {
-                p.chars().count() >= 3 && !STOPWORDS.contains(&p.as_str())
+                lower.push_str(&p.to_lowercase());
+            }
+            let keep = if lower.bytes().all(|c| c.is_ascii_digit()) {
+                lower.len() >= 2
+            } else {
+                lower.chars().count() >= 3 && !STOPWORDS.contains(&lower.as_str())
             };
             if keep {
-                out.push(stem(&p));
+                out.push(stem(&lower));
             }
         }
     }
@@ -669,6 +718,11 @@ fn stem(word: &str) -> String {
 pub fn split_identifier(s: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     for piece in s.split('_').filter(|p| !p.is_empty()) {
+        // Most words are one part: no boundary to look for.
+        if piece.bytes().all(|b| b.is_ascii_lowercase()) {
+            parts.push(piece);
+            continue;
+        }
         let chars: Vec<(usize, char)> = piece.char_indices().collect();
         let mut start = 0;
         for i in 1..chars.len() {
