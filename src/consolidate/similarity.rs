@@ -39,13 +39,11 @@ pub struct FindingProfile {
 
 impl FindingProfile {
     pub fn of(finding: &Finding) -> Self {
-        let mut text = String::new();
-        text.push_str(&finding.title);
-        text.push('\n');
-        text.push_str(&finding.title); // the title says what the defect is: count it twice
-        text.push('\n');
-        text.push_str(&finding.explanation);
-        let mut tokens = tokenize(&text);
+        // The title says what the defect is: it counts twice.
+        let title = tokenize(&finding.title);
+        let mut tokens = title.clone();
+        tokens.extend(title);
+        tokens.extend(tokenize(&finding.explanation));
         let quote_lines: BTreeSet<String> = finding
             .code
             .as_ref()
@@ -60,13 +58,10 @@ impl FindingProfile {
         if let Some(code) = &finding.code {
             tokens.extend(tokenize(&code.code));
         }
-        let mut identifiers = backticked(&finding.title);
-        identifiers.extend(backticked(&finding.explanation));
-        let named: BTreeSet<String> = backticked_as_written(&finding.title)
-            .into_iter()
-            .chain(backticked_as_written(&finding.explanation))
-            .flat_map(|i| tokenize(&i))
-            .collect();
+        let mut written = backticked_as_written(&finding.title);
+        written.extend(backticked_as_written(&finding.explanation));
+        let identifiers: BTreeSet<String> = written.iter().map(|s| s.to_lowercase()).collect();
+        let named: BTreeSet<String> = written.iter().flat_map(|i| tokenize(i)).collect();
         FindingProfile {
             tokens,
             named,
