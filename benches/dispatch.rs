@@ -81,10 +81,18 @@ fn main() {
          median of {rounds} (Landlock available: {})",
         sandbox::available()
     );
-    for (label, sandboxed) in [("sandboxed, shared checkout", true), ("per-agent worktrees", false)] {
+    for (label, sandboxed) in [
+        ("sandboxed, shared checkout", true),
+        ("per-agent worktrees", false),
+    ] {
         let mut results = Vec::new();
         for round in 0..rounds {
-            results.push(run_once(&repo, &agents, &tmp.path().join(format!("{label}-{round}")), sandboxed));
+            results.push(run_once(
+                &repo,
+                &agents,
+                &tmp.path().join(format!("{label}-{round}")),
+                sandboxed,
+            ));
         }
         results.sort_by(|a, b| a.0.total_cmp(&b.0));
         let (wall, slowest, setup) = results[results.len() / 2];
@@ -106,8 +114,16 @@ fn run_once(repo: &Path, agents: &[AgentSpec], bundle: &Path, sandboxed: bool) -
         ..DispatchOptions::default()
     };
     let brief = "Review this change.\n".repeat(5_000);
-    let outcome = dispatch_blocking(repo, "HEAD", &brief, agents, bundle, ProgressMode::Silent, options)
-        .expect("runtime");
+    let outcome = dispatch_blocking(
+        repo,
+        "HEAD",
+        &brief,
+        agents,
+        bundle,
+        ProgressMode::Silent,
+        options,
+    )
+    .expect("runtime");
     for r in &outcome.reviews {
         assert!(r.error.is_none(), "{}: {:?}", r.agent, r.error);
     }

@@ -262,9 +262,12 @@ fn finding(out: &mut String, f: &MergedFinding, displays: &DisplayNames<'_>) {
         let ids: Vec<String> = f
             .sources
             .iter()
-            .map(|s| {
-                let sev = s.severity.map(|v| format!(", {v}")).unwrap_or_default();
-                format!("{} {}{sev}", displays.of(&s.agent), s.id)
+            .map(|s| match &s.noted_in {
+                Some(section) => format!("also noted by {} in {section}", displays.of(&s.agent)),
+                None => {
+                    let sev = s.severity.map(|v| format!(", {v}")).unwrap_or_default();
+                    format!("{} {}{sev}", displays.of(&s.agent), s.id)
+                }
             })
             .collect();
         let _ = writeln!(out, "_Sources: {}._\n", ids.join("; "));

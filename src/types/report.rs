@@ -142,10 +142,16 @@ pub struct ReportMeta {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SourceRef {
     pub agent: String,
-    /// The finding's id in that agent's review.
+    /// The finding's id in that agent's review; for a note, its section and position
+    /// (`Testing 2`).
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
+    /// Set when the source is not a finding but a note of the agent's review that backs the
+    /// finding (a testing, documentation or design item citing the same place): the section,
+    /// `Testing`, `Documentation` or `Design`. "Also noted by Codex in Testing".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noted_in: Option<String>,
 }
 
 /// A finding of the report: one defect, with every agent's finding that named it.
