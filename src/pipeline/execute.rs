@@ -51,6 +51,12 @@ pub struct RunOutcome {
 
 /// Runs `plan`: bundle → dispatch → parse → verify → consolidate → report → store.
 pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> {
+    if plan.agents.is_empty() && plan.not_installed.is_empty() {
+        anyhow::bail!(
+            "no agent is left to run ({}): pick others with `--agents` or fix the config",
+            plan.notes.join("; ")
+        );
+    }
     if plan.agents.is_empty() {
         let list: Vec<String> = plan
             .not_installed

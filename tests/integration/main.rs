@@ -37,5 +37,6 @@ mod target_diff;
 mod target_environment;
 mod target_resolve;
 mod target_uncommitted;
+mod trust_config;
 mod verify_coverage;
 mod verify_findings;
