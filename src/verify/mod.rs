@@ -51,21 +51,31 @@ mod check;
 pub mod coverage;
 mod git;
 mod history;
+mod known_issue;
+mod lookups;
 pub mod quote;
+mod scan;
 mod source;
 pub mod symbols;
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
 use crate::target::diff::changed_files;
-use crate::types::ChangedFile;
+use crate::types::{ChangedFile, Finding, Location};
 use crate::types::{Review, Verification, VerificationStatus};
 
 use check::Checker;
+use scan::{ScanRequest, scan};
 use source::RepoSnapshot;
+use symbols::Symbol;
+
+/// Rounds of checks and scans: a check asks at most a quote search, then (once its quote is
+/// placed) an added-lines search, so three rounds answer everything; the bound only guards.
+const MAX_ROUNDS: usize = 4;
 
 /// What to verify against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,11 +184,8 @@ fn run(
                 .to_string(),
         );
     }
-    let source = RepoSnapshot::open(&ctx.repo, head.clone(), base.clone(), Vec::new())?;
-    let mut checker = Checker::new(source);
-    // The identifier lookup reads the whole tree: it runs while the diff and the checks do.
-    let search = checker.start_symbol_search(reviews.iter().flat_map(|r| r.findings.iter()));
-    checker.src.changed = match (changed, &base) {
+    let mut src = RepoSnapshot::open(&ctx.repo, head.clone(), base.clone())?;
+    src.set_changed(match (changed, &base) {
         (Some(changed), _) => changed,
         (None, Some(base)) => changed_files(&ctx.repo, base, &head).with_context(|| {
             format!(
@@ -188,29 +195,99 @@ fn run(
             )
         })?,
         (None, None) => Vec::new(),
-    };
-    checker.prefetch(reviews.iter().flat_map(|r| r.findings.iter()))?;
-    let mut verifications = Vec::new();
-    for review in reviews.iter_mut() {
-        for finding in &mut review.findings {
+    });
+    let mut checker = Checker::new(src);
+    let findings: Vec<&Finding> = reviews.iter().flat_map(|r| r.findings.iter()).collect();
+    let symbols: Vec<Vec<Symbol>> = findings
+        .iter()
+        .map(|f| symbols::candidates(f, |name| checker.src.is_file_name(name)))
+        .collect();
+    checker.prefetch(findings.iter().copied())?;
+
+    // Check every finding; then answer in one scan what the checks asked beyond their cited
+    // files (and which identifiers exist, for those the files read so far do not show), and
+    // check again the findings that asked.
+    let originals: Vec<Finding> = findings.into_iter().cloned().collect();
+    let mut checked: Vec<Option<(Verification, Vec<Location>)>> = vec![None; originals.len()];
+    let mut todo: Vec<usize> = (0..originals.len()).collect();
+    let mut present: HashSet<String> = HashSet::new();
+    for round in 0..MAX_ROUNDS {
+        for &i in &todo {
+            let mut f = originals[i].clone();
             let v = checker
-                .check(finding)
-                .with_context(|| format!("verifying finding {} of {}", finding.id, review.agent))?;
-            verifications.push(v);
+                .check(i, &mut f)
+                .with_context(|| format!("verifying finding {}", f.id))?;
+            checked[i] = Some((v, f.locations));
+        }
+        let open = checker.lookups.take_open();
+        let mut request = match &open {
+            Some((request, _)) => ScanRequest {
+                words: HashSet::new(),
+                quotes: request.quotes.clone(),
+                added: request.added.clone(),
+            },
+            None => ScanRequest::default(),
+        };
+        if round == 0 {
+            request.words = words_to_look_up(&symbols, &checker.src, &mut present);
+        }
+        if request.is_empty() {
+            break;
+        }
+        let mut result = scan(&checker.src, &request)?;
+        present.extend(std::mem::take(&mut result.words));
+        match open {
+            Some((_, questions)) if round + 1 < MAX_ROUNDS => {
+                checker.lookups.answer(&questions, &mut result);
+                todo = questions.askers;
+            }
+            _ => break,
         }
     }
-    outcome
-        .notes
-        .extend(search.finish(verifications.iter_mut()));
-    let mut verifications = verifications.into_iter();
+
+    let mut checked = checked.into_iter();
+    let mut symbols = symbols.into_iter();
     for finding in reviews.iter_mut().flat_map(|r| r.findings.iter_mut()) {
-        if let Some(v) = verifications.next() {
-            outcome.counts.add(&v);
-            finding.verification = Some(v);
-        }
+        let (Some(Some((mut v, locations))), Some(names)) = (checked.next(), symbols.next()) else {
+            continue;
+        };
+        symbols::record_missing(&mut v, names, &present);
+        finding.locations = locations;
+        outcome.counts.add(&v);
+        finding.verification = Some(v);
     }
     outcome.changed_files = std::mem::take(&mut checker.src.changed);
     Ok(outcome)
+}
+
+/// The identifier parts the findings name that the files read so far do not show (those are
+/// added to `present`): what the scan must look for in the rest of the repository.
+fn words_to_look_up(
+    symbols: &[Vec<Symbol>],
+    src: &RepoSnapshot,
+    present: &mut HashSet<String>,
+) -> HashSet<String> {
+    let mut wanted: HashSet<String> = symbols
+        .iter()
+        .flatten()
+        .flat_map(|s| s.parts.iter().cloned())
+        .collect();
+    if wanted.is_empty() {
+        return wanted;
+    }
+    for text in src.texts_read() {
+        for line in &text.folded {
+            for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if !word.is_empty() && wanted.remove(word) {
+                    present.insert(word.to_string());
+                }
+            }
+        }
+        if wanted.is_empty() {
+            break;
+        }
+    }
+    wanted
 }
 
 /// Marks every finding `unchecked` with `why` (no repository to check against).

@@ -29,3 +29,4 @@ mod target_diff;
 mod target_resolve;
 mod verify_coverage;
 mod verify_findings;
+mod verify_quotes;
