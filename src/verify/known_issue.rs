@@ -3,9 +3,11 @@
 //! in the block around them. Calibration lowers the finding's severity one level for it and
 //! quotes the comment as the reason: the code's author already knows.
 //!
-//! The search is bounded: the cited lines, then the enclosing blocks out to the top-level one
-//! (found by indentation) and the comment lines just above it, never more than
-//! [`MAX_REACH`] lines from the cited ones. The comment nearest the cited lines wins.
+//! Only comments that speak about these lines count, nearest first: the cited lines
+//! themselves (a trailing comment), the comment just above them, then for each enclosing block
+//! outward (found by indentation, within [`MAX_REACH`] lines) its first line and the comment
+//! above it (a function's doc comment). A `TODO` elsewhere in a long function is about other
+//! code and is not taken.
 
 use std::sync::LazyLock;
 
@@ -13,14 +15,18 @@ use regex::Regex;
 
 use super::quote::{FileText, is_comment_line};
 
-/// How far above or below the cited lines the enclosing block is looked for.
-const MAX_REACH: usize = 80;
+/// How far above the cited lines enclosing blocks are looked for.
+const MAX_REACH: usize = 120;
 
-/// How many comment lines above a block's first line belong to it (its doc comment).
-const MAX_DOC_LINES: usize = 12;
+/// How many lines a comment block above or below a line may have.
+const MAX_COMMENT_RUN: usize = 12;
 
-/// The quoted comment is cut at this many characters.
+/// The quoted comment is cut at this many characters (at the end of a sentence when one ends
+/// past half of it).
 const MAX_COMMENT_CHARS: usize = 240;
+
+/// How many comment lines after the marked one may continue it.
+const MAX_CONTINUATION: usize = 8;
 
 /// The markers, as whole words: `TODO`, `FIXME`, `HACK` in any case, `XXX` in capitals, and
 /// "temporary" only where it says the code is (`temporary fix`, `is temporary`, `temporarily`),
@@ -37,8 +43,8 @@ static MARKER: LazyLock<Regex> = LazyLock::new(|| {
     .expect("valid regex")
 });
 
-/// The text of a known-issue comment at lines `start..=end` (1-based) of `file` or in their
-/// enclosing block, nearest first; `None` when there is none.
+/// The text of a known-issue comment about lines `start..=end` (1-based) of `file`, nearest
+/// first; `None` when there is none.
 pub fn comment_near(file: &FileText, start: u32, end: u32) -> Option<String> {
     let n = file.lines.len();
     if n == 0 || start == 0 {
@@ -46,36 +52,45 @@ pub fn comment_near(file: &FileText, start: u32, end: u32) -> Option<String> {
     }
     let first = (start as usize - 1).min(n - 1);
     let last = (end as usize).clamp(first + 1, n) - 1;
-    let (from, to) = enclosing_block(file, first, last);
-    // Nearest to the cited lines first: the cited lines, then outward.
-    let mut order: Vec<usize> = (first..=last).collect();
-    let (mut up, mut down) = (first, last);
-    while up > from || down < to {
-        if up > from {
-            up -= 1;
-            order.push(up);
-        }
-        if down < to {
-            down += 1;
-            order.push(down);
-        }
+    let mut places: Vec<usize> = (first..=last).collect();
+    places.extend(comments_above(file, first));
+    for header in enclosing_headers(file, first, last) {
+        places.push(header);
+        places.extend(comments_above(file, header));
     }
-    order.into_iter().find_map(|i| marker_comment(file, i))
+    places.into_iter().find_map(|i| marker_comment(file, i))
 }
 
-/// The lines of the block that encloses lines `first..=last`: up to the nearest line above
-/// that is indented less than they are, repeatedly, to the outermost such line within reach
-/// (the function), with the comment lines just above it; down to the line that closes it (the
-/// first one indented no more than its first line).
-fn enclosing_block(file: &FileText, first: usize, last: usize) -> (usize, usize) {
+/// The comment lines just above line `i` (a blank line between allowed), nearest first.
+fn comments_above(file: &FileText, i: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut j = i;
+    let mut blank_seen = false;
+    while j > 0 && out.len() < MAX_COMMENT_RUN {
+        j -= 1;
+        let line = &file.folded[j];
+        if line.is_empty() && !blank_seen && out.is_empty() {
+            blank_seen = true;
+            continue;
+        }
+        if !is_comment_line(line) {
+            break;
+        }
+        out.push(j);
+    }
+    out
+}
+
+/// The first lines of the blocks enclosing lines `first..=last`, innermost first: going up,
+/// each code line indented less than everything below it, to the first one not indented.
+fn enclosing_headers(file: &FileText, first: usize, last: usize) -> Vec<usize> {
     let floor = first.saturating_sub(MAX_REACH);
-    let ceiling = (last + MAX_REACH).min(file.lines.len() - 1);
     let mut indent = (first..=last)
         .filter(|&i| !file.folded[i].is_empty())
         .map(|i| indentation(&file.lines[i]))
         .min()
         .unwrap_or(0);
-    let mut top = first;
+    let mut headers = Vec::new();
     let mut i = first;
     while indent > 0 && i > floor {
         i -= 1;
@@ -84,38 +99,15 @@ fn enclosing_block(file: &FileText, first: usize, last: usize) -> (usize, usize)
         }
         let here = indentation(&file.lines[i]);
         if here < indent {
-            top = i;
+            headers.push(i);
             indent = here;
         }
     }
-    // The block's doc comment.
-    let mut from = top;
-    while from > floor && top - from < MAX_DOC_LINES && is_comment_line(&file.folded[from - 1]) {
-        from -= 1;
-    }
-    let mut to = last;
-    while to < ceiling {
-        let next = to + 1;
-        if !file.folded[next].is_empty() && indentation(&file.lines[next]) <= indent && next > top {
-            // The closing line (`}`, `end`) belongs to the block; a new statement does not.
-            if is_closing(&file.folded[next]) {
-                to = next;
-            }
-            break;
-        }
-        to = next;
-    }
-    (from, to)
+    headers
 }
 
 fn indentation(line: &str) -> usize {
     line.len() - line.trim_start().len()
-}
-
-/// `}`, `})`, `end`, `fi`, `done`, `esac`, `];`: a line that only closes a block.
-fn is_closing(folded: &str) -> bool {
-    folded.chars().all(|c| "}])>;,".contains(c))
-        || ["end", "fi", "done", "esac", "endif", "end;"].contains(&folded)
 }
 
 /// The known-issue comment on line `i`, with the comment lines that continue it: the comment's
@@ -126,7 +118,7 @@ fn marker_comment(file: &FileText, i: usize) -> Option<String> {
     let opener = comment_start(line, m.start())?;
     let mut text = strip_opener(&line[opener..]).to_string();
     // Continuation lines: whole-line comments that do not start a new marked comment.
-    for next in file.folded.iter().skip(i + 1).take(3) {
+    for next in file.folded.iter().skip(i + 1).take(MAX_CONTINUATION) {
         if !is_comment_line(next) || MARKER.is_match(next) {
             break;
         }
@@ -183,9 +175,11 @@ fn cut(text: &str) -> String {
     if text.chars().count() <= MAX_COMMENT_CHARS {
         return text.to_string();
     }
-    let mut out: String = text.chars().take(MAX_COMMENT_CHARS - 1).collect();
-    out.push('…');
-    out
+    let head: String = text.chars().take(MAX_COMMENT_CHARS - 1).collect();
+    match head.rfind(". ") {
+        Some(at) if at >= head.len() / 2 => head[..=at].to_string(),
+        _ => head + "…",
+    }
 }
 
 #[cfg(test)]
@@ -237,27 +231,64 @@ mod tests {
     }
 
     #[test]
-    fn found_in_the_enclosing_function_not_beyond() {
+    fn found_around_the_lines_and_the_enclosing_blocks_not_beyond() {
         let f = file(&[
-            "// FIXME: other function",  // 1
-            "fn other() {}",             // 2
-            "",                          // 3
-            "/// Sends with retries.",   // 4
-            "/// HACK: no backoff yet.", // 5
-            "fn send() {",               // 6
-            "    loop {",                // 7
-            "        post();",           // 8
-            "    }",                     // 9
-            "}",                         // 10
-            "// TODO: unrelated",        // 11
+            "// FIXME: other function",           // 1
+            "fn other() {}",                      // 2
+            "",                                   // 3
+            "/// Sends with retries.",            // 4
+            "/// HACK: no backoff yet.",          // 5
+            "fn send() {",                        // 6
+            "    // TODO: about prepare only",    // 7
+            "    prepare();",                     // 8
+            "    loop {",                         // 9
+            "        post();",                    // 10
+            "    }",                              // 11
+            "    // XXX: the flush is unchecked", // 12
+            "",                                   // 13
+            "    flush();",                       // 14
+            "}",                                  // 15
         ]);
+        // The loop's own lines have no comment; the function's doc comment has one.
+        assert_eq!(
+            comment_near(&f, 10, 10).as_deref(),
+            Some("HACK: no backoff yet.")
+        );
         assert_eq!(
             comment_near(&f, 8, 8).as_deref(),
-            Some("HACK: no backoff yet.")
+            Some("TODO: about prepare only")
+        );
+        assert_eq!(
+            comment_near(&f, 14, 14).as_deref(),
+            Some("XXX: the flush is unchecked")
         );
         assert_eq!(
             comment_near(&f, 2, 2).as_deref(),
             Some("FIXME: other function")
         );
+        let g = file(&[
+            "/// HACK: no backoff yet.",
+            "fn send() {",
+            "    prepare();",
+            "    // XXX: other code",
+            "    other();",
+            "    loop {",
+            "        post();",
+            "    }",
+            "}",
+        ]);
+        // A marked comment elsewhere in the body is about other code; the doc comment counts.
+        assert_eq!(
+            comment_near(&g, 7, 7).as_deref(),
+            Some("HACK: no backoff yet.")
+        );
+        let h = file(&[
+            "fn a() {",
+            "    // XXX: other code",
+            "    other();",
+            "    mine();",
+            "}",
+        ]);
+        assert_eq!(comment_near(&h, 4, 4), None);
     }
 }
