@@ -429,9 +429,11 @@ fn sample(scenario: &str, repo: &Path) -> Sample {
         .and_then(|s| s.parse().ok())
         .expect("peak RSS");
     let counts = fields.next().expect("counts").to_string();
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     Sample {
         took,
         listed,
+        cpu: Duration::from_secs_f64(seconds(usage.ru_utime) + seconds(usage.ru_stime)),
         own_rss,
         max_rss: usage.ru_maxrss as u64 * 1024,
         counts,
@@ -444,6 +446,9 @@ struct Sample {
     took: Duration,
     /// Of which listing the change's files (the target stage's `git diff`).
     listed: Duration,
+    /// CPU time of the whole child and its git processes (user + system): less sensitive than
+    /// wall time to what else the machine runs.
+    cpu: Duration,
     /// The verifying process's peak resident memory.
     own_rss: u64,
     /// The largest peak of the process and the git processes it ran (what `wait4` reports).
@@ -472,11 +477,12 @@ fn measure(name: &str, what: &str, scenario: &str, repo: &Path) {
         .collect();
     println!(
         "{name:<14} {what}\n{:<14} median {:.0} ms, of which {:.0} ms listing the change's files \
-         (samples {} ms)\n{:<14} peak RSS {:.0} MB (with its git processes {:.0} MB)\n{:<14} {}\n",
+         (samples {} ms), CPU {:.0} ms with git\n{:<14} peak RSS {:.0} MB (with its git processes {:.0} MB)\n{:<14} {}\n",
         "",
         median.took.as_secs_f64() * 1000.0,
         median.listed.as_secs_f64() * 1000.0,
         all.join(" / "),
+        median.cpu.as_secs_f64() * 1000.0,
         "",
         own_rss as f64 / 1e6,
         max_rss as f64 / 1e6,

@@ -5,7 +5,7 @@
 //!
 //! Only comments that speak about these lines count, nearest first: the cited lines
 //! themselves (a trailing comment), the comment just above them, then for each enclosing block
-//! outward (found by indentation, within [`MAX_REACH`] lines) its first line and the comment
+//! outward (found by indentation, within `MAX_REACH` lines) its first line and the comment
 //! above it (a function's doc comment). A `TODO` elsewhere in a long function is about other
 //! code and is not taken.
 

@@ -6,9 +6,13 @@
 //! finding with plain code and records the result in [`Verification`]; it also corrects what
 //! it can (full paths, the real lines), keeping the reviewer's version in the note.
 //!
-//! It reads commits, never the checkout: the head tree is listed once, each file is read at
-//! most once through one `git cat-file --batch`, and every identifier of every finding is
-//! looked up in one `git grep`.
+//! It reads commits, never the checkout, and its cost follows the findings, not the
+//! repository: the head tree is listed once (a path is a map lookup), each cited file is read
+//! at most once through one `git cat-file --batch`, and what the checks need beyond their cited
+//! files (a quote whose file is wrong, identifiers the files read do not show, the change's
+//! added lines) is collected over all findings and answered by one streamed scan (`scan.rs`):
+//! the changed files, then the rest of the tree only when something is still open. Findings
+//! that ask nothing beyond their files cost no scan at all.
 //!
 //! # How a finding is judged
 //!
@@ -24,17 +28,23 @@
 //!   `ungrounded` ("quoted code not found in x.go at head"). A distinctive quote that exactly
 //!   one other changed file holds moves the finding there (`relocated`, "quoted code is in
 //!   b.go:20, not in a.go"). A cited path that does not exist is looked for by its quote in
-//!   the changed files, then the tree.
+//!   the changed files, then the tree. A quote found nowhere that is a commit message of the
+//!   change or prose is `unchecked` ("quoted text is a commit message, not code"), not
+//!   ungrounded.
 //! - **no quote**: `grounded` when path and lines exist, `ungrounded` when not; no location and
 //!   no quote: `unchecked`. Binary files and submodules are never quote-matched: `unchecked`
 //!   when a quote or lines were cited there.
 //! - **symbols**: backticked identifiers of the title and explanation (see [`symbols`]) that
-//!   exist nowhere at head go to `symbols_missing`; they do not change the status.
+//!   exist nowhere at head go to `symbols_missing`; they do not change the status. Names the
+//!   finding proposes (in its fix, a diff, a "replace ... with `x`" sentence) are not checked.
 //! - **pre-existing**: a `regression` whose grounded lines the change did not touch (no added
 //!   line among them, no deletion inside, same text at the merge-base) is `pre_existing`,
 //!   unless the change's added lines call a name those lines define or copy them ("kept as a
 //!   regression: ... the change calls `f` at a.go:12").
 //! - **outside_change**: none of the finding's paths is among the changed files.
+//! - **known_issue_comment**: a `TODO`/`FIXME`/`XXX`/`HACK`/"temporary" comment at the
+//!   grounded lines, just above them, or on or above the first line of a block enclosing them
+//!   (see `known_issue.rs`), quoted; calibration lowers the severity one level for it.
 //!
 //! `note` joins what there is to say, in that order, with "; ".
 //!
@@ -260,8 +270,8 @@ fn run(
     Ok(outcome)
 }
 
-/// The identifier parts the findings name that the files read so far do not show (those are
-/// added to `present`): what the scan must look for in the rest of the repository.
+/// The identifier parts the findings name that the files read so far at head do not show
+/// (those are added to `present`): what the scan must look for in the rest of the repository.
 fn words_to_look_up(
     symbols: &[Vec<Symbol>],
     src: &RepoSnapshot,
@@ -275,7 +285,7 @@ fn words_to_look_up(
     if wanted.is_empty() {
         return wanted;
     }
-    for text in src.texts_read() {
+    for text in src.head_texts_read() {
         for line in &text.folded {
             for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
                 if !word.is_empty() && wanted.remove(word) {

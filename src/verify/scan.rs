@@ -141,6 +141,9 @@ struct Pattern {
     word: Option<bool>,
     /// The quote jobs it is a needle of.
     jobs: Vec<usize>,
+    /// Part of a key of the added-lines search: a changed file without any such pattern is not
+    /// split into lines for it.
+    added: bool,
 }
 
 impl<'r> State<'r> {
@@ -159,7 +162,24 @@ impl<'r> State<'r> {
                 text: (*w).clone(),
                 word: Some(false),
                 jobs: Vec::new(),
+                added: false,
             });
+        }
+        // The added-lines keys by their longest whitespace-free part (a name is its own).
+        for key in &request.added {
+            let Some(token) = key.split_whitespace().max_by_key(|t| t.len()) else {
+                continue;
+            };
+            let at = *index.entry(token.to_string()).or_insert_with(|| {
+                patterns.push(Pattern {
+                    text: token.to_string(),
+                    word: None,
+                    jobs: Vec::new(),
+                    added: false,
+                });
+                patterns.len() - 1
+            });
+            patterns[at].added = true;
         }
         let mut satisfied = Vec::with_capacity(request.quotes.len());
         for (j, job) in request.quotes.iter().enumerate() {
@@ -172,6 +192,7 @@ impl<'r> State<'r> {
                         text: needle,
                         word: None,
                         jobs: Vec::new(),
+                        added: false,
                     });
                     patterns.len() - 1
                 });
@@ -227,10 +248,10 @@ impl<'r> State<'r> {
         if bytes[..bytes.len().min(8000)].contains(&0) {
             return; // binary
         }
-        let jobs = self.search(bytes, changed);
+        let (jobs, added) = self.search(bytes, changed);
         let text = self.match_quotes(&jobs, paths, bytes);
         if let Some(hunks) = hunks
-            && !self.request.added.is_empty()
+            && added
         {
             let text = text.unwrap_or_else(|| FileText::new(&String::from_utf8_lossy(bytes)));
             self.find_added(&paths[0], &text, hunks);
@@ -238,14 +259,17 @@ impl<'r> State<'r> {
     }
 
     /// One pass of the automaton over the file: marks the identifiers found as whole words and
-    /// returns the quote jobs whose needles it holds (and that still want a file).
-    fn search(&mut self, bytes: &[u8], changed: bool) -> Vec<usize> {
+    /// returns the quote jobs whose needles it holds (and that still want a file), and whether
+    /// it holds a part of an added-lines key.
+    fn search(&mut self, bytes: &[u8], changed: bool) -> (Vec<usize>, bool) {
         let mut jobs: Vec<usize> = Vec::new();
+        let mut added = false;
         let Some(matcher) = &self.matcher else {
-            return jobs;
+            return (jobs, added);
         };
         for m in matcher.find_overlapping_iter(bytes) {
             let pattern = &mut self.patterns[m.pattern().as_usize()];
+            added |= pattern.added;
             if pattern.word == Some(false) {
                 let before = m.start().checked_sub(1).map(|i| bytes[i]);
                 let after = bytes.get(m.end()).copied();
@@ -263,7 +287,7 @@ impl<'r> State<'r> {
                 }
             }
         }
-        jobs
+        (jobs, added)
     }
 
     /// Matches the quotes of `jobs` against the file; returns the file's text when it had to

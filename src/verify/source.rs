@@ -144,10 +144,10 @@ impl RepoSnapshot {
         files
     }
 
-    /// The text files read so far (at head or at the merge-base).
-    pub fn texts_read(&self) -> impl Iterator<Item = &FileText> {
-        self.cache.values().filter_map(|c| match &**c {
-            Content::Text(t) => Some(t),
+    /// The text files read so far at head.
+    pub fn head_texts_read(&self) -> impl Iterator<Item = &FileText> {
+        self.cache.iter().filter_map(|((side, _), c)| match &**c {
+            Content::Text(t) if *side == Side::Head => Some(t),
             _ => None,
         })
     }
