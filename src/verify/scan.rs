@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 
 use super::git::for_each_blob;
 use super::history;
-use super::quote::{FileText, Quote};
+use super::quote::{FileText, Quote, fold};
 use super::source::RepoSnapshot;
 
 /// Where a quote may be.
@@ -249,12 +249,11 @@ impl<'r> State<'r> {
             return; // binary
         }
         let (jobs, added) = self.search(bytes, changed);
-        let text = self.match_quotes(&jobs, paths, bytes);
+        self.match_quotes(&jobs, paths, bytes);
         if let Some(hunks) = hunks
             && added
         {
-            let text = text.unwrap_or_else(|| FileText::new(&String::from_utf8_lossy(bytes)));
-            self.find_added(&paths[0], &text, hunks);
+            self.find_added(&paths[0], bytes, hunks);
         }
     }
 
@@ -290,11 +289,10 @@ impl<'r> State<'r> {
         (jobs, added)
     }
 
-    /// Matches the quotes of `jobs` against the file; returns the file's text when it had to
-    /// be split into lines.
-    fn match_quotes(&mut self, jobs: &[usize], paths: &[String], bytes: &[u8]) -> Option<FileText> {
+    /// Matches the quotes of `jobs` against the file.
+    fn match_quotes(&mut self, jobs: &[usize], paths: &[String], bytes: &[u8]) {
         if jobs.is_empty() {
-            return None;
+            return;
         }
         let text = FileText::new(&String::from_utf8_lossy(bytes));
         for &j in jobs {
@@ -312,29 +310,38 @@ impl<'r> State<'r> {
                 self.satisfied[j] = true;
             }
         }
-        Some(text)
     }
 
-    /// Records where the change first adds each requested identifier or line.
-    fn find_added(&mut self, path: &str, text: &FileText, hunks: &[crate::types::Hunk]) {
-        for (s, e) in history::added_ranges(hunks) {
-            for line in s.max(1)..=e.min(text.line_count()) {
-                let folded = &text.folded[line as usize - 1];
-                if self.request.added.contains(folded.as_str()) {
+    /// Records where the change first adds each requested identifier or line: only the added
+    /// lines of the file are decoded and folded.
+    fn find_added(&mut self, path: &str, bytes: &[u8], hunks: &[crate::types::Hunk]) {
+        let mut ranges = history::added_ranges(hunks).peekable();
+        for (i, raw) in bytes.split(|b| *b == b'\n').enumerate() {
+            let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            while ranges.peek().is_some_and(|(_, e)| *e < line) {
+                ranges.next();
+            }
+            let Some((s, _)) = ranges.peek() else {
+                break;
+            };
+            if line < *s {
+                continue;
+            }
+            let folded = fold(&String::from_utf8_lossy(raw));
+            if self.request.added.contains(folded.as_str()) {
+                self.result
+                    .added
+                    .entry(folded.clone())
+                    .or_insert_with(|| (path.to_string(), line));
+            }
+            for word in folded
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| w.len() > 2)
+            {
+                if self.request.added.contains(word) && !self.result.added.contains_key(word) {
                     self.result
                         .added
-                        .entry(folded.clone())
-                        .or_insert_with(|| (path.to_string(), line));
-                }
-                for word in folded
-                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .filter(|w| w.len() > 2)
-                {
-                    if self.request.added.contains(word) && !self.result.added.contains_key(word) {
-                        self.result
-                            .added
-                            .insert(word.to_string(), (path.to_string(), line));
-                    }
+                        .insert(word.to_string(), (path.to_string(), line));
                 }
             }
         }
