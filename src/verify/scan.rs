@@ -131,6 +131,10 @@ struct State<'r> {
     words_found: usize,
     /// Quote jobs with enough files found.
     satisfied: Vec<bool>,
+    /// Per pattern, the number of the last file it was seen in (so a needle found a million
+    /// times in one file costs its jobs once), and the files visited.
+    seen_in: Vec<usize>,
+    files: usize,
     result: ScanResult,
 }
 
@@ -213,6 +217,8 @@ impl<'r> State<'r> {
             .context("could not build the search of identifiers and quotes")?;
         Ok(State {
             request,
+            seen_in: vec![usize::MAX; patterns.len()],
+            files: 0,
             words_wanted: words.len(),
             words_found: 0,
             patterns,
@@ -266,8 +272,10 @@ impl<'r> State<'r> {
         let Some(matcher) = &self.matcher else {
             return (jobs, added);
         };
+        self.files += 1;
         for m in matcher.find_overlapping_iter(bytes) {
-            let pattern = &mut self.patterns[m.pattern().as_usize()];
+            let p = m.pattern().as_usize();
+            let pattern = &mut self.patterns[p];
             added |= pattern.added;
             if pattern.word == Some(false) {
                 let before = m.start().checked_sub(1).map(|i| bytes[i]);
@@ -278,14 +286,23 @@ impl<'r> State<'r> {
                     self.result.words.insert(pattern.text.clone());
                 }
             }
+            if self.seen_in[p] == self.files {
+                continue;
+            }
+            if pattern.word != Some(false) {
+                // Whole-word checks aside, one sighting per file is enough.
+                self.seen_in[p] = self.files;
+            }
             for &j in &pattern.jobs {
                 let job = &self.request.quotes[j];
                 let wanted = !self.satisfied[j] && (changed || job.scope == Scope::ChangedThenTree);
-                if wanted && !jobs.contains(&j) {
+                if wanted {
                     jobs.push(j);
                 }
             }
         }
+        jobs.sort_unstable();
+        jobs.dedup();
         (jobs, added)
     }
 

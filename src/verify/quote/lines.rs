@@ -154,7 +154,9 @@ pub(super) fn matches_at(q: &QLine, file: &FileText, j: usize) -> Option<usize> 
 }
 
 /// `Call(...)` for `Call(` on line `j`, the arguments on the next lines and `)` closing a later
-/// one: the shortest run of at most [`MAX_WILDCARD_SPAN`] lines, joined, that the pieces match.
+/// one: the run of lines up to the first (within [`MAX_WILDCARD_SPAN`]) that ends with the last
+/// piece, joined, matched against the pieces. Only that first closing line is tried, so a line
+/// costs `O(MAX_WILDCARD_SPAN × line length)` whatever the file.
 fn wildcard_over_lines(pieces: &[String], file: &FileText, j: usize) -> Option<usize> {
     let first = pieces.first().filter(|p| !p.is_empty())?;
     let last = pieces.last().filter(|p| !p.is_empty())?;
@@ -173,9 +175,7 @@ fn wildcard_over_lines(pieces: &[String], file: &FileText, j: usize) -> Option<u
             continue;
         }
         let joined = file.folded[j..k].join(" ") + " " + code;
-        if wildcard_match(pieces, &joined) {
-            return Some(k);
-        }
+        return wildcard_match(pieces, &joined).then_some(k);
     }
     None
 }

@@ -316,4 +316,18 @@ mod tests {
         assert_eq!(q.needles(), vec!["compute_thing(42);", "return"]);
         assert!(Quote::parse("}\n)").unwrap().needles().is_empty());
     }
+
+    #[test]
+    fn an_inline_ellipsis_against_a_file_of_calls_is_linear() {
+        // Every line opens and closes the call; the middle piece is nowhere. Each line tries
+        // one run of lines, not every run up to the span limit.
+        let f = file(&"call(a, b)\n".repeat(100_000));
+        let q = Quote::parse("call(... missing ...)").unwrap();
+        assert!(q.find_in(&f).is_empty());
+        let g = file("x = call(\n    a,\n    b,\n)\n");
+        assert_eq!(
+            Quote::parse("x = call(...)").unwrap().find_in(&g),
+            vec![(1, 4)]
+        );
+    }
 }
