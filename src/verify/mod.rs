@@ -207,36 +207,38 @@ fn run(
         (None, None) => Vec::new(),
     });
     let mut checker = Checker::new(src);
-    let findings: Vec<&Finding> = reviews.iter().flat_map(|r| r.findings.iter()).collect();
+    let findings: Vec<(&str, &Finding)> = reviews
+        .iter()
+        .flat_map(|r| r.findings.iter().map(|f| (r.agent.as_str(), f)))
+        .collect();
     let symbols: Vec<Vec<Symbol>> = findings
         .iter()
-        .map(|f| symbols::candidates(f, |name| checker.src.is_file_name(name)))
+        .map(|(_, f)| symbols::candidates(f, |name| checker.src.is_file_name(name)))
         .collect();
-    checker.prefetch(findings.iter().copied())?;
+    checker.prefetch(findings.iter().map(|(_, f)| *f))?;
 
     // Check every finding; then answer in one scan what the checks asked beyond their cited
     // files (and which identifiers exist, for those the files read so far do not show), and
     // check again the findings that asked.
-    let originals: Vec<Finding> = findings.into_iter().cloned().collect();
+    let originals: Vec<(String, Finding)> = findings
+        .into_iter()
+        .map(|(agent, f)| (agent.to_string(), f.clone()))
+        .collect();
     let mut checked: Vec<Option<(Verification, Vec<Location>)>> = vec![None; originals.len()];
     let mut todo: Vec<usize> = (0..originals.len()).collect();
     let mut present: HashSet<String> = HashSet::new();
     for round in 0..MAX_ROUNDS {
         for &i in &todo {
-            let mut f = originals[i].clone();
+            let (agent, original) = &originals[i];
+            let mut f = original.clone();
             let v = checker
                 .check(i, &mut f)
-                .with_context(|| format!("verifying finding {}", f.id))?;
+                .with_context(|| format!("verifying finding {} of {agent}", f.id))?;
             checked[i] = Some((v, f.locations));
         }
-        let open = checker.lookups.take_open();
-        let mut request = match &open {
-            Some((request, _)) => ScanRequest {
-                words: HashSet::new(),
-                quotes: request.quotes.clone(),
-                added: request.added.clone(),
-            },
-            None => ScanRequest::default(),
+        let (mut request, open) = match checker.lookups.take_open() {
+            Some((request, open)) => (request, Some(open)),
+            None => (ScanRequest::default(), None),
         };
         if round == 0 {
             request.words = words_to_look_up(&symbols, &checker.src, &mut present);
@@ -247,9 +249,9 @@ fn run(
         let mut result = scan(&checker.src, &request)?;
         present.extend(std::mem::take(&mut result.words));
         match open {
-            Some((_, questions)) if round + 1 < MAX_ROUNDS => {
-                checker.lookups.answer(&questions, &mut result);
-                todo = questions.askers;
+            Some(open) if round + 1 < MAX_ROUNDS => {
+                checker.lookups.answer(&open, &mut result);
+                todo = open.askers;
             }
             _ => break,
         }
