@@ -83,6 +83,10 @@ use scan::{ScanRequest, scan};
 use source::RepoSnapshot;
 use symbols::Symbol;
 
+/// At most this many identifiers are looked up in the tree (a review naming half a million
+/// would otherwise build an automaton of hundreds of megabytes); the rest count as present.
+const MAX_WORDS_LOOKED_UP: usize = 20_000;
+
 /// Rounds of checks and scans: a check asks at most a quote search, then (once its quote is
 /// placed) an added-lines search, so three rounds answer everything; the bound only guards.
 const MAX_ROUNDS: usize = 4;
@@ -241,7 +245,18 @@ fn run(
             None => (ScanRequest::default(), None),
         };
         if round == 0 {
-            request.words = words_to_look_up(&symbols, &checker.src, &mut present);
+            let mut words: Vec<String> = words_to_look_up(&symbols, &checker.src, &mut present)
+                .into_iter()
+                .collect();
+            if words.len() > MAX_WORDS_LOOKED_UP {
+                words.sort_unstable();
+                outcome.notes.push(format!(
+                    "symbols: {} identifiers to look up, only the first {MAX_WORDS_LOOKED_UP} were",
+                    words.len()
+                ));
+                present.extend(words.split_off(MAX_WORDS_LOOKED_UP));
+            }
+            request.words = words.into_iter().collect();
         }
         if request.is_empty() {
             break;
