@@ -224,10 +224,16 @@ pub fn candidates(f: &Finding, is_file_name: impl Fn(&str) -> bool) -> Vec<Symbo
             proposed.push_str(line);
         }
     }
+    // Whole words of what the finding proposes, gathered once: a lookup per name, however long
+    // the fix.
+    let proposed: HashSet<&str> = proposed
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
     extract(&text)
         .into_iter()
         .filter(|s| !is_file_name(&s.written))
-        .filter(|s| !s.parts.iter().all(|p| contains_word(&proposed, p)))
+        .filter(|s| !s.parts.iter().all(|p| proposed.contains(p.as_str())))
         .collect()
 }
 
@@ -308,6 +314,7 @@ fn added_lines(code: &str) -> impl Iterator<Item = &str> {
 /// identifier (`f()` and `f` are one), leaving out names the text proposes rather than cites.
 pub fn extract(text: &str) -> Vec<Symbol> {
     let mut out: Vec<Symbol> = Vec::new();
+    let mut seen: HashSet<Vec<String>> = HashSet::new();
     for cap in BACKTICKED.captures_iter(text) {
         let (Some(whole), Some(inner)) = (cap.get(0), cap.get(1)) else {
             continue;
@@ -316,7 +323,7 @@ pub fn extract(text: &str) -> Vec<Symbol> {
             continue;
         }
         if let Some(sym) = parse_symbol(inner.as_str().trim())
-            && !out.iter().any(|s| s.parts == sym.parts)
+            && seen.insert(sym.parts.clone())
         {
             out.push(sym);
         }
@@ -327,7 +334,12 @@ pub fn extract(text: &str) -> Vec<Symbol> {
 /// Whether the words just after a backticked name make it hypothetical: "where `checked_add`
 /// would report it" names something the code could use, not something it has.
 fn is_hypothetical(after: &str) -> bool {
-    let lower = after.trim_start().to_ascii_lowercase();
+    let after = after.trim_start();
+    let mut end = after.len().min(8);
+    while !after.is_char_boundary(end) {
+        end -= 1;
+    }
+    let lower = after[..end].to_ascii_lowercase();
     ["would ", "could ", "might "]
         .iter()
         .any(|cue| lower.starts_with(cue))

@@ -376,3 +376,31 @@ func Size(q *Queue) int {
         Some("FIXME: counts tombstones")
     );
 }
+
+#[test]
+fn a_finding_naming_too_many_identifiers_has_the_first_ones_looked_up() {
+    let (repo, base) = repo_adding("net/retry.py", RETRY_PY);
+    let mut f = finding("net/retry.py:7", "while attempts < 5:");
+    f.explanation = (0..20_001)
+        .map(|i| format!("`made_up_{i:05}`"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let ctx = VerifyContext {
+        repo: repo.path().to_path_buf(),
+        head: "HEAD".to_string(),
+        base: Some(base),
+    };
+    let mut reviews = vec![Review {
+        agent: "claude".to_string(),
+        findings: vec![f],
+        ..Review::default()
+    }];
+    let outcome = verify_reviews(&ctx, &mut reviews).expect("verify runs");
+    assert_eq!(
+        outcome.notes,
+        vec!["symbols: 20001 identifiers to look up, only the first 20000 were"]
+    );
+    let missing = &v(&reviews[0].findings[0]).symbols_missing;
+    assert_eq!(missing.len(), 20_000);
+    assert!(!missing.contains(&"made_up_20000".to_string()));
+}
