@@ -195,9 +195,10 @@ impl RepoSnapshot {
     /// Reads every file of `wanted` not read yet, in one pass through `cat-file`.
     pub fn prefetch(&mut self, wanted: impl IntoIterator<Item = (Side, String)>) -> Result<()> {
         let mut keys: Vec<(Side, String)> = Vec::new();
+        let mut asked: std::collections::HashSet<(Side, String)> = Default::default();
         let mut specs: Vec<String> = Vec::new();
         for key in wanted {
-            if self.cache.contains_key(&key) || keys.contains(&key) {
+            if self.cache.contains_key(&key) || !asked.insert(key.clone()) {
                 continue;
             }
             match self.spec(key.0, &key.1) {
