@@ -40,3 +40,4 @@ mod target_uncommitted;
 mod trust_config;
 mod verify_coverage;
 mod verify_findings;
+mod verify_quotes;
