@@ -216,11 +216,26 @@ impl Checker {
                 .any(|l| self.src.is_changed_path(&l.path));
 
         // Step 5: a comment there that marks the issue as known.
+        // A comment the change itself added is the change's author speaking: it does not count.
         let known_issue_comment = match &span {
-            Some((path, (start, end))) => match &*self.src.content(Side::Head, path)? {
-                Content::Text(ft) => known_issue::comment_near(ft, *start, *end),
-                _ => None,
-            },
+            Some((path, (start, end))) => {
+                let added: Vec<(u32, u32)> = self
+                    .src
+                    .changed_file(path)
+                    .map(|c| {
+                        c.hunks
+                            .iter()
+                            .filter(|h| h.new_lines > 0)
+                            .map(|h| (h.new_start, h.new_start + h.new_lines - 1))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let by_change = |line: u32| added.iter().any(|&(a, b)| (a..=b).contains(&line));
+                match &*self.src.content(Side::Head, path)? {
+                    Content::Text(ft) => known_issue::comment_near(ft, *start, *end, by_change),
+                    _ => None,
+                }
+            }
             None => None,
         };
 

@@ -3,6 +3,9 @@
 //! in the block around them. Calibration lowers the finding's severity one level for it and
 //! quotes the comment as the reason: the code's author already knows.
 //!
+//! A comment the change under review added does not count: the change's author cannot lower
+//! the severity of their own finding by writing `// TODO` above it (see `check.rs`).
+//!
 //! Only comments that speak about these lines count, nearest first: the cited lines
 //! themselves (a trailing comment), the comment just above them, then for each enclosing block
 //! outward (found by indentation, within `MAX_REACH` lines) its first line and the comment
@@ -44,8 +47,14 @@ static MARKER: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// The text of a known-issue comment about lines `start..=end` (1-based) of `file`, nearest
-/// first; `None` when there is none.
-pub fn comment_near(file: &FileText, start: u32, end: u32) -> Option<String> {
+/// first, skipping comments on lines for which `written_by_change` (1-based) says yes; `None`
+/// when there is none.
+pub fn comment_near(
+    file: &FileText,
+    start: u32,
+    end: u32,
+    written_by_change: impl Fn(u32) -> bool,
+) -> Option<String> {
     let n = file.lines.len();
     if n == 0 || start == 0 {
         return None;
@@ -58,7 +67,10 @@ pub fn comment_near(file: &FileText, start: u32, end: u32) -> Option<String> {
         places.push(header);
         places.extend(comments_above(file, header));
     }
-    places.into_iter().find_map(|i| marker_comment(file, i))
+    places
+        .into_iter()
+        .filter(|&i| !written_by_change(i as u32 + 1))
+        .find_map(|i| marker_comment(file, i))
 }
 
 /// The comment lines just above line `i` (a blank line between allowed), nearest first.
@@ -251,21 +263,24 @@ mod tests {
         ]);
         // The loop's own lines have no comment; the function's doc comment has one.
         assert_eq!(
-            comment_near(&f, 10, 10).as_deref(),
+            comment_near(&f, 10, 10, |_| false).as_deref(),
             Some("HACK: no backoff yet.")
         );
         assert_eq!(
-            comment_near(&f, 8, 8).as_deref(),
+            comment_near(&f, 8, 8, |_| false).as_deref(),
             Some("TODO: about prepare only")
         );
         assert_eq!(
-            comment_near(&f, 14, 14).as_deref(),
+            comment_near(&f, 14, 14, |_| false).as_deref(),
             Some("XXX: the flush is unchecked")
         );
         assert_eq!(
-            comment_near(&f, 2, 2).as_deref(),
+            comment_near(&f, 2, 2, |_| false).as_deref(),
             Some("FIXME: other function")
         );
+        // The same lines, when the change under review wrote the doc comment: it does not
+        // count (the author cannot lower their own finding), and nothing else does either.
+        assert_eq!(comment_near(&f, 10, 10, |line| line == 5), None);
         let g = file(&[
             "/// HACK: no backoff yet.",
             "fn send() {",
@@ -279,7 +294,7 @@ mod tests {
         ]);
         // A marked comment elsewhere in the body is about other code; the doc comment counts.
         assert_eq!(
-            comment_near(&g, 7, 7).as_deref(),
+            comment_near(&g, 7, 7, |_| false).as_deref(),
             Some("HACK: no backoff yet.")
         );
         let h = file(&[
@@ -289,6 +304,6 @@ mod tests {
             "    mine();",
             "}",
         ]);
-        assert_eq!(comment_near(&h, 4, 4), None);
+        assert_eq!(comment_near(&h, 4, 4, |_| false), None);
     }
 }

@@ -163,7 +163,7 @@ fn markdown_lists_the_unverified_finding_apart_with_its_reason() {
 }
 
 #[test]
-fn a_todo_above_the_cited_loop_is_reported_as_a_known_issue() {
+fn a_todo_the_change_wrote_does_not_lower_its_own_finding() {
     let tmp = tempfile::tempdir().unwrap();
     example_repo(tmp.path());
     let fetch = tmp.path().join("src/fetch.rs");
@@ -181,10 +181,11 @@ fn a_todo_above_the_cited_loop_is_reported_as_a_known_issue() {
     );
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let retry = &r["findings"][0];
+    // The change under review wrote that comment: its author cannot lower their own finding.
     assert_eq!(retry["id"], "I1");
-    assert_eq!(
-        retry["verification"]["known_issue_comment"],
-        "TODO: bound the retries; temporary until the job queue lands."
+    assert!(
+        retry["verification"]["known_issue_comment"].is_null(),
+        "{retry:#}"
     );
 }
 

@@ -355,16 +355,23 @@ func Size(q *Queue) int {
 	return q.Len() // FIXME: counts tombstones
 }
 ";
-    let (repo, base) = repo_adding("queue/drain.go", text);
-    let findings = verify(
-        &repo,
-        &base,
+    // The comments are the code owners' (at the base); the change edits the code under them.
+    let repo = Repo::new();
+    repo.write(
+        "queue/drain.go",
+        text.replace("for !send(item)", "for !sendOnce(item)"),
+    );
+    let base = repo.commit("base");
+    repo.write("queue/drain.go", text);
+    repo.commit("Send until it works");
+    let cited = || {
         vec![
             finding("queue/drain.go:8-9", "for !send(item) {\n}"),
             finding("queue/drain.go:16", "return q.items[0]"),
             finding("queue/drain.go:20", "return q.Len()"),
-        ],
-    );
+        ]
+    };
+    let findings = verify(&repo, &base, cited());
     assert_eq!(
         v(&findings[0]).known_issue_comment.as_deref(),
         Some("TODO(ops): bound the retries once the dead-letter queue exists.")
@@ -375,6 +382,13 @@ func Size(q *Queue) int {
         v(&findings[2]).known_issue_comment.as_deref(),
         Some("FIXME: counts tombstones")
     );
+
+    // The same file added by the change: its comments are its author's, and none counts.
+    let (repo, base) = repo_adding("queue/drain.go", text);
+    let findings = verify(&repo, &base, cited());
+    for f in &findings {
+        assert_eq!(v(f).known_issue_comment, None, "{:?}", f.locations);
+    }
 }
 
 #[test]
