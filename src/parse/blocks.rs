@@ -47,6 +47,9 @@ pub(crate) struct Inline {
     pub strong: bool,
     /// Inside `*emphasis*`.
     pub emph: bool,
+    /// Inside a link: its destination (`[a.go#L3](https://…/a.go#L3)`), which may hold the
+    /// line the text leaves out.
+    pub link: Option<std::rc::Rc<str>>,
     pub range: Range<usize>,
 }
 
@@ -161,6 +164,7 @@ pub(crate) fn options() -> Options {
 pub(crate) const MAX_DEPTH: usize = 48;
 
 /// Parses Markdown into top-level blocks.
+#[cfg(test)]
 pub(crate) fn parse_blocks(text: &str) -> Vec<Block> {
     parse_blocks_checked(text).0
 }
@@ -172,6 +176,8 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
     let mut stack: Vec<Block> = Vec::new();
     let mut strong = 0usize;
     let mut emph = 0usize;
+    // The destination of the link being read, if any (links do not nest).
+    let mut link: Option<std::rc::Rc<str>> = None;
     // Containers opened beyond MAX_DEPTH and not pushed; their ends are skipped too.
     let mut flattened = 0usize;
     let mut too_deep: Option<usize> = None;
@@ -250,11 +256,13 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                         emph += 1;
                         None
                     }
-                    Tag::Strikethrough
-                    | Tag::Superscript
-                    | Tag::Subscript
-                    | Tag::Link { .. }
-                    | Tag::Image { .. } => None,
+                    Tag::Link { dest_url, .. } => {
+                        link = Some(std::rc::Rc::from(dest_url.as_ref()));
+                        None
+                    }
+                    Tag::Strikethrough | Tag::Superscript | Tag::Subscript | Tag::Image { .. } => {
+                        None
+                    }
                     _ => Some(BlockKind::Other),
                 };
                 if let Some(kind) = kind {
@@ -270,11 +278,9 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
             Event::End(end) => match end {
                 TagEnd::Strong => strong = strong.saturating_sub(1),
                 TagEnd::Emphasis => emph = emph.saturating_sub(1),
-                TagEnd::Strikethrough
-                | TagEnd::Superscript
-                | TagEnd::Subscript
-                | TagEnd::Link
-                | TagEnd::Image => {}
+                TagEnd::Link => link = None,
+                TagEnd::Strikethrough | TagEnd::Superscript | TagEnd::Subscript | TagEnd::Image => {
+                }
                 _ if flattened > 0 => flattened -= 1,
                 _ => {
                     flush_item_inlines(&mut stack, text, range.end);
@@ -301,6 +307,7 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                             text: t.to_string(),
                             strong: strong > 0,
                             emph: emph > 0,
+                            link: link.clone(),
                             range,
                         });
                     }
@@ -313,6 +320,7 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                         text: t.to_string(),
                         strong: strong > 0,
                         emph: emph > 0,
+                        link: link.clone(),
                         range,
                     });
                 }
@@ -324,6 +332,7 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                         text: String::new(),
                         strong: false,
                         emph: false,
+                        link: None,
                         range,
                     });
                 }
@@ -341,6 +350,7 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                         text: if is_br { String::new() } else { h.to_string() },
                         strong: strong > 0,
                         emph: emph > 0,
+                        link: link.clone(),
                         range,
                     });
                 } else {
@@ -350,6 +360,7 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                         text: h.to_string(),
                         strong: false,
                         emph: false,
+                        link: None,
                         range: b.range.clone(),
                     });
                     root.children.push(b);
@@ -366,6 +377,7 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                         text: if done { "[x] " } else { "[ ] " }.into(),
                         strong: false,
                         emph: false,
+                        link: None,
                         range,
                     });
                 }

@@ -9,6 +9,7 @@
 //! - **Title** *(future)* [Agent]
 //! ```
 
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -53,7 +54,7 @@ static SCOPE_RE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 static PLAIN_LOC_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:^|[\s(])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8}(?::\d+(?:[-–]\d+)?(?:,\s*\d+(?:[-–]\d+)?)*)?)").unwrap()
+    Regex::new(r"(?:^|[\s(\[])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8}(?::\d+(?:[-–]\d+)?(?:,\s*\d+(?:[-–]\d+)?)*|#L\d+(?:-L?\d+)?)?)").unwrap()
 });
 
 static RANGE_ONLY_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\d+(?:[-–]\d+)?$").unwrap());
@@ -222,11 +223,22 @@ pub(crate) fn parse_locations(s: &str) -> Vec<Location> {
 /// The locations in free text: code spans that look like paths, else `path:lines` words.
 pub(crate) fn locations_in_text(s: &str) -> Vec<Location> {
     static SPAN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]+)`").unwrap());
-    let mut out: Vec<Location> = SPAN
+    static LINK: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\[([^\]\n]+)\]\(([^)\s]+)\)").unwrap());
+    let mut out: Vec<Location> = LINK
         .captures_iter(s)
-        .filter(|c| looks_like_location(&c[1]))
-        .flat_map(|c| parse_locations(&c[1]))
+        .flat_map(|c| link_locations(&c[1], &c[2]))
         .collect();
+    let without_links = if out.is_empty() {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        LINK.replace_all(s, "")
+    };
+    out.extend(
+        SPAN.captures_iter(&without_links)
+            .filter(|c| looks_like_location(&c[1]))
+            .flat_map(|c| parse_locations(&c[1])),
+    );
     if out.is_empty() {
         for c in PLAIN_LOC_RE.captures_iter(s) {
             if looks_like_location(&c[1]) {
@@ -266,12 +278,29 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         .unwrap_or(line.len());
     let bold_text = plain(&line[idx..bold_end]);
     let after = plain(&line[bold_end..]);
+    // `**S2. Title — `pkg/x.go:12-20`**`: the location written inside the bold title.
+    let title_end = trailing_location(&line[idx..bold_end])
+        .map(|cut| idx + cut)
+        .unwrap_or(bold_end);
+    let bold_locations = if title_end < bold_end {
+        locations_in(&line[title_end..bold_end], "").0
+    } else {
+        Vec::new()
+    };
 
     let (title_src, rest_src) = if bold_end > idx {
         head.bold = true;
         head.colon_after_bold =
             after.trim_start().starts_with(':') || bold_text.trim_end().ends_with(':');
-        let bt = bold_text.trim().to_string();
+        let bt = if title_end < bold_end {
+            plain(&line[idx..title_end])
+                .trim()
+                .trim_end_matches(TITLE_LOCATION_SEPARATORS)
+                .trim()
+                .to_string()
+        } else {
+            bold_text.trim().to_string()
+        };
         // `**S1.** Title — ...`: the bold holds only the id.
         if let Some(c) = ID_RE.captures(&bt)
             && c.get(0).is_some_and(|m| m.end() == bt.len())
@@ -366,10 +395,13 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         .trim()
         .to_string();
     let (locations, used) = locations_in(&line[bold_end.min(line.len())..], &rest);
-    head.locations = locations;
-    for u in used {
-        rest = rest.replacen(&format!("`{u}`"), "", 1);
+    head.locations = bold_locations;
+    for l in locations {
+        if !head.locations.contains(&l) {
+            head.locations.push(l);
+        }
     }
+    let rest = remove_in_order(&rest, &used);
     let rest = rest.replace(" , ", " ").replace(", ,", ",");
     head.rest = strip_scopes(&rest)
         .trim()
@@ -415,8 +447,12 @@ fn split_title(s: &str) -> (String, String) {
 }
 
 /// Whether text holds nothing but more locations, severity notes, `[Agent]` tags and
-/// punctuation.
+/// punctuation. Text longer than a title line's notes ever are is not notes: the check stays
+/// cheap when it is asked about every span of a long line.
 pub(crate) fn only_notes(s: &str) -> bool {
+    if s.len() > 2048 {
+        return false;
+    }
     static NOTE_RE: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"`[^`]*`|\([^)]*\)|\[[^\]]*\]").unwrap());
     !NOTE_RE
@@ -425,17 +461,180 @@ pub(crate) fn only_notes(s: &str) -> bool {
         .any(|c| c.is_alphabetic())
 }
 
-/// The locations cited on the line: code spans that look like paths (a bare `355-374` after a
-/// path adds a range of that path), else plain `path:lines` text.
+/// What may separate a title from a location written after it inside the bold.
+const TITLE_LOCATION_SEPARATORS: &[char] = &['—', '–', '-', ':', '(', ',', '@', '|', ' '];
+
+/// Runs of inlines read together: the inlines of one link (its text may be split into code and
+/// plain text), else one inline each. Returns index ranges into `spans`.
+fn groups(spans: &[&Inline]) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for (k, i) in spans.iter().enumerate() {
+        if let (Some(last), Some(link)) = (out.last_mut(), &i.link)
+            && last.end == k
+            && spans[last.start]
+                .link
+                .as_ref()
+                .is_some_and(|l| std::rc::Rc::ptr_eq(l, link))
+        {
+            last.end = k + 1;
+            continue;
+        }
+        out.push(k..k + 1);
+    }
+    out
+}
+
+/// The locations one group names: a link's (see [`link_locations`]) or a code span that looks
+/// like a path.
+fn group_locations(group: &[&Inline]) -> Vec<Location> {
+    let Some(first) = group.first() else {
+        return Vec::new();
+    };
+    if let Some(url) = &first.link {
+        return link_locations(&plain(group), url);
+    }
+    if first.kind == InlineKind::Code && looks_like_location(first.text.trim()) {
+        return parse_locations(first.text.trim());
+    }
+    Vec::new()
+}
+
+/// Where a location that ends a bold title starts (an index into `bold`): the first of the
+/// trailing locations, when only notes (punctuation, severity, more locations) follow it and a
+/// separator (`—`, `:`, `(`, ...) comes before it. `**Rename `a/b.go` to `c.go`**` keeps its
+/// title whole.
+fn trailing_location(bold: &[&Inline]) -> Option<usize> {
+    let mut cut = None;
+    for g in groups(bold).into_iter().rev() {
+        let inl = &bold[g.clone()];
+        if !group_locations(inl).is_empty() {
+            cut = Some(g.start);
+            continue;
+        }
+        if inl.iter().all(|i| {
+            i.kind == InlineKind::Code && RANGE_ONLY_RE.is_match(i.text.trim())
+                || only_notes(&plain(&[*i]))
+        }) {
+            continue;
+        }
+        break;
+    }
+    let cut = cut.filter(|&c| c > 0)?;
+    let before = plain(&bold[..cut]);
+    let before = before.trim_end();
+    (before.ends_with(|c: char| TITLE_LOCATION_SEPARATORS.contains(&c) && c != ' ')
+        && !before
+            .trim_end_matches(TITLE_LOCATION_SEPARATORS)
+            .trim()
+            .is_empty())
+    .then_some(cut)
+}
+
+/// The location a Markdown link names: `[a.go#L47](...)`, `[a.go](https://host/o/r/blob/main/pkg/a.go#L47-L52)`,
+/// `[see here](pkg/a.go#L3)`. The path is the link's repository path when the text is the end
+/// of it (`a.go` of `pkg/a.go`); the lines are the text's, else the anchor's.
+fn link_locations(text: &str, url: &str) -> Vec<Location> {
+    let (url_path, anchor) = match url.split_once('#') {
+        Some((p, f)) => (p, Some(f)),
+        None => (url, None),
+    };
+    let lines = anchor.and_then(anchor_lines);
+    let repo_path = forge_path(url_path).filter(|p| looks_like_location(p));
+    let text = text.trim().trim_matches('`').trim();
+    let mut locs = if looks_like_location(text) {
+        parse_locations(text)
+    } else {
+        Vec::new()
+    };
+    if let Some(rp) = repo_path {
+        for l in &mut locs {
+            if rp.ends_with(&l.path) && rp[..rp.len() - l.path.len()].ends_with('/') {
+                l.path = rp.to_string();
+            }
+        }
+        if locs.is_empty() {
+            locs = vec![Location::new(rp, None, None)];
+        }
+    }
+    if let Some(lines) = lines
+        && locs.len() == 1
+        && locs[0].start.is_none()
+    {
+        let path = locs[0].path.clone();
+        locs = parse_locations(&format!("{path}:{lines}"));
+    }
+    locs
+}
+
+/// `L47` → `47`, `L47-L52` and `L47-52` → `47-52`.
+fn anchor_lines(fragment: &str) -> Option<String> {
+    static ANCHOR_RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^L(\d+)(?:-L?(\d+))?").unwrap());
+    let c = ANCHOR_RE.captures(fragment)?;
+    Some(match c.get(2) {
+        Some(end) => format!("{}-{}", &c[1], end.as_str()),
+        None => c[1].to_string(),
+    })
+}
+
+/// The repository path a link points at: a relative link's path, or what follows
+/// `/blob/<ref>/` (or `/tree/<ref>/`, `/-/blob/<ref>/`) in a forge URL. Other URLs name no path.
+fn forge_path(url_path: &str) -> Option<&str> {
+    let p = url_path.split(['?']).next().unwrap_or(url_path);
+    if !p.contains("://") {
+        let p = p.trim_start_matches("./").trim_start_matches('/');
+        return (!p.is_empty()).then_some(p);
+    }
+    let after_host = p.split_once("://")?.1.split_once('/')?.1;
+    let (_, rest) = after_host
+        .split_once("/blob/")
+        .or_else(|| after_host.split_once("/tree/"))?;
+    let (_, path) = rest.split_once('/')?;
+    (!path.is_empty()).then_some(path)
+}
+
+/// `text` without each of `parts`, taken in order (each at its first place after the last).
+fn remove_in_order(text: &str, parts: &[String]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pos = 0;
+    for p in parts {
+        if p.is_empty() {
+            continue;
+        }
+        if let Some(i) = text[pos..].find(p.as_str()) {
+            out.push_str(&text[pos..pos + i]);
+            pos += i + p.len();
+        }
+    }
+    out.push_str(&text[pos..]);
+    out
+}
+
+/// The locations cited on the line: code spans that look like paths and links to lines (a bare
+/// `355-374` after a path adds a range of that path), else plain `path:lines` text. Returns the
+/// locations and the text of the spans they came from, as written in `rest_plain`.
 fn locations_in(spans: &[&Inline], rest_plain: &str) -> (Vec<Location>, Vec<String>) {
     let mut out: Vec<Location> = Vec::new();
     let mut used: Vec<String> = Vec::new();
-    for i in spans.iter().filter(|i| i.kind == InlineKind::Code) {
+    for g in groups(spans) {
+        let inl = &spans[g];
+        let i = inl[0];
+        if i.link.is_some() {
+            let locs = group_locations(inl);
+            if !locs.is_empty() {
+                out.extend(locs);
+                used.push(plain(inl));
+            }
+            continue;
+        }
+        if i.kind != InlineKind::Code {
+            continue;
+        }
         let t = i.text.trim();
         if RANGE_ONLY_RE.is_match(t) {
             if let Some(prev) = out.last().map(|l| l.path.clone()) {
                 out.extend(parse_locations(&format!("{prev}:{t}")));
-                used.push(i.text.clone());
+                used.push(format!("`{}`", i.text));
             }
             continue;
         }
@@ -444,28 +643,19 @@ fn locations_in(spans: &[&Inline], rest_plain: &str) -> (Vec<Location>, Vec<Stri
         }
         if looks_like_location(t) {
             out.extend(parse_locations(t));
-            used.push(i.text.clone());
+            used.push(format!("`{}`", i.text));
         }
     }
     if out.is_empty() {
-        let without_code: String = rest_plain.to_string();
-        for c in PLAIN_LOC_RE.captures_iter(&without_code) {
+        for c in PLAIN_LOC_RE.captures_iter(rest_plain) {
             let s = &c[1];
             if looks_like_location(s) && !s.starts_with("e.g") {
                 out.extend(parse_locations(s));
             }
         }
     }
-    let mut seen = Vec::new();
-    out.retain(|l| {
-        let k = l.to_string();
-        if seen.contains(&k) {
-            false
-        } else {
-            seen.push(k);
-            true
-        }
-    });
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|l| seen.insert(l.to_string()));
     (out, used)
 }
 

@@ -16,8 +16,7 @@
 use std::ops::Range;
 
 use super::blocks::{
-    Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks, parse_blocks_checked,
-    plain,
+    Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks_checked, plain,
 };
 use super::head::{FindingHead, find_scopes, find_trailing_severity, parse_head, strip_scopes};
 use crate::types::{
@@ -27,6 +26,7 @@ use crate::types::{
 
 mod findings;
 mod notes;
+mod prepare;
 mod sections;
 
 use findings::*;
@@ -43,7 +43,7 @@ struct Ctx<'t> {
     /// Prefix sums of the inserted lengths, one more entry than `inserted`.
     inserted_before: Vec<usize>,
     review: Review,
-    used_ids: std::collections::HashSet<String>,
+    ids: super::ids::IdAllocator,
 }
 
 impl Ctx<'_> {
@@ -76,6 +76,11 @@ impl Ctx<'_> {
     }
 }
 
+/// Whether a heading names a section of the review layout (`Findings`, `Coverage Summary`, ...).
+pub(crate) fn is_section_name(name: &str) -> bool {
+    classify(name).is_some()
+}
+
 /// Parses a Markdown raw review. Never fails; see the module doc.
 pub fn parse_markdown(agent: &str, text: &str) -> Review {
     let mut review = Review {
@@ -90,13 +95,15 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
         });
         return review;
     }
-    let (work, inserted, fence_warnings) = close_open_fences(text);
-    let (work, inserted) = separate_finding_starts(work, inserted);
-    review.warnings.extend(fence_warnings);
+    let base = prepare::normalize(text);
+    let (work, inserted, repair_warnings) = prepare::repair(&base);
+    let (work, inserted) = prepare::separate_finding_starts(work, inserted);
+    review.warnings.extend(repair_warnings);
     let (blocks, too_deep) = parse_blocks_checked(&work);
     let mut ctx = Ctx {
         text: &work,
-        lines: LineIndex::new(text),
+        // `base` has the lines of `text`, one for one.
+        lines: LineIndex::new(&base),
         inserted_before: std::iter::once(0)
             .chain(inserted.iter().scan(0, |sum, (_, len)| {
                 *sum += len;
@@ -105,7 +112,7 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
             .collect(),
         inserted,
         review,
-        used_ids: Default::default(),
+        ids: Default::default(),
     };
     if let Some(at) = too_deep {
         ctx.warn(
@@ -194,175 +201,6 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
         });
     }
     ctx.review
-}
-
-/// Puts a blank line before a line that starts a finding (`2. **Title**`, `S2. **Title**`,
-/// `**S2. Title**`) right after a paragraph line. In CommonMark such a line does not interrupt
-/// a paragraph (only a list starting at 1 does), so without this the finding would be read as
-/// the end of the previous finding's explanation and lost. Returns the text and the insertions
-/// (the fence repairs' shifted, plus these), sorted by offset.
-fn separate_finding_starts(
-    work: String,
-    inserted: Vec<(usize, usize)>,
-) -> (String, Vec<(usize, usize)>) {
-    static FINDING_START: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r"^(?:\d{1,4}[.)]\s+\*\*|[A-Z]{1,3}-?\d{1,4}[.:)]\s+\*\*|\*\*[A-Z]{1,3}-?\d{1,4}[.:)])",
-        )
-        .expect("the finding-start pattern is valid")
-    });
-    let mut at_old: Vec<usize> = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
-    let mut previous_is_text = false;
-    let mut pos = 0;
-    for line in work.split_inclusive('\n') {
-        let start = pos;
-        pos += line.len();
-        let trimmed = line.trim_start_matches(' ');
-        let shallow = line.len() - trimmed.len() <= 3;
-        let marker = trimmed
-            .chars()
-            .next()
-            .filter(|c| shallow && (*c == '`' || *c == '~'))
-            .map(|c| (c, trimmed.chars().take_while(|x| *x == c).count()))
-            .filter(|(_, n)| *n >= 3);
-        match (fence, marker) {
-            (Some((c, n)), Some((mc, mn))) if c == mc && mn >= n => {
-                fence = None;
-                previous_is_text = false;
-                continue;
-            }
-            (Some(_), _) => continue,
-            (None, Some(m)) => {
-                fence = Some(m);
-                previous_is_text = false;
-                continue;
-            }
-            (None, None) => {}
-        }
-        if previous_is_text && shallow && FINDING_START.is_match(trimmed) {
-            at_old.push(start);
-        }
-        previous_is_text = !line.trim().is_empty() && !trimmed.starts_with('#');
-    }
-    if at_old.is_empty() {
-        let mut inserted = inserted;
-        inserted.sort_unstable();
-        return (work, inserted);
-    }
-    let mut out = String::with_capacity(work.len() + at_old.len());
-    let mut last = 0;
-    let mut ours = Vec::with_capacity(at_old.len());
-    for (k, &at) in at_old.iter().enumerate() {
-        out.push_str(&work[last..at]);
-        ours.push((at + k, 1));
-        out.push('\n');
-        last = at;
-    }
-    out.push_str(&work[last..]);
-    let shift = |old: usize| at_old.partition_point(|&a| a <= old);
-    let mut all: Vec<(usize, usize)> = inserted
-        .into_iter()
-        .map(|(at, len)| (at + shift(at), len))
-        .chain(ours)
-        .collect();
-    all.sort_unstable();
-    (out, all)
-}
-
-/// Closes code fences that run to the end of the text before the next ATX heading, so one
-/// missing ```` ``` ```` does not swallow the rest of the review. Returns the repaired text, the
-/// insertions made, and a warning per unterminated fence.
-fn close_open_fences(text: &str) -> (String, Vec<(usize, usize)>, Vec<ParseWarning>) {
-    let mut work = text.to_string();
-    let mut inserted: Vec<(usize, usize)> = Vec::new();
-    let mut warnings = Vec::new();
-    let orig_lines = LineIndex::new(text);
-    let to_orig = |ins: &[(usize, usize)], off: usize| {
-        let shift: usize = ins
-            .iter()
-            .filter(|(at, _)| *at <= off)
-            .map(|(_, l)| l)
-            .sum();
-        off.saturating_sub(shift)
-    };
-    for _ in 0..32 {
-        let blocks = parse_blocks(&work);
-        let Some(open) = find_open_fence(&blocks) else {
-            break;
-        };
-        let open_line = orig_lines.line(to_orig(&inserted, open.start));
-        let body = &work[open.clone()];
-        let fence: String = body
-            .trim_start()
-            .chars()
-            .take_while(|c| *c == '`' || *c == '~')
-            .collect();
-        // The first heading line after the opening line.
-        let mut pos = open.start + body.find('\n').map(|i| i + 1).unwrap_or(body.len());
-        let mut close_at = None;
-        while pos < open.end {
-            let line_end = work[pos..]
-                .find('\n')
-                .map(|i| pos + i + 1)
-                .unwrap_or(work.len());
-            let line = work[pos..line_end].trim_start();
-            if line.starts_with('#') && {
-                let hashes = line.chars().take_while(|c| *c == '#').count();
-                hashes <= 6 && line[hashes..].starts_with([' ', '\t', '\n'])
-            } {
-                close_at = Some(pos);
-                break;
-            }
-            pos = line_end;
-        }
-        match close_at {
-            Some(at) => {
-                let heading_line = orig_lines.line(to_orig(&inserted, at));
-                let insert = format!("{fence}\n");
-                work.insert_str(at, &insert);
-                for (p, _) in inserted.iter_mut() {
-                    if *p >= at {
-                        *p += insert.len();
-                    }
-                }
-                inserted.push((at, insert.len()));
-                warnings.push(ParseWarning {
-                    line: Some(open_line),
-                    message: format!(
-                        "code fence is never closed; read it as closed before \
-                         the heading at line {heading_line}"
-                    ),
-                });
-            }
-            None => {
-                warnings.push(ParseWarning {
-                    line: Some(open_line),
-                    message: "code fence is never closed; everything after it was read as code"
-                        .into(),
-                });
-                break;
-            }
-        }
-    }
-    (work, inserted, warnings)
-}
-
-fn find_open_fence(blocks: &[Block]) -> Option<Range<usize>> {
-    for b in blocks {
-        if let BlockKind::Code {
-            fenced: true,
-            closed: false,
-            ..
-        } = b.kind
-        {
-            return Some(b.range.clone());
-        }
-        if let Some(r) = find_open_fence(&b.children) {
-            return Some(r);
-        }
-    }
-    None
 }
 
 fn push_para(into: &mut String, s: &str) {

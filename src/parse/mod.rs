@@ -26,7 +26,9 @@
 
 mod blocks;
 mod head;
+mod ids;
 pub mod json;
+mod lines;
 pub mod markdown;
 pub mod report_reader;
 

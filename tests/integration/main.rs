@@ -23,6 +23,7 @@ mod e2e_fake_model;
 mod e2e_run;
 mod parse_fixtures;
 mod parse_hostile;
+mod parse_variants;
 mod run_dry_run;
 mod run_pipeline;
 mod target_diff;

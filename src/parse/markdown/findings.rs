@@ -611,31 +611,25 @@ pub(super) fn finish_finding(
         .or(finding.severity)
         .map(Severity::id_prefix)
         .unwrap_or('F');
-    let mut id = match (own_id, number) {
-        (Some(own), _) => own,
-        (None, Some(n)) => format!("{letter}{n}"),
-        (None, None) => {
-            // Unnumbered: the next free number of the section's letter.
-            let mut n = position;
-            while ctx.used_ids.contains(&format!("{letter}{n}")) {
-                n += 1;
-            }
-            format!("{letter}{n}")
-        }
+    let wanted = match (own_id, number) {
+        (Some(own), _) => Some(own),
+        (None, Some(n)) => Some(format!("{letter}{n}")),
+        (None, None) => None,
     };
-    if ctx.used_ids.contains(&id) {
-        let original = id.clone();
-        let mut k = 2;
-        while ctx.used_ids.contains(&id) {
-            id = format!("{original}-{k}");
-            k += 1;
+    let id = match wanted {
+        Some(original) => {
+            let (id, repeated) = ctx.ids.unique(&original);
+            if repeated {
+                ctx.warn(
+                    at,
+                    format!("finding id {original} is used twice; this one is {id}"),
+                );
+            }
+            id
         }
-        ctx.warn(
-            at,
-            format!("finding id {original} is used twice; this one is {id}"),
-        );
-    }
-    ctx.used_ids.insert(id.clone());
+        // Unnumbered: the next free number of the section's letter from its position.
+        None => ctx.ids.numbered(letter, position as u64),
+    };
     finding.id = id;
 
     if finding.severity.is_none() {

@@ -219,7 +219,18 @@ pub(super) fn split_sections<'a>(blocks: &'a [Block], ctx: &mut Ctx) -> Vec<Chun
             }
             BlockKind::Paragraph => split_paragraph(b, &mut chunks, ctx),
             BlockKind::List { start } => {
+                // `- **Important Issues**` with the findings nested below: a list used as the
+                // outline of the review. When one item names a findings group, every item of
+                // the list that only names a section is that section's heading.
+                let outline = b
+                    .children
+                    .iter()
+                    .any(|item| matches!(item_section(item), Some((Sec::Findings(_), _))));
                 for (i, item) in b.children.iter().enumerate() {
+                    if outline && let Some((sec, verdict)) = item_section(item) {
+                        open_item_section(item, sec, verdict, &mut chunks, ctx);
+                        continue;
+                    }
                     push_unit(
                         &mut chunks,
                         Unit::Item {
@@ -235,6 +246,79 @@ pub(super) fn split_sections<'a>(blocks: &'a [Block], ctx: &mut Ctx) -> Vec<Chun
         }
     }
     chunks
+}
+
+/// The section a list item names when its first line is only a bold section name
+/// (`- **Important Issues**`, `- **Critical Issues:** None.`, `- **Verdict**: Approve`), with the
+/// verdict such an item gives.
+fn item_section(item: &Block) -> Option<(Sec, Option<String>)> {
+    let p = item.first_paragraph()?;
+    let lines = p.lines();
+    let (bold, after, _) = bold_lead(lines.first()?)?;
+    let sec = classify(&bold)?;
+    let after = strip_sep(&after);
+    if sec == Sec::Verdict {
+        let v = if after.is_empty() {
+            inline_value(&bold)
+        } else {
+            Some(after.to_string())
+        };
+        return Some((sec, v.map(|v| clean_verdict(&v))));
+    }
+    (after.is_empty() || is_none_text(after)).then_some((sec, None))
+}
+
+/// Starts the section a list item names; what the item holds below its first line (the rest
+/// of its paragraph, nested findings, paragraphs) is that section's content.
+fn open_item_section<'a>(
+    item: &'a Block,
+    sec: Sec,
+    verdict: Option<String>,
+    chunks: &mut Vec<Chunk<'a>>,
+    ctx: &mut Ctx,
+) {
+    if let Some(v) = verdict {
+        ctx.review.verdict = Some(v);
+        return;
+    }
+    chunks.push(Chunk {
+        sec,
+        level: None,
+        at: item.range.start,
+        units: Vec::new(),
+    });
+    let mut children = item.children.iter();
+    if let Some(p) = item.first_paragraph() {
+        children.next();
+        let lines = p.lines();
+        if let Some(start) = lines.get(1).and_then(|l| l.first()).map(|i| i.range.start) {
+            push_unit(
+                chunks,
+                Unit::Fragment {
+                    lines: lines[1..].to_vec(),
+                    range: start..p.range.end,
+                },
+            );
+        }
+    }
+    for c in children {
+        match &c.kind {
+            BlockKind::List { start } => {
+                for (i, sub) in c.children.iter().enumerate() {
+                    push_unit(
+                        chunks,
+                        Unit::Item {
+                            item: sub,
+                            list: c,
+                            number: start.map(|s| s + i as u64),
+                        },
+                    );
+                }
+            }
+            BlockKind::Paragraph => split_paragraph(c, chunks, ctx),
+            _ => push_unit(chunks, Unit::Block(c)),
+        }
+    }
 }
 
 pub(super) fn push_unit<'a>(chunks: &mut [Chunk<'a>], u: Unit<'a>) {
