@@ -53,28 +53,64 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-/// Runs `f` once; returns its result, the wall time and the peak bytes allocated above what was
-/// in use before it started.
-fn measure<T>(f: impl FnOnce() -> T) -> (T, Duration, usize) {
+/// What one run cost.
+struct Cost {
+    wall: Duration,
+    /// CPU time of the thread (user + system): the machine is shared, so wall time varies with
+    /// the load while this does not.
+    cpu: Duration,
+    /// Peak bytes allocated above what was in use before the run.
+    peak: usize,
+    /// Bytes still allocated when it returned: the result itself.
+    kept: usize,
+}
+
+fn thread_cpu() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a full `rusage` into the pointer it is given.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Runs `f` once and returns its result with what it cost.
+fn measure<T>(f: impl FnOnce() -> T) -> (T, Cost) {
     let before = IN_USE.load(Ordering::Relaxed);
     PEAK.store(before, Ordering::Relaxed);
+    let cpu = thread_cpu();
     let t = Instant::now();
     let out = f();
-    let took = t.elapsed();
+    let wall = t.elapsed();
+    let cpu = thread_cpu().saturating_sub(cpu);
     let peak = PEAK.load(Ordering::Relaxed).saturating_sub(before);
-    (out, took, peak)
+    let kept = IN_USE.load(Ordering::Relaxed).saturating_sub(before);
+    (
+        out,
+        Cost {
+            wall,
+            cpu,
+            peak,
+            kept,
+        },
+    )
 }
 
 fn mb(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
-fn report(name: &str, input: usize, took: Duration, peak: usize, what: &str) {
+fn report(name: &str, input: usize, cost: &Cost, what: &str) {
     println!(
-        "{name:<34} input {:>8.2} MB  {:>9.3} s  peak {:>8.1} MB  {what}",
+        "{name:<26} input {:>6.2} MB  wall {:>7.3} s  cpu {:>7.3} s  peak {:>7.1} MB  \
+         result {:>6.1} MB  {what}",
         mb(input),
-        took.as_secs_f64(),
-        mb(peak)
+        cost.wall.as_secs_f64(),
+        cost.cpu.as_secs_f64(),
+        mb(cost.peak),
+        mb(cost.kept)
     );
 }
 
@@ -176,6 +212,36 @@ fn open_html(n: usize) -> String {
     s
 }
 
+/// A paragraph of `bytes` of unmatched emphasis and link brackets, the delimiters a Markdown
+/// parser has to pair up.
+fn delimiter_soup(bytes: usize) -> String {
+    let mut s = String::from("## Findings\n\n1. **Soup** — `a.rs:1` (important, gap)\n\n");
+    while s.len() < bytes {
+        s.push_str("*a **b _c [d](e [f] ![g `h\n");
+    }
+    s
+}
+
+/// `n` findings written as headings, each with a short body.
+fn many_headings(n: usize) -> String {
+    let mut s = String::from("## Findings\n\n");
+    for k in 0..n {
+        s.push_str(&format!(
+            "### Finding {k} — `src/a{k}.rs:{k}` (important, gap)\n\nBody {k}.\n\n"
+        ));
+    }
+    s
+}
+
+/// One finding whose body names `n` locations, one `Location:` line each, in `n` paragraphs.
+fn location_fields(n: usize) -> String {
+    let mut s = String::from("## Important Issues\n\n1. **Everywhere** (important, gap)\n\n");
+    for k in 0..n {
+        s.push_str(&format!("Location: `src/a{k}.rs:{k}`\n\n"));
+    }
+    s
+}
+
 /// A report whose appendix holds `n` reviewer headings of `n` reviewers, each review holding a
 /// `## Resolution` line and a heading naming another reviewer.
 fn report_many_reviewers(n: usize) -> String {
@@ -207,16 +273,16 @@ enum Input {
 fn run(name: &str, input: Input, check: impl Fn(&Review) -> String) {
     match input {
         Input::Review(text) => {
-            let (r, took, peak) = measure(|| parse_review("x", &text));
+            let (r, cost) = measure(|| parse_review("x", &text));
             let what = check(&r);
-            report(name, text.len(), took, peak, &what);
+            report(name, text.len(), &cost, &what);
         }
         Input::Report(text) => {
-            let (src, took, peak) = measure(|| parse_report(&text, "r.md"));
+            let (src, cost) = measure(|| parse_report(&text, "r.md"));
             let src = src.expect("the report reads");
             let findings: usize = src.reviews.iter().map(|r| r.findings.len()).sum();
             let what = format!("{} reviews, {findings} findings", src.reviews.len());
-            report(name, text.len(), took, peak, &what);
+            report(name, text.len(), &cost, &what);
         }
     }
 }
@@ -254,6 +320,41 @@ fn main() {
             all_kept(n)(r)
         });
     }
+    if wanted("pulldown_50mb") {
+        let (text, _) = large_review(50 * 1024 * 1024);
+        let (n, cost) = measure(|| {
+            pulldown_cmark::Parser::new_ext(&text, pulldown_cmark::Options::ENABLE_TABLES)
+                .into_offset_iter()
+                .count()
+        });
+        report("pulldown_50mb", text.len(), &cost, &format!("{n} events"));
+        // The same text in parts of about 1 MB, cut at blank lines.
+        let (n, cost) = measure(|| {
+            let mut n = 0;
+            let mut rest = text.as_str();
+            while !rest.is_empty() {
+                let cut = rest
+                    .get(1024 * 1024..)
+                    .and_then(|t| t.find("\n\n"))
+                    .map(|i| 1024 * 1024 + i + 2)
+                    .unwrap_or(rest.len());
+                n += pulldown_cmark::Parser::new_ext(
+                    &rest[..cut],
+                    pulldown_cmark::Options::ENABLE_TABLES,
+                )
+                .into_offset_iter()
+                .count();
+                rest = &rest[cut..];
+            }
+            n
+        });
+        report(
+            "pulldown_50mb_in_parts",
+            text.len(),
+            &cost,
+            &format!("{n} events"),
+        );
+    }
     if wanted("review_50mb") {
         let (text, n) = large_review(50 * 1024 * 1024);
         run("review_50mb", Input::Review(text), all_kept(n));
@@ -278,6 +379,26 @@ fn main() {
     if wanted(&name) {
         run(&name, Input::Review(open_html(n)), |r| {
             format!("{} findings", unique_ids(r))
+        });
+    }
+    if wanted("delimiter_soup_5mb") {
+        run(
+            "delimiter_soup_5mb",
+            Input::Review(delimiter_soup(5 * 1024 * 1024)),
+            |r| format!("{} findings", unique_ids(r)),
+        );
+    }
+    let n = 100_000;
+    let name = format!("headings_{n}");
+    if wanted(&name) {
+        run(&name, Input::Review(many_headings(n)), all_kept(n));
+    }
+    let name = format!("location_fields_{n}");
+    if wanted(&name) {
+        run(&name, Input::Review(location_fields(n)), |r| {
+            let locs = r.findings.first().map(|f| f.locations.len()).unwrap_or(0);
+            assert_eq!(locs, n, "every location is kept");
+            format!("{locs} locations")
         });
     }
     for unit in ["> ", "- ", "1. "] {

@@ -396,10 +396,10 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         .to_string();
     let (locations, used) = locations_in(&line[bold_end.min(line.len())..], &rest);
     head.locations = bold_locations;
-    for l in locations {
-        if !head.locations.contains(&l) {
-            head.locations.push(l);
-        }
+    head.locations.extend(locations);
+    if title_end < bold_end {
+        let mut seen = std::collections::HashSet::new();
+        head.locations.retain(|l| seen.insert(l.to_string()));
     }
     let rest = remove_in_order(&rest, &used);
     let rest = rest.replace(" , ", " ").replace(", ,", ",");

@@ -308,7 +308,15 @@ pub fn short_name(display: &str) -> String {
 fn trim_separators(body: &str) -> &str {
     let mut s = body;
     loop {
-        let t = s.trim_matches(['\n', '\r', ' ', '\t']);
+        // Whole blank lines only at the start: a review indented as a whole keeps the
+        // indentation of its first line.
+        let first_text = s
+            .char_indices()
+            .find(|(_, c)| !c.is_whitespace())
+            .map(|(i, _)| i)
+            .unwrap_or(s.len());
+        let line_start = s[..first_text].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let t = s[line_start..].trim_end();
         let t2 = t
             .strip_prefix("---")
             .filter(|r| r.starts_with(['\n', '\r']) || r.is_empty())
@@ -549,6 +557,11 @@ mod tests {
             "A\n\n---\n\nB"
         );
         assert_eq!(trim_separators("\nA\n"), "A");
+        // A review indented as a whole keeps its first line's indentation.
+        assert_eq!(
+            trim_separators("\n\n    ## A\n    b\n\n---\n"),
+            "    ## A\n    b"
+        );
     }
 
     #[test]

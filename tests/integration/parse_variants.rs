@@ -343,3 +343,25 @@ fn an_appendix_of_pointers_and_summaries_is_a_warning_naming_reviewer_and_line()
     assert!(w.contains("Codex GPT 5.5"), "{w}");
     assert!(w.contains("two minor naming issues"), "{w}");
 }
+
+#[test]
+fn an_indented_review_and_a_review_titled_with_its_reviewer_in_an_appendix() {
+    let text = format!(
+        "{HEAD}### Claude Opus 4.7\n\n\
+         \x20   ## Suggestions\n\n\
+         \x20   1. **A** — `a.rs:1` (suggestion, gap)\n\n\
+         \x20      Body.\n\n\
+         ### Codex GPT 5.5\n\n---\n\n### Codex GPT 5.5 — review of PR 7\n\n\
+         ## Suggestions\n\n1. **B** — `b.rs:2` (suggestion, gap)\n\nBody.\n"
+    );
+    let src = parse_report(&text, "r.md").unwrap();
+    assert_eq!(agents(&src), ["claude", "codex"]);
+    assert_eq!(titles(&src.reviews[0]), ["A"]);
+    assert!(src.reviews[0].raw.starts_with("    ## Suggestions"));
+    assert_eq!(titles(&src.reviews[1]), ["B"]);
+    assert!(src.reviews[1].raw.contains("review of PR 7"));
+    assert_eq!(
+        src.warnings,
+        ["reviewer Gemini 3.1 Pro has no raw review in the appendix"]
+    );
+}

@@ -349,8 +349,13 @@ pub(super) fn is_diff(lang: &Option<String>, code: &str) -> bool {
 
 /// `**Severity:** important`, `Category: gap`, `Location: \`a.go:3\``: labelled lines some
 /// reviewers write under a finding's title. They fill what the first line did not say and are
-/// removed from the text.
-pub(super) fn take_fields(text: &str, f: &mut Finding) -> String {
+/// removed from the text. `known` holds the finding's locations as text, so a location many
+/// lines name is added once at the cost of one look-up each.
+pub(super) fn take_fields(
+    text: &str,
+    f: &mut Finding,
+    known: &mut std::collections::HashSet<String>,
+) -> String {
     static FIELD_RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"(?i)^\s*(?:[-*]\s+)?\*{0,2}(severity|category|locations?|files?|where)\*{0,2}\s*:\s*\*{0,2}\s*(.*?)\s*$",
@@ -388,7 +393,7 @@ pub(super) fn take_fields(text: &str, f: &mut Finding) -> String {
                 let locs = crate::parse::head::locations_in_text(value);
                 let any = !locs.is_empty();
                 for l in locs {
-                    if !f.locations.contains(&l) {
+                    if known.insert(l.to_string()) {
                         f.locations.push(l);
                     }
                 }
@@ -508,6 +513,8 @@ pub(super) fn build_finding(
     let mut fix: Vec<String> = Vec::new();
     let mut diffs: Vec<String> = Vec::new();
     let mut seen_fix = false;
+    let mut known: std::collections::HashSet<String> =
+        finding.locations.iter().map(|l| l.to_string()).collect();
     if !head.rest.is_empty() && !head.rest.starts_with('[') {
         expl.push(head.rest.clone());
     }
@@ -531,7 +538,7 @@ pub(super) fn build_finding(
                 let s = if seen_fix {
                     s
                 } else {
-                    take_fields(&s, &mut finding)
+                    take_fields(&s, &mut finding, &mut known)
                 };
                 if let Some(rest) = strip_fix_label(&s) {
                     seen_fix = true;

@@ -13,6 +13,8 @@
 //! - a heading that repeats an earlier reviewer heading word for word is part of a review
 //!   (Claude writing `### Codex GPT 5.4` inside its review): when it comes right after that
 //!   same heading it was the previous review's, so the later one starts the review;
+//! - a heading naming the same reviewer right under its reviewer heading is the review's
+//!   title;
 //! - a report section (`## Resolution`, `## Agent Performance Retro`, ...) after the last
 //!   review ends the appendix, unless a new reviewer heading or a review section
 //!   (`## Coverage Summary`) follows it: then it was a line of a review.
@@ -277,6 +279,16 @@ pub(super) fn split(text: &str, heads: &[Heading], first: usize, names: &Reviewe
                 let last = reviews.len() - 1;
                 reviews[last] = (k, agent);
             }
+            continue;
+        }
+        // `### Claude Opus 4.6 — review of PR 7` right under `### Claude Opus 4.6`: the
+        // review's own title.
+        if let Some((j, last)) = reviews.last()
+            && last.name == agent.name
+            && text[heads[*j].range.end..h.range.start]
+                .chars()
+                .all(|c| c.is_whitespace() || c == '-')
+        {
             continue;
         }
         seen.insert(key);
