@@ -85,6 +85,11 @@ impl Block {
         split_lines(&self.inlines)
     }
 
+    /// Line `n` (from 0) of the inline content, without splitting the lines after it.
+    pub fn line(&self, n: usize) -> Option<Vec<&Inline>> {
+        line_of(&self.inlines, n)
+    }
+
     /// The plain text of the inline content, code spans in backticks, lines joined by `\n`.
     pub fn plain(&self) -> String {
         self.lines()
@@ -114,6 +119,27 @@ pub(crate) fn split_lines(inlines: &[Inline]) -> Vec<Vec<&Inline>> {
     }
     lines.retain(|l| !l.is_empty());
     lines
+}
+
+/// Line `n` (from 0) of inline content, counted as [`split_lines`] does (empty lines are not
+/// lines), reading no further than that line.
+pub(crate) fn line_of(inlines: &[Inline], n: usize) -> Option<Vec<&Inline>> {
+    let mut current: Vec<&Inline> = Vec::new();
+    let mut k = 0;
+    for i in inlines {
+        if i.kind == InlineKind::Break {
+            if !current.is_empty() {
+                if k == n {
+                    return Some(current);
+                }
+                k += 1;
+                current.clear();
+            }
+        } else {
+            current.push(i);
+        }
+    }
+    (k == n && !current.is_empty()).then_some(current)
 }
 
 /// The plain text of one line: text as written, code spans wrapped in backticks.
@@ -171,7 +197,38 @@ pub(crate) fn parse_blocks(text: &str) -> Vec<Block> {
 
 /// Parses Markdown into top-level blocks; also returns the offset of the first block that was
 /// nested deeper than [`MAX_DEPTH`], if any.
+#[cfg(test)]
 pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
+    parse_blocks_at(text, 0)
+}
+
+/// Parses a part of a text into top-level blocks whose ranges are offsets in the whole text
+/// (`offset` is where the part starts); also returns the offset of the first block that was
+/// nested deeper than [`MAX_DEPTH`], if any.
+pub(crate) fn parse_blocks_at(text: &str, offset: usize) -> (Vec<Block>, Option<usize>) {
+    let (mut blocks, too_deep) = parse_part(text);
+    if offset > 0 {
+        for b in &mut blocks {
+            shift(b, offset);
+        }
+    }
+    (blocks, too_deep.map(|at| at + offset))
+}
+
+/// Moves a block's ranges (and its children's) by `by` bytes.
+fn shift(b: &mut Block, by: usize) {
+    // Iterative: the tree is at most MAX_DEPTH deep, but stay clear of recursion anyway.
+    let mut stack: Vec<&mut Block> = vec![b];
+    while let Some(b) = stack.pop() {
+        b.range = b.range.start + by..b.range.end + by;
+        for i in &mut b.inlines {
+            i.range = i.range.start + by..i.range.end + by;
+        }
+        stack.extend(b.children.iter_mut());
+    }
+}
+
+fn parse_part(text: &str) -> (Vec<Block>, Option<usize>) {
     let mut root = Block::new(BlockKind::Other, 0..text.len());
     let mut stack: Vec<Block> = Vec::new();
     let mut strong = 0usize;

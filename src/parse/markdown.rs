@@ -16,7 +16,7 @@
 use std::ops::Range;
 
 use super::blocks::{
-    Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks_checked, plain,
+    Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks_at, plain,
 };
 use super::head::{FindingHead, find_scopes, find_trailing_severity, parse_head, strip_scopes};
 use crate::types::{
@@ -29,7 +29,6 @@ mod notes;
 mod prepare;
 mod sections;
 
-use findings::*;
 use notes::*;
 use sections::*;
 
@@ -83,9 +82,22 @@ pub(crate) fn is_section_name(name: &str) -> bool {
 
 /// Parses a Markdown raw review. Never fails; see the module doc.
 pub fn parse_markdown(agent: &str, text: &str) -> Review {
+    let mut review = read_markdown(agent, text);
+    review.raw = text.to_string();
+    review
+}
+
+/// [`parse_markdown`] of a text the review then keeps as its raw text, without a copy.
+pub fn parse_markdown_owned(agent: &str, text: String) -> Review {
+    let mut review = read_markdown(agent, &text);
+    review.raw = text;
+    review
+}
+
+/// Reads the review; `raw` is left to the caller.
+fn read_markdown(agent: &str, text: &str) -> Review {
     let mut review = Review {
         agent: agent.to_string(),
-        raw: text.to_string(),
         ..Review::default()
     };
     if text.trim().is_empty() {
@@ -96,91 +108,50 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
         return review;
     }
     let base = prepare::normalize(text);
-    let (work, inserted, repair_warnings) = prepare::repair(&base);
-    let (work, inserted) = prepare::separate_finding_starts(work, inserted);
-    review.warnings.extend(repair_warnings);
-    let (blocks, too_deep) = parse_blocks_checked(&work);
+    let prepared = prepare::segment(&base);
+    let work: &str = &prepared.work;
     let mut ctx = Ctx {
-        text: &work,
+        text: work,
         // `base` has the lines of `text`, one for one.
         lines: LineIndex::new(&base),
         inserted_before: std::iter::once(0)
-            .chain(inserted.iter().scan(0, |sum, (_, len)| {
+            .chain(prepared.inserted.iter().scan(0, |sum, (_, len)| {
                 *sum += len;
                 Some(*sum)
             }))
             .collect(),
-        inserted,
+        inserted: prepared.inserted,
         review,
         ids: Default::default(),
     };
-    if let Some(at) = too_deep {
-        ctx.warn(
-            at,
-            format!(
-                "blocks nested more than {} deep were read as one block",
-                super::blocks::MAX_DEPTH
-            ),
-        );
-    }
-    let chunks = split_sections(&blocks, &mut ctx);
-    let mut preamble: Vec<(usize, String)> = Vec::new();
-    for chunk in &chunks {
-        match &chunk.sec {
-            Sec::Preamble => read_preamble(chunk, &mut ctx, &mut preamble),
-            Sec::Findings(sev) => {
-                read_findings(chunk, *sev, false, &mut ctx);
-            }
-            Sec::Summary => {
-                let s = join_units(&chunk.units, &ctx);
-                push_para(&mut ctx.review.summary, &s);
-            }
-            Sec::Verdict => read_verdict(chunk, &mut ctx),
-            Sec::Observations(kind) => read_observations(chunk, *kind, &mut ctx),
-            Sec::Testing => read_testing(chunk, &mut ctx),
-            Sec::Documentation => {
-                let e = entries(chunk, &ctx);
-                ctx.review.documentation.extend(e);
-            }
-            Sec::Limitations => {
-                let e = entries(chunk, &ctx);
-                ctx.review.limitations.extend(e);
-            }
-            Sec::Unresolved => {
-                // "No unresolved review comments." says the section is empty.
-                let e = entries(chunk, &ctx).into_iter().filter(|s| {
-                    !s.trim_start_matches(['*', '_'])
-                        .to_ascii_lowercase()
-                        .starts_with("no unresolved")
-                });
-                ctx.review.unresolved_feedback.extend(e);
-            }
-            Sec::Coverage => read_coverage(chunk, &mut ctx),
-            Sec::Commits => {
-                let s = join_units(&chunk.units, &ctx);
-                if !s.trim().is_empty() {
-                    let cs = ctx.review.commit_structure.get_or_insert_with(String::new);
-                    push_para(cs, &s);
-                }
-            }
-            Sec::Unknown(name) => {
-                // Findings with a `(severity, category)` note still count; the rest is kept.
-                let mut rest: Vec<(usize, String)> = Vec::new();
-                read_preamble(chunk, &mut ctx, &mut rest);
-                let s: Vec<String> = rest.into_iter().map(|(_, s)| s).collect();
-                let why = format!("section \"{name}\" is not part of the review layout");
-                let at = chunk.at;
-                ctx.keep_unparsed(
-                    at,
-                    format!("{name}\n\n{}", s.join("\n\n")).trim().to_string(),
-                    &why,
-                );
-            }
+    // Warnings that explain what follows them: blocks that run on, nesting too deep.
+    let mut first_warnings: Vec<ParseWarning> = Vec::new();
+    let mut too_deep_seen = false;
+    let mut splitter = Splitter::new();
+    for part in &prepared.parts {
+        let (blocks, too_deep) = parse_blocks_at(&work[part.range.clone()], part.range.start);
+        if let Some(at) = too_deep
+            && !std::mem::replace(&mut too_deep_seen, true)
+        {
+            first_warnings.push(ParseWarning {
+                line: Some(ctx.line(at)),
+                message: format!(
+                    "blocks nested more than {} deep were read as one block",
+                    super::blocks::MAX_DEPTH
+                ),
+            });
+        }
+        if let Some(w) = open_block_warning(&blocks, part, &ctx) {
+            first_warnings.push(w);
+        }
+        for b in blocks {
+            splitter.block(b, &mut ctx);
         }
     }
+    let (preamble, any_section) = splitter.finish(&mut ctx);
     // Text before the first section: the summary when the review has none, else unparsed.
-    let pre: Vec<String> = preamble.iter().map(|(_, s)| s.clone()).collect();
-    if !pre.is_empty() {
+    if !preamble.is_empty() {
+        let pre: Vec<&str> = preamble.iter().map(|(_, s)| s.as_str()).collect();
         if ctx.review.summary.trim().is_empty() {
             ctx.review.summary = pre.join("\n\n");
         } else {
@@ -192,7 +163,7 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
             );
         }
     }
-    if chunks.iter().all(|c| c.sec == Sec::Preamble) && ctx.review.findings.is_empty() {
+    if !any_section && ctx.review.findings.is_empty() {
         ctx.review.warnings.push(ParseWarning {
             line: Some(1),
             message: "no review sections found (Findings, Critical Issues, ...): the whole text \
@@ -200,7 +171,73 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
                 .into(),
         });
     }
+    ctx.review.warnings.splice(0..0, first_warnings);
     ctx.review
+}
+
+/// The warning for a part cut where a code fence or HTML block that never ends would have run
+/// on (see [`prepare::segment`]), or for a code fence that runs to the end of the review.
+fn open_block_warning(blocks: &[Block], part: &prepare::Part, ctx: &Ctx) -> Option<ParseWarning> {
+    use prepare::PartEnd;
+    if part.end == PartEnd::Block {
+        return None;
+    }
+    let end = part.range.start + ctx.text[part.range.clone()].trim_end().len();
+    let mut stack: Vec<&Block> = blocks.iter().rev().collect();
+    while let Some(b) = stack.pop() {
+        let runs_on = b.range.end >= end;
+        let message = match (&b.kind, part.end) {
+            (
+                BlockKind::Code {
+                    fenced: true,
+                    closed: false,
+                    ..
+                },
+                PartEnd::Text,
+            ) if runs_on => {
+                "code fence is never closed; everything after it was read as code".to_string()
+            }
+            (
+                BlockKind::Code {
+                    fenced: true,
+                    closed: false,
+                    ..
+                },
+                PartEnd::OpenFence,
+            ) if runs_on => {
+                format!(
+                    "code fence is never closed; read it as closed before the heading at line {}",
+                    ctx.line(part.range.end)
+                )
+            }
+            (BlockKind::Html, PartEnd::OpenHtml) if runs_on => {
+                let opener = ctx.text[b.range.clone()].trim_start();
+                let what = if opener.starts_with("<!--") {
+                    "HTML comment `<!--`".to_string()
+                } else {
+                    let tag: String = opener
+                        .chars()
+                        .skip(1)
+                        .take_while(char::is_ascii_alphabetic)
+                        .collect();
+                    format!("`<{}>`", tag.to_ascii_lowercase())
+                };
+                format!(
+                    "{what} is never closed; read it as closed before line {}",
+                    ctx.line(part.range.end)
+                )
+            }
+            _ => {
+                stack.extend(b.children.iter().rev());
+                continue;
+            }
+        };
+        return Some(ParseWarning {
+            line: Some(ctx.line(b.range.start)),
+            message,
+        });
+    }
+    None
 }
 
 fn push_para(into: &mut String, s: &str) {
@@ -232,18 +269,6 @@ fn item_text(item: &Block, ctx: &Ctx) -> String {
         .join("\n\n")
 }
 
-fn join_units(units: &[Unit], ctx: &Ctx) -> String {
-    units
-        .iter()
-        .map(|u| match u {
-            Unit::Item { item, .. } => format!("- {}", item_text(item, ctx)),
-            _ => unit_src(u, ctx),
-        })
-        .filter(|s| !s.trim().is_empty())
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
 /// `None.`, `N/A`, `No issues found.`: a section that says it is empty.
 fn is_none_text(s: &str) -> bool {
     let n = s
@@ -270,37 +295,25 @@ fn is_none_text(s: &str) -> bool {
 }
 
 /// The first line of a unit's text, for reading a head.
-fn first_line<'a>(u: &Unit<'a>) -> Option<Vec<&'a Inline>> {
-    match u {
-        Unit::Block(b) => match b.kind {
-            BlockKind::Paragraph | BlockKind::Heading(_) => {
-                split_lines_owned(&b.inlines).into_iter().next()
-            }
-            _ => None,
-        },
-        Unit::Item { item, .. } => item
-            .first_paragraph()
-            .and_then(|p| split_lines_owned(&p.inlines).into_iter().next()),
-        Unit::Fragment { lines, .. } => lines.first().cloned(),
-    }
+fn first_line(u: &Unit) -> Option<Vec<&Inline>> {
+    nth_line(u, 0)
 }
 
 /// The second line of a unit's first paragraph: where some reviewers put a finding's location.
-fn second_line<'a>(u: &Unit<'a>) -> Option<Vec<&'a Inline>> {
-    match u {
-        Unit::Block(b) if b.kind == BlockKind::Paragraph => {
-            split_lines_owned(&b.inlines).into_iter().nth(1)
-        }
-        Unit::Item { item, .. } => item
-            .first_paragraph()
-            .and_then(|p| split_lines_owned(&p.inlines).into_iter().nth(1)),
-        Unit::Fragment { lines, .. } => lines.get(1).cloned(),
-        _ => None,
-    }
+fn second_line(u: &Unit) -> Option<Vec<&Inline>> {
+    nth_line(u, 1)
 }
 
-fn split_lines_owned(inlines: &[Inline]) -> Vec<Vec<&Inline>> {
-    super::blocks::split_lines(inlines)
+fn nth_line(u: &Unit, n: usize) -> Option<Vec<&Inline>> {
+    match u {
+        Unit::Block(b) => match b.kind {
+            BlockKind::Paragraph => b.line(n),
+            BlockKind::Heading(_) if n == 0 => b.line(0),
+            _ => None,
+        },
+        Unit::Item { item, .. } => item.first_paragraph().and_then(|p| p.line(n)),
+        Unit::Fragment { lines, .. } => lines.get(n).map(|l| l.iter().collect()),
+    }
 }
 
 /// The rest of a paragraph after its first line.

@@ -47,10 +47,11 @@ pub(super) fn style_of(u: &Unit) -> Option<Style> {
             BlockKind::Paragraph => Some(Style::Para),
             _ => None,
         },
-        Unit::Item { list, .. } => match list.kind {
-            BlockKind::List { start: Some(_) } => Some(Style::Ordered),
-            _ => Some(Style::Bullet),
-        },
+        Unit::Item { list, .. } => Some(if list.ordered {
+            Style::Ordered
+        } else {
+            Style::Bullet
+        }),
         Unit::Fragment { .. } => Some(Style::Para),
     }
 }
@@ -60,129 +61,177 @@ pub(super) fn is_label(head: &FindingHead) -> bool {
 }
 
 /// A finding being read: its first unit and the units of its body.
-pub(super) struct Draft<'u, 'a> {
+pub(super) struct Draft {
     pub(super) head: FindingHead,
-    pub(super) start: &'u Unit<'a>,
+    pub(super) start: Unit,
     pub(super) number: Option<u64>,
     /// Lines of the first paragraph the head took (2 when the location is on its own line).
     pub(super) head_lines: usize,
-    pub(super) body: Vec<&'u Unit<'a>>,
+    pub(super) body: Vec<Unit>,
+    /// Its place among the section's findings, from 1.
+    pub(super) position: usize,
 }
 
-/// Reads a findings section (or, with `strict`, the preamble or an unknown section, where only
-/// a line with a `(severity, category)` note starts a finding). Returns where the first finding
-/// starts: every unit from there on belongs to a finding.
-pub(super) fn read_findings(
-    chunk: &Chunk,
+/// Reads a findings section one unit at a time (or, with `strict`, the preamble or an unknown
+/// section, where only a line with a `(severity, category)` note starts a finding). A finding is
+/// built when the next one starts, so only the finding being read is held.
+pub(super) struct FindingsReader {
     sec_sev: Option<Severity>,
     strict: bool,
-    ctx: &mut Ctx,
-) -> Option<usize> {
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut style: Option<Style> = None;
-    let mut first_list: Option<*const Block> = None;
-    let mut last_number: Option<u64> = None;
-    let mut any_draft = false;
-    for u in &chunk.units {
+    /// How the first finding was written; later ones are written alike.
+    style: Option<Style>,
+    first_list: Option<u64>,
+    last_number: Option<u64>,
+    any_draft: bool,
+    draft: Option<Draft>,
+    /// The last finding came from a table row: what follows is not its body.
+    after_rows: bool,
+    position: usize,
+}
+
+impl FindingsReader {
+    pub(super) fn new(sec_sev: Option<Severity>, strict: bool) -> Self {
+        FindingsReader {
+            sec_sev,
+            strict,
+            style: None,
+            first_list: None,
+            last_number: None,
+            any_draft: false,
+            draft: None,
+            after_rows: false,
+            position: 0,
+        }
+    }
+
+    /// Reads one unit. Returns it when it belongs to no finding and the reader is strict (the
+    /// caller keeps such text); a findings section keeps it in `unparsed` itself.
+    pub(super) fn push(&mut self, u: Unit, ctx: &mut Ctx) -> Option<Unit> {
         // A table whose header names the finding columns holds one finding per row.
-        if !strict
-            && let Unit::Block(b) = u
+        if !self.strict
+            && let Unit::Block(b) = &u
             && b.kind == BlockKind::Table
             && let Some(cols) = finding_columns(b)
         {
+            self.build(ctx);
             for row in b
                 .children
                 .iter()
                 .filter(|r| r.kind == (BlockKind::Row { head: false }))
             {
-                entries.push(Entry::Row(row, cols.clone()));
+                self.position += 1;
+                let f = finding_from_row(row, &cols, self.sec_sev, self.position, ctx);
+                ctx.review.findings.push(f);
             }
-            continue;
+            self.after_rows = true;
+            return None;
         }
-        let st = style_of(u);
-        let mut head = first_line(u).map(|l| parse_head(&l));
-        let head_lines = head.as_mut().map(|h| take_second_line(h, u)).unwrap_or(1);
+        match self.starts(&u) {
+            Some((head, head_lines, number)) => {
+                if !self.any_draft {
+                    self.any_draft = true;
+                    self.style = style_of(&u);
+                    if let Unit::Item { list, .. } = &u {
+                        self.first_list = Some(list.id);
+                    }
+                }
+                self.last_number = number;
+                self.build(ctx);
+                self.position += 1;
+                self.after_rows = false;
+                self.draft = Some(Draft {
+                    head,
+                    start: u,
+                    number,
+                    head_lines,
+                    body: Vec::new(),
+                    position: self.position,
+                });
+                None
+            }
+            None => {
+                if !self.after_rows
+                    && let Some(d) = &mut self.draft
+                {
+                    d.body.push(u);
+                    return None;
+                }
+                if self.strict {
+                    return Some(u);
+                }
+                let s = unit_src(&u, ctx);
+                if !is_none_text(&s) {
+                    ctx.keep_unparsed(
+                        u.start(),
+                        s,
+                        "text in a findings section that is not a finding",
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// Whether a unit starts a finding: its head, the lines the head took and its number.
+    fn starts(&self, u: &Unit) -> Option<(FindingHead, usize, Option<u64>)> {
+        let st = style_of(u)?;
+        let in_first_list =
+            matches!(u, Unit::Item { list, .. } if Some(list.id) == self.first_list);
+        // Once the first finding set the style, a unit written otherwise only continues a body:
+        // its head is not worth reading.
+        if !self.strict && self.any_draft && !in_first_list && Some(st) != self.style {
+            return None;
+        }
+        let line = first_line(u)?;
+        if strip_fix_label(&plain(&line)).is_some() {
+            return None;
+        }
+        let mut h = parse_head(&line);
         let number = match u {
             Unit::Item { number, .. } => *number,
-            _ => head.as_ref().and_then(|h| h.number),
+            _ => h.number,
         };
-        let is_fix =
-            strip_fix_label(&first_line(u).map(|l| plain(&l)).unwrap_or_default()).is_some();
-        let starts = match (&head, st) {
-            (Some(h), Some(st)) => {
-                if (is_label(h) && h.bold) || is_fix {
-                    false
-                } else if st == Style::Para && !h.bold && h.id.is_none() {
-                    // A plain sentence is never a finding's first line, even with a
-                    // `(severity, category)` note at its end.
-                    false
-                } else if strict {
-                    h.severity.is_some() && (h.bold || h.id.is_some())
-                } else if !any_draft {
-                    matches!(u, Unit::Item { .. })
-                        || matches!(st, Style::Heading(_))
-                        || h.bold
-                        || h.id.is_some()
-                        || h.severity.is_some()
-                } else if let (Unit::Item { list, .. }, Some(fl)) = (u, first_list)
-                    && std::ptr::eq(*list as *const Block, fl)
-                {
-                    true
-                } else if matches!(st, Style::Heading(_)) && Some(st) == style {
-                    // Findings written as headings: every heading of their level is one.
-                    true
-                } else {
-                    Some(st) == style && looks_like_finding(h, number, last_number)
-                }
-            }
-            _ => false,
-        };
-        if starts {
-            if !any_draft {
-                any_draft = true;
-                style = st;
-                if let Unit::Item { list, .. } = u {
-                    first_list = Some(*list as *const Block);
-                }
-            }
-            last_number = number;
-            entries.push(Entry::Draft(Draft {
-                head: head.unwrap_or_default(),
-                start: u,
-                number,
-                head_lines,
-                body: Vec::new(),
-            }));
-        } else if let Some(Entry::Draft(d)) = entries.last_mut() {
-            d.body.push(u);
+        let starts = if is_label(&h) && h.bold {
+            false
+        } else if st == Style::Para && !h.bold && h.id.is_none() {
+            // A plain sentence is never a finding's first line, even with a
+            // `(severity, category)` note at its end.
+            false
+        } else if self.strict {
+            h.severity.is_some() && (h.bold || h.id.is_some())
+        } else if !self.any_draft {
+            matches!(u, Unit::Item { .. })
+                || matches!(st, Style::Heading(_))
+                || h.bold
+                || h.id.is_some()
+                || h.severity.is_some()
+        } else if in_first_list {
+            true
+        } else if matches!(st, Style::Heading(_)) && Some(st) == self.style {
+            // Findings written as headings: every heading of their level is one.
+            true
         } else {
-            let s = unit_src(u, ctx);
-            if strict {
-                continue; // the caller keeps the preamble text
-            }
-            if !is_none_text(&s) {
-                ctx.keep_unparsed(
-                    u.start(),
-                    s,
-                    "text in a findings section that is not a finding",
-                );
-            }
+            Some(st) == self.style && looks_like_finding(&h, number, self.last_number)
+        };
+        if !starts {
+            return None;
+        }
+        let head_lines = take_second_line(&mut h, u);
+        Some((h, head_lines, number))
+    }
+
+    /// Builds the finding being read, if any.
+    fn build(&mut self, ctx: &mut Ctx) {
+        if let Some(d) = self.draft.take() {
+            let f = build_finding(d, self.sec_sev, ctx);
+            ctx.review.findings.push(f);
         }
     }
-    let first = entries.first().map(|e| match e {
-        Entry::Draft(d) => d.start.start(),
-        Entry::Row(row, _) => row.range.start,
-    });
-    let mut position = 0;
-    for e in entries {
-        position += 1;
-        let f = match e {
-            Entry::Draft(d) => build_finding(d, sec_sev, position, ctx),
-            Entry::Row(row, cols) => finding_from_row(row, &cols, sec_sev, position, ctx),
-        };
-        ctx.review.findings.push(f);
+
+    /// The end of the section: builds the last finding.
+    pub(super) fn finish(&mut self, ctx: &mut Ctx) {
+        self.build(ctx);
     }
-    first
 }
 
 /// `1. **Title**` with `` `a.go:3` (important, gap) `` on the next line: when the first line
@@ -210,12 +259,6 @@ fn take_second_line(h: &mut FindingHead, u: &Unit) -> usize {
         h.category = c;
     }
     2
-}
-
-/// A finding to build: a run of units, or a row of a findings table.
-pub(super) enum Entry<'u, 'a> {
-    Draft(Draft<'u, 'a>),
-    Row(&'a Block, Columns),
 }
 
 /// Which columns of a findings table hold what.
@@ -457,15 +500,11 @@ pub(super) fn fenced(lang: &Option<String>, code: &str) -> String {
     )
 }
 
-pub(super) fn build_finding(
-    d: Draft,
-    sec_sev: Option<Severity>,
-    position: usize,
-    ctx: &mut Ctx,
-) -> Finding {
+pub(super) fn build_finding(d: Draft, sec_sev: Option<Severity>, ctx: &mut Ctx) -> Finding {
     let at = d.start.start();
+    let position = d.position;
     let mut pieces: Vec<Piece> = Vec::new();
-    match d.start {
+    match &d.start {
         Unit::Block(b) if matches!(b.kind, BlockKind::Paragraph) => {
             if let Some(s) = rest_lines_src_from(b, ctx, d.head_lines) {
                 pieces.push(Piece::Text(s));
@@ -494,10 +533,7 @@ pub(super) fn build_finding(
         match u {
             Unit::Block(b) => pieces_of_block(b, ctx, &mut pieces),
             Unit::Item { item, list, .. } => {
-                let marker = match list.kind {
-                    BlockKind::List { start: Some(_) } => "1. ",
-                    _ => "- ",
-                };
+                let marker = if list.ordered { "1. " } else { "- " };
                 pieces.push(Piece::Text(format!("{marker}{}", item_text(item, ctx))));
             }
             Unit::Fragment { range, .. } => pieces.push(Piece::Text(ctx.src(range))),

@@ -1,29 +1,24 @@
 //! Before the Markdown is parsed: undo the ways a whole review gets hidden from a Markdown
-//! parser, and repair the blocks that would swallow the rest of it. Every step keeps the line
-//! numbers of the original (or records what it inserted), so warnings still point into the
+//! parser, and cut the review into parts that are parsed one at a time. Every step keeps the
+//! line numbers of the original (or records what it inserted), so warnings still point into the
 //! review as the agent wrote it.
 //!
 //! - [`normalize`]: a review indented as a whole (four spaces: an indented code block to
 //!   CommonMark) is dedented; a review wrapped in one outer fence (```` ```markdown ````, even
 //!   when it has inner fences of the same length) is unwrapped. Both keep every line where it
 //!   is.
-//! - [`repair`]: a code fence that is never closed is closed before the first heading inside
-//!   it; an HTML comment (`<!--`) or `<pre>`/`<script>`/`<style>`/`<textarea>` block that is
-//!   never terminated is terminated before its first blank line or heading. CommonMark would
-//!   otherwise read everything after them as code or HTML.
-//! - [`separate_finding_starts`]: a blank line before `2. **Title**` written right after a
-//!   paragraph line.
+//! - [`segment`]: one pass over the lines. It puts a blank line before `2. **Title**` written
+//!   right after a paragraph line, and cuts the text into parts at lines where a new top-level
+//!   block starts, so the parser's memory follows the part, not the review (a 50 MB review is
+//!   read in parts of about 512 KB). A code fence that is never closed ends at the first heading
+//!   inside it, and an HTML comment (`<!--`) or `<pre>`, `<script>`, `<style>`, `<textarea>`
+//!   block that never ends stops at its first blank line or heading: the text is cut there, so
+//!   CommonMark does not read the rest of the review as code or HTML.
 
 use std::borrow::Cow;
 use std::ops::Range;
 
-use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag};
-
-use super::super::blocks::{LineIndex, options};
-use super::super::lines::{
-    self, atx_heading, fence as fence_line, with_offsets as lines_with_offsets,
-};
-use crate::types::ParseWarning;
+use super::super::lines::{atx_heading, fence as fence_line, with_offsets as lines_with_offsets};
 
 /// Dedents a review indented as a whole, and unwraps a review wrapped in one outer fence.
 /// Line count and line order are kept: removed indentation and wrapper lines leave their
@@ -113,270 +108,318 @@ fn line_break(line: &str) -> &str {
     &line[body.len()..]
 }
 
-/// What would swallow the rest of the review, and the text that ends it.
-struct Problem {
-    /// Where the unclosed block opens.
-    open: usize,
-    /// Where to insert `insert` (the start of a line), if the block can be ended.
-    close: Option<usize>,
-    insert: String,
-    what: &'static str,
+/// The size a part grows to before it is cut at the next line that starts a top-level block
+/// (not a list item, so a loose list stays one list).
+const PART: usize = 512 * 1024;
+/// The size from which a part is also cut before a list item.
+const PART_LIST: usize = 4 * PART;
+/// The size from which a part is cut at any line outside code.
+const PART_MAX: usize = 16 * PART;
+
+/// The text to parse, cut into parts.
+pub(super) struct Prepared<'t> {
+    /// The text with the blank lines put before findings.
+    pub(super) work: Cow<'t, str>,
+    /// What was inserted into `work`: (offset in `work`, length), sorted.
+    pub(super) inserted: Vec<(usize, usize)>,
+    /// The parts, in order, covering `work`.
+    pub(super) parts: Vec<Part>,
 }
 
-/// How many bytes [`repair`] may parse in all, as a multiple of the text's length: each repair
-/// parses the text after it again, so without a bound a text of many unclosed blocks would
-/// cost its length times their number.
-const REPARSE_BUDGET: usize = 4;
-
-/// Closes code fences that never close before the first heading inside them, and terminates
-/// HTML blocks that never end before their first blank line or heading. Returns the repaired
-/// text, the insertions made (offset in the repaired text, length), and a warning per repair
-/// with the line in `text`.
-pub(super) fn repair(text: &str) -> (String, Vec<(usize, usize)>, Vec<ParseWarning>) {
-    let lines = LineIndex::new(text);
-    let mut inserts: Vec<(usize, String)> = Vec::new();
-    let mut warnings = Vec::new();
-    let mut from = 0;
-    let mut budget = REPARSE_BUDGET * text.len() + 64 * 1024;
-    loop {
-        let rest = &text[from..];
-        if rest.len() > budget {
-            warnings.push(ParseWarning {
-                line: Some(lines.line(from)),
-                message: "too many unclosed code fences or HTML blocks to repair them all; from \
-                          this line on the review may be read as code"
-                    .into(),
-            });
-            break;
-        }
-        budget -= rest.len();
-        let Some(p) = first_problem(rest) else {
-            break;
-        };
-        let open_line = lines.line(from + p.open);
-        match p.close {
-            Some(close) => {
-                let at = from + close;
-                warnings.push(ParseWarning {
-                    line: Some(open_line),
-                    message: format!(
-                        "{}; read it as closed before line {}",
-                        p.what,
-                        lines.line(at)
-                    ),
-                });
-                inserts.push((at, p.insert));
-                from = at;
-            }
-            None => {
-                warnings.push(ParseWarning {
-                    line: Some(open_line),
-                    message: format!("{}; everything after it was read as code", p.what),
-                });
-                break;
-            }
-        }
-    }
-    let mut out =
-        String::with_capacity(text.len() + inserts.iter().map(|i| i.1.len()).sum::<usize>());
-    let mut inserted = Vec::with_capacity(inserts.len());
-    let mut last = 0;
-    for (at, s) in inserts {
-        out.push_str(&text[last..at]);
-        inserted.push((out.len(), s.len()));
-        out.push_str(&s);
-        last = at;
-    }
-    out.push_str(&text[last..]);
-    (out, inserted, warnings)
+/// One part of the text, parsed on its own.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Part {
+    pub(super) range: Range<usize>,
+    /// Why the part ends where it does.
+    pub(super) end: PartEnd,
 }
 
-/// The first code fence or HTML block of the text that runs on past where it was meant to end.
-fn first_problem(text: &str) -> Option<Problem> {
-    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
-        match event {
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => {
-                if let Some(p) = open_fence(text, range) {
-                    return Some(p);
-                }
-            }
-            Event::Start(Tag::HtmlBlock) => {
-                if let Some(p) = open_html(text, range) {
-                    return Some(p);
-                }
-            }
-            _ => {}
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum PartEnd {
+    /// The end of the text.
+    Text,
+    /// A line where a new top-level block starts anyway.
+    Block,
+    /// The first heading inside a code fence that is never closed.
+    OpenFence,
+    /// The first blank line or heading inside an HTML block whose end marker never comes.
+    OpenHtml,
+}
+
+/// An HTML block that ends only at its end marker (CommonMark's kinds 1 to 5), when the line
+/// opens one: the marker it waits for.
+fn html_opener(line: &str) -> Option<&'static str> {
+    let t = line.trim_start_matches(' ');
+    if line.len() - t.len() > 3 || !t.starts_with('<') {
+        return None;
+    }
+    let head: String = t.chars().take(11).collect::<String>().to_ascii_lowercase();
+    if head.starts_with("<!--") {
+        return Some("-->");
+    }
+    if head.starts_with("<![cdata[") {
+        return Some("]]>");
+    }
+    if head.starts_with("<?") {
+        return Some("?>");
+    }
+    for (tag, end) in [
+        ("pre", "</pre>"),
+        ("script", "</script>"),
+        ("style", "</style>"),
+        ("textarea", "</textarea>"),
+    ] {
+        if let Some(r) = head[1..].strip_prefix(tag)
+            && (r.is_empty() || r.starts_with([' ', '\t', '>', '\n', '\r']))
+        {
+            return Some(end);
         }
     }
     None
 }
 
-/// The prefix an inserted line needs to stay in the block's container: the opening line's text
-/// before the block, with everything but `>` turned into spaces (`1. ```` → three spaces).
-fn container_prefix(text: &str, block_start: usize) -> String {
-    let line_start = text[..block_start].rfind('\n').map(|i| i + 1).unwrap_or(0);
-    let lead = &text[line_start..block_start];
-    let rest = &text[block_start..];
-    let marker = rest.len() - rest.trim_start_matches(' ').len();
-    lead.chars()
-        .map(|c| if c == '>' { '>' } else { ' ' })
-        .chain(std::iter::repeat_n(' ', marker))
-        .collect()
-}
-
-/// A fenced code block that never closes: it is closed before the first ATX heading line in it.
-fn open_fence(text: &str, range: Range<usize>) -> Option<Problem> {
-    let src = text.get(range.clone())?;
-    let (first, body) = src.split_once('\n').unwrap_or((src, ""));
-    let (c, run, _) = fence_line(first.trim_start_matches(['>', ' ']))
-        .or_else(|| fence_line(first.trim_start()))?;
-    let closed = body
-        .trim_end_matches(['\n', '\r'])
-        .lines()
-        .next_back()
-        .is_some_and(|last| {
-            let t = last.trim();
-            t.len() >= run && t.chars().all(|x| x == c)
-        });
-    if closed {
-        return None;
-    }
-    let body_start = range.start + first.len() + 1;
-    let close = (body_start < range.end)
-        .then(|| {
-            lines_with_offsets(&text[body_start..range.end])
-                .find(|(_, l)| is_atx_heading(l))
-                .map(|(at, _)| body_start + at)
-        })
-        .flatten();
-    // A block its list item or quote ended took nothing from the rest of the review.
-    if close.is_none() && range.end < text.trim_end().len() {
-        return None;
-    }
-    let prefix = container_prefix(text, range.start);
-    Some(Problem {
-        open: range.start,
-        close,
-        insert: format!("{prefix}{}\n", c.to_string().repeat(run)),
-        what: "code fence is never closed",
-    })
-}
-
-/// An HTML block of a kind that ends only at its end marker (`-->`, `</pre>`, ...) that never
-/// comes: it is ended before its first blank line or heading.
-fn open_html(text: &str, range: Range<usize>) -> Option<Problem> {
-    let src = text.get(range.clone())?;
-    let start = src.trim_start();
-    let lower: String = start
-        .chars()
-        .take(12)
-        .collect::<String>()
-        .to_ascii_lowercase();
-    let (end, what): (String, &'static str) = if lower.starts_with("<!--") {
-        ("-->".into(), "HTML comment `<!--` is never closed")
-    } else if let Some(tag) = ["pre", "script", "style", "textarea"].iter().find(|t| {
-        lower
-            .strip_prefix('<')
-            .and_then(|r| r.strip_prefix(**t))
-            .is_some_and(|r| r.is_empty() || r.starts_with([' ', '\t', '>', '\n', '\r']))
-    }) {
-        (
-            format!("</{tag}>"),
-            match *tag {
-                "pre" => "`<pre>` is never closed",
-                "script" => "`<script>` is never closed",
-                "style" => "`<style>` is never closed",
-                _ => "`<textarea>` is never closed",
-            },
-        )
-    } else {
-        return None;
-    };
-    // The end marker may sit on the opening line itself.
-    let opener_len = start.len().min(4);
-    if contains_ignore_case(&start[opener_len..], &end) {
-        return None;
-    }
-    let (first, _) = src.split_once('\n')?;
-    let body_start = range.start + first.len() + 1;
-    if body_start >= range.end {
-        return None;
-    }
-    let close = lines_with_offsets(&text[body_start..range.end])
-        .find(|(_, l)| l.trim().is_empty() || is_atx_heading(l))
-        .map(|(at, _)| body_start + at)?;
-    let prefix = container_prefix(text, range.start);
-    Some(Problem {
-        open: range.start,
-        close: Some(close),
-        insert: format!("{prefix}{end}\n"),
-        what,
-    })
-}
-
+/// Whether `haystack` contains `needle`, ignoring ASCII case.
 fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
     let n = needle.as_bytes();
-    haystack
-        .as_bytes()
-        .windows(n.len())
-        .any(|w| w.eq_ignore_ascii_case(n))
+    haystack.len() >= n.len()
+        && haystack
+            .as_bytes()
+            .windows(n.len())
+            .any(|w| w.eq_ignore_ascii_case(n))
 }
 
-fn is_atx_heading(line: &str) -> bool {
-    atx_heading(line).is_some()
+/// The last offset at which `needle` starts in `text`, ignoring ASCII case.
+fn last_ignore_case(text: &str, needle: &str) -> Option<usize> {
+    let n = needle.as_bytes();
+    let first = n.first()?.to_ascii_lowercase();
+    let bytes = text.as_bytes();
+    (0..bytes.len().saturating_sub(n.len() - 1))
+        .rev()
+        .find(|&i| {
+            bytes[i].to_ascii_lowercase() == first && bytes[i..i + n.len()].eq_ignore_ascii_case(n)
+        })
 }
 
-/// Puts a blank line before a line that starts a finding (`2. **Title**`, `S2. **Title**`,
-/// `**S2. Title**`) right after a paragraph line. In CommonMark such a line does not interrupt
-/// a paragraph (only a list starting at 1 does), so without this the finding would be read as
-/// the end of the previous finding's explanation and lost. Returns the text and the insertions
-/// (the repairs' shifted, plus these), sorted by offset.
-pub(super) fn separate_finding_starts(
-    work: String,
-    inserted: Vec<(usize, usize)>,
-) -> (String, Vec<(usize, usize)>) {
+/// A fence that opens a code block, also after list markers and `>` (`1. ```go`).
+fn fence_opener(line: &str) -> Option<(char, usize)> {
+    if let Some((c, run, _)) = fence_line(line) {
+        return Some((c, run));
+    }
+    let mut rest = line.trim_start_matches(' ');
+    for _ in 0..8 {
+        let after = if let Some(r) = rest.strip_prefix('>') {
+            r
+        } else if let Some(r) = rest.strip_prefix(['-', '*', '+']) {
+            r
+        } else {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            match rest[digits..].strip_prefix(['.', ')']) {
+                Some(r) if (1..=9).contains(&digits) => r,
+                _ => return None,
+            }
+        };
+        if !after.starts_with([' ', '\t']) && !after.starts_with('`') && !after.starts_with('~') {
+            return None;
+        }
+        rest = after.trim_start_matches([' ', '\t']);
+        if let Some((c, run, _)) = fence_line(rest) {
+            return Some((c, run));
+        }
+    }
+    None
+}
+
+/// A list item's first line: `- x`, `* x`, `+ x`, `1. x`, `1) x`.
+fn is_list_item(line: &str) -> bool {
+    let t = line.trim_start_matches(' ');
+    let after = if let Some(r) = t.strip_prefix(['-', '*', '+']) {
+        r
+    } else {
+        let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+        match t[digits..].strip_prefix(['.', ')']) {
+            Some(r) if (1..=9).contains(&digits) => r,
+            _ => return false,
+        }
+    };
+    after.is_empty() || after.starts_with([' ', '\t', '\n', '\r'])
+}
+
+/// Where the code fences that can close a block are: (offset of the line, character, length)
+/// of every bare fence line, and from each on, the longest such line of each character.
+struct Closers {
+    at: Vec<usize>,
+    /// `[backtick, tilde]` longest run from this closer to the end.
+    longest_after: Vec<[usize; 2]>,
+}
+
+impl Closers {
+    fn new(text: &str) -> Self {
+        let mut lines: Vec<(usize, char, usize)> = lines_with_offsets(text)
+            .filter_map(|(at, l)| {
+                fence_line(l)
+                    .filter(|(_, _, rest)| rest.trim().is_empty())
+                    .map(|(c, n, _)| (at, c, n))
+            })
+            .collect();
+        lines.shrink_to_fit();
+        let mut longest_after = vec![[0, 0]; lines.len()];
+        let mut best = [0usize, 0usize];
+        for (k, (_, c, n)) in lines.iter().enumerate().rev() {
+            let i = usize::from(*c == '~');
+            best[i] = best[i].max(*n);
+            longest_after[k] = best;
+        }
+        Closers {
+            at: lines.into_iter().map(|(at, _, _)| at).collect(),
+            longest_after,
+        }
+    }
+
+    /// Whether a fence of `c` and `run` opened before `from` closes at or after it.
+    fn closes_after(&self, from: usize, c: char, run: usize) -> bool {
+        let k = self.at.partition_point(|&at| at < from);
+        self.longest_after
+            .get(k)
+            .is_some_and(|l| l[usize::from(c == '~')] >= run)
+    }
+}
+
+/// Reads the text line by line: puts a blank line before findings written right after a
+/// paragraph line, and cuts the text into parts (see the module doc).
+pub(super) fn segment(text: &str) -> Prepared<'_> {
     static FINDING_START: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"^(?:\d{1,4}[.)]\s+\*\*|[A-Z]{1,3}-?\d{1,4}[.:)]\s+\*\*|\*\*[A-Z]{1,3}-?\d{1,4}[.:)])",
         )
         .expect("the finding-start pattern is valid")
     });
-    let mut at_old: Vec<usize> = Vec::new();
-    let mut fences = lines::Fences::default();
+    enum State {
+        Text,
+        /// In a code block; whether a closing fence comes later.
+        Fence {
+            c: char,
+            run: usize,
+            closes: bool,
+        },
+        /// In an HTML block waiting for its end marker; whether the marker comes later.
+        Html {
+            end: &'static str,
+            ends: bool,
+        },
+    }
+    let closers = Closers::new(text);
+    let mut state = State::Text;
+    let mut inserts: Vec<usize> = Vec::new();
+    let mut cuts: Vec<(usize, PartEnd)> = Vec::new();
+    let mut part_start = 0;
+    let mut previous_blank = true;
     let mut previous_is_text = false;
-    for (start, line) in lines_with_offsets(&work) {
-        if fences.code(line) {
-            previous_is_text = false;
-            continue;
+    for (start, line) in lines_with_offsets(text) {
+        let blank = line.trim().is_empty();
+        let heading = atx_heading(line).is_some();
+        match state {
+            State::Fence { c, run, closes } => {
+                if fence_line(line)
+                    .is_some_and(|(lc, lr, rest)| lc == c && lr >= run && rest.trim().is_empty())
+                {
+                    state = State::Text;
+                    previous_blank = false;
+                    previous_is_text = false;
+                    continue;
+                }
+                if closes || !heading {
+                    previous_blank = blank;
+                    continue;
+                }
+                cuts.push((start, PartEnd::OpenFence));
+                part_start = start;
+                state = State::Text;
+            }
+            State::Html { end, ends } => {
+                if contains_ignore_case(line, end) {
+                    state = State::Text;
+                    previous_blank = false;
+                    previous_is_text = false;
+                    continue;
+                }
+                if ends || !(heading || (previous_blank && !blank)) {
+                    previous_blank = blank;
+                    continue;
+                }
+                cuts.push((start, PartEnd::OpenHtml));
+                part_start = start;
+                state = State::Text;
+            }
+            State::Text => {}
+        }
+        let size = start - part_start;
+        let top_level = !blank && !line.starts_with([' ', '\t']);
+        let cut = (size >= PART && top_level && (previous_blank || heading) && !is_list_item(line))
+            || (size >= PART_LIST && top_level && (previous_blank || heading))
+            || (size >= PART_MAX && !blank);
+        if cut {
+            cuts.push((start, PartEnd::Block));
+            part_start = start;
         }
         let trimmed = line.trim_start_matches(' ');
-        let shallow = line.len() - trimmed.len() <= 3;
-        if previous_is_text && shallow && FINDING_START.is_match(trimmed) {
-            at_old.push(start);
+        if previous_is_text && line.len() - trimmed.len() <= 3 && FINDING_START.is_match(trimmed) {
+            inserts.push(start);
         }
-        previous_is_text = !line.trim().is_empty() && !trimmed.starts_with('#');
+        previous_blank = blank;
+        previous_is_text = !blank && !trimmed.starts_with('#');
+        if let Some((c, run)) = fence_opener(line) {
+            let closes = closers.closes_after(start + line.len(), c, run);
+            state = State::Fence { c, run, closes };
+            previous_is_text = false;
+        } else if let Some(end) = html_opener(line)
+            && !contains_ignore_case(&trimmed[4.min(trimmed.len())..], end)
+        {
+            let ends = last_ignore_case(text, end).is_some_and(|at| at >= start + line.len());
+            state = State::Html { end, ends };
+            previous_is_text = false;
+        }
     }
-    if at_old.is_empty() {
-        return (work, inserted);
+    // Offsets in the text with blank lines inserted: each insertion moves what follows it.
+    let shifted = |at: usize| at + inserts.partition_point(|&i| i <= at);
+    let mut parts = Vec::with_capacity(cuts.len() + 1);
+    let mut from = 0;
+    for (at, end) in &cuts {
+        let to = shifted(*at);
+        if to > from {
+            parts.push(Part {
+                range: from..to,
+                end: *end,
+            });
+            from = to;
+        }
     }
-    let mut out = String::with_capacity(work.len() + at_old.len());
-    let mut last = 0;
-    let mut ours = Vec::with_capacity(at_old.len());
-    for (k, &at) in at_old.iter().enumerate() {
-        out.push_str(&work[last..at]);
-        ours.push((at + k, 1));
-        out.push('\n');
-        last = at;
-    }
-    out.push_str(&work[last..]);
-    let shift = |old: usize| at_old.partition_point(|&a| a <= old);
-    let mut all: Vec<(usize, usize)> = inserted
-        .into_iter()
-        .map(|(at, len)| (at + shift(at), len))
-        .chain(ours)
+    let work: Cow<'_, str> = if inserts.is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        let mut out = String::with_capacity(text.len() + inserts.len());
+        let mut last = 0;
+        for &at in &inserts {
+            out.push_str(&text[last..at]);
+            out.push('\n');
+            last = at;
+        }
+        out.push_str(&text[last..]);
+        Cow::Owned(out)
+    };
+    parts.push(Part {
+        range: from..work.len(),
+        end: PartEnd::Text,
+    });
+    let inserted = inserts
+        .iter()
+        .enumerate()
+        .map(|(k, &at)| (at + k, 1))
         .collect();
-    all.sort_unstable();
-    (out, all)
+    Prepared {
+        work,
+        inserted,
+        parts,
+    }
 }
 
 #[cfg(test)]
@@ -408,34 +451,69 @@ mod tests {
         assert!(matches!(normalize(review), Cow::Borrowed(_)));
     }
 
-    #[test]
-    fn unterminated_comment_and_pre_end_at_the_blank_line() {
-        let text = "## A\n\n<!-- note\nmore\n\n## B\n\n<PRE>\nx\n\n## C\n";
-        let (work, inserted, warnings) = repair(text);
-        assert_eq!(
-            work,
-            "## A\n\n<!-- note\nmore\n-->\n\n## B\n\n<PRE>\nx\n</pre>\n\n## C\n"
-        );
-        assert_eq!(inserted, [(21, 4), (40, 7)]);
-        let lines: Vec<Option<usize>> = warnings.iter().map(|w| w.line).collect();
-        assert_eq!(lines, [Some(3), Some(8)]);
-        assert!(
-            warnings[0].message.contains("before line 5"),
-            "{warnings:?}"
-        );
-        // A terminated comment is left alone.
-        let ok = "<!-- a\n\nb -->\n\n## B\n";
-        assert_eq!(repair(ok).0, ok);
+    fn parts(text: &str) -> Vec<(&str, PartEnd)> {
+        let p = segment(text);
+        assert!(matches!(p.work, Cow::Borrowed(_)));
+        p.parts
+            .iter()
+            .map(|part| (&text[part.range.clone()], part.end))
+            .collect()
     }
 
     #[test]
-    fn a_fence_in_a_list_item_is_closed_inside_the_item() {
-        let text = "1. **A**\n\n   ```go\n   x()\n   ## not a heading of the review\n";
-        let (work, _, warnings) = repair(text);
+    fn open_fences_and_html_end_the_part_before_the_heading_or_blank_line() {
+        let text = "## A\n\n```go\nx()\n## B\n\ntext\n";
         assert_eq!(
-            work,
-            "1. **A**\n\n   ```go\n   x()\n   ```\n   ## not a heading of the review\n"
+            parts(text),
+            [
+                ("## A\n\n```go\nx()\n", PartEnd::OpenFence),
+                ("## B\n\ntext\n", PartEnd::Text)
+            ]
         );
-        assert_eq!(warnings.len(), 1);
+        // A fence closed later holds its headings.
+        let text = "```sh\n# comment\n```\n## B\n";
+        assert_eq!(parts(text), [(text, PartEnd::Text)]);
+        let text = "## A\n\n<!-- note\nmore\n\n## B\n\n<PRE>\nx\n\n## C\n";
+        assert_eq!(
+            parts(text),
+            [
+                ("## A\n\n<!-- note\nmore\n\n", PartEnd::OpenHtml),
+                ("## B\n\n<PRE>\nx\n\n", PartEnd::OpenHtml),
+                ("## C\n", PartEnd::Text)
+            ]
+        );
+        // A comment that ends later, and one that ends on its line, hold their text.
+        let text = "<!-- a\n\nb -->\n\n## B\n<!-- c -->\n\nd\n";
+        assert_eq!(parts(text), [(text, PartEnd::Text)]);
+    }
+
+    #[test]
+    fn a_fence_in_a_list_item_that_closes_is_no_cut() {
+        let text = "1. ```go\n   x()\n   ```\n## B\n";
+        assert_eq!(parts(text), [(text, PartEnd::Text)]);
+    }
+
+    #[test]
+    fn a_long_text_is_cut_where_top_level_blocks_start() {
+        let mut text = String::new();
+        while text.len() < 3 * PART {
+            text.push_str("1. **F** — `a.rs:1`\n\n   Body.\n\nA paragraph.\n\n```go\n\nx\n```\n\n");
+        }
+        let p = segment(&text);
+        assert!(p.parts.len() >= 3, "{}", p.parts.len());
+        for part in &p.parts {
+            let s = &text[part.range.clone()];
+            assert!(s.starts_with("1. ") || s.starts_with("A paragraph") || s.starts_with("```"));
+            // Never inside the code block.
+            assert!(!s.starts_with("\nx"));
+        }
+        assert_eq!(p.parts.last().unwrap().range.end, text.len());
+    }
+
+    #[test]
+    fn findings_after_a_paragraph_line_get_a_blank_line() {
+        let p = segment("Intro.\n2. **B** — x\n```\n3. **C**\n```\n");
+        assert_eq!(p.work, "Intro.\n\n2. **B** — x\n```\n3. **C**\n```\n");
+        assert_eq!(p.inserted, [(7, 1)]);
     }
 }
