@@ -355,6 +355,27 @@ fn main() {
             &format!("{n} events"),
         );
     }
+    if wanted("pulldown_soup_1mb") {
+        let text = delimiter_soup(1024 * 1024);
+        let (n, cost) = measure(|| {
+            pulldown_cmark::Parser::new_ext(&text, pulldown_cmark::Options::ENABLE_TABLES)
+                .into_offset_iter()
+                .count()
+        });
+        report(
+            "pulldown_soup_1mb",
+            text.len(),
+            &cost,
+            &format!("{n} events"),
+        );
+        let (r, cost) = measure(|| parse_review("x", &text));
+        report(
+            "review_soup_1mb",
+            text.len(),
+            &cost,
+            &format!("{}", r.findings.len()),
+        );
+    }
     if wanted("review_50mb") {
         let (text, n) = large_review(50 * 1024 * 1024);
         run("review_50mb", Input::Review(text), all_kept(n));

@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
 /// What a block is.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,9 +40,10 @@ pub(crate) enum BlockKind {
 
 /// A piece of inline text: plain text, a code span, or a line break.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Inline {
+pub(crate) struct Inline<'a> {
     pub kind: InlineKind,
-    pub text: String,
+    /// The text, borrowed from the review where it is written as it reads.
+    pub text: CowStr<'a>,
     /// Inside `**strong**`.
     pub strong: bool,
     /// Inside `*emphasis*`.
@@ -63,14 +64,14 @@ pub(crate) enum InlineKind {
 /// One block of the document with its children (list items, cells, nested blocks) and, for
 /// paragraphs, headings and cells, its inline content.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Block {
+pub(crate) struct Block<'a> {
     pub kind: BlockKind,
     pub range: Range<usize>,
-    pub children: Vec<Block>,
-    pub inlines: Vec<Inline>,
+    pub children: Vec<Block<'a>>,
+    pub inlines: Vec<Inline<'a>>,
 }
 
-impl Block {
+impl<'a> Block<'a> {
     fn new(kind: BlockKind, range: Range<usize>) -> Self {
         Block {
             kind,
@@ -81,12 +82,12 @@ impl Block {
     }
 
     /// The inline content split at line breaks.
-    pub fn lines(&self) -> Vec<Vec<&Inline>> {
+    pub fn lines(&self) -> Vec<Vec<&Inline<'a>>> {
         split_lines(&self.inlines)
     }
 
     /// Line `n` (from 0) of the inline content, without splitting the lines after it.
-    pub fn line(&self, n: usize) -> Option<Vec<&Inline>> {
+    pub fn line(&self, n: usize) -> Option<Vec<&Inline<'a>>> {
         line_of(&self.inlines, n)
     }
 
@@ -100,7 +101,7 @@ impl Block {
     }
 
     /// For a list item or other container: the first paragraph in it, if any.
-    pub fn first_paragraph(&self) -> Option<&Block> {
+    pub fn first_paragraph(&self) -> Option<&Block<'a>> {
         self.children
             .first()
             .filter(|b| matches!(b.kind, BlockKind::Paragraph | BlockKind::Heading(_)))
@@ -108,7 +109,7 @@ impl Block {
 }
 
 /// Splits inline content into lines at soft and hard breaks.
-pub(crate) fn split_lines(inlines: &[Inline]) -> Vec<Vec<&Inline>> {
+pub(crate) fn split_lines<'b, 'a>(inlines: &'b [Inline<'a>]) -> Vec<Vec<&'b Inline<'a>>> {
     let mut lines = vec![Vec::new()];
     for i in inlines {
         if i.kind == InlineKind::Break {
@@ -123,7 +124,7 @@ pub(crate) fn split_lines(inlines: &[Inline]) -> Vec<Vec<&Inline>> {
 
 /// Line `n` (from 0) of inline content, counted as [`split_lines`] does (empty lines are not
 /// lines), reading no further than that line.
-pub(crate) fn line_of(inlines: &[Inline], n: usize) -> Option<Vec<&Inline>> {
+pub(crate) fn line_of<'b, 'a>(inlines: &'b [Inline<'a>], n: usize) -> Option<Vec<&'b Inline<'a>>> {
     let mut current: Vec<&Inline> = Vec::new();
     let mut k = 0;
     for i in inlines {
@@ -191,21 +192,21 @@ pub(crate) const MAX_DEPTH: usize = 48;
 
 /// Parses Markdown into top-level blocks.
 #[cfg(test)]
-pub(crate) fn parse_blocks(text: &str) -> Vec<Block> {
+pub(crate) fn parse_blocks(text: &str) -> Vec<Block<'_>> {
     parse_blocks_checked(text).0
 }
 
 /// Parses Markdown into top-level blocks; also returns the offset of the first block that was
 /// nested deeper than [`MAX_DEPTH`], if any.
 #[cfg(test)]
-pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
+pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block<'_>>, Option<usize>) {
     parse_blocks_at(text, 0)
 }
 
 /// Parses a part of a text into top-level blocks whose ranges are offsets in the whole text
 /// (`offset` is where the part starts); also returns the offset of the first block that was
 /// nested deeper than [`MAX_DEPTH`], if any.
-pub(crate) fn parse_blocks_at(text: &str, offset: usize) -> (Vec<Block>, Option<usize>) {
+pub(crate) fn parse_blocks_at(text: &str, offset: usize) -> (Vec<Block<'_>>, Option<usize>) {
     let (mut blocks, too_deep) = parse_part(text);
     if offset > 0 {
         for b in &mut blocks {
@@ -216,9 +217,9 @@ pub(crate) fn parse_blocks_at(text: &str, offset: usize) -> (Vec<Block>, Option<
 }
 
 /// Moves a block's ranges (and its children's) by `by` bytes.
-fn shift(b: &mut Block, by: usize) {
+fn shift(b: &mut Block<'_>, by: usize) {
     // Iterative: the tree is at most MAX_DEPTH deep, but stay clear of recursion anyway.
-    let mut stack: Vec<&mut Block> = vec![b];
+    let mut stack: Vec<&mut Block<'_>> = vec![b];
     while let Some(b) = stack.pop() {
         b.range = b.range.start + by..b.range.end + by;
         for i in &mut b.inlines {
@@ -228,7 +229,7 @@ fn shift(b: &mut Block, by: usize) {
     }
 }
 
-fn parse_part(text: &str) -> (Vec<Block>, Option<usize>) {
+fn parse_part(text: &str) -> (Vec<Block<'_>>, Option<usize>) {
     let mut root = Block::new(BlockKind::Other, 0..text.len());
     let mut stack: Vec<Block> = Vec::new();
     let mut strong = 0usize;
@@ -240,7 +241,7 @@ fn parse_part(text: &str) -> (Vec<Block>, Option<usize>) {
     let mut too_deep: Option<usize> = None;
 
     // Attach a finished block to its parent (or the root).
-    fn attach(stack: &mut [Block], root: &mut Block, b: Block) {
+    fn attach<'a>(stack: &mut [Block<'a>], root: &mut Block<'a>, b: Block<'a>) {
         match stack.last_mut() {
             Some(parent) => parent.children.push(b),
             None => root.children.push(b),
@@ -250,7 +251,7 @@ fn parse_part(text: &str) -> (Vec<Block>, Option<usize>) {
     // content in a paragraph so the order of text and blocks is kept.
     // The paragraph's range runs from the first inline (backed up over the `**`, `_` or `[`
     // that open it) to where the next block starts, so its source is the text as written.
-    fn flush_item_inlines(stack: &mut [Block], text: &str, next: usize) {
+    fn flush_item_inlines(stack: &mut [Block<'_>], text: &str, next: usize) {
         if let Some(top) = stack.last_mut()
             && top.kind == BlockKind::Item
             && !top.inlines.is_empty()
@@ -361,7 +362,7 @@ fn parse_part(text: &str) -> (Vec<Block>, Option<usize>) {
                     } else {
                         top.inlines.push(Inline {
                             kind: InlineKind::Text,
-                            text: t.to_string(),
+                            text: t,
                             strong: strong > 0,
                             emph: emph > 0,
                             link: link.clone(),
@@ -374,7 +375,7 @@ fn parse_part(text: &str) -> (Vec<Block>, Option<usize>) {
                 if let Some(top) = stack.last_mut() {
                     top.inlines.push(Inline {
                         kind: InlineKind::Code,
-                        text: t.to_string(),
+                        text: t,
                         strong: strong > 0,
                         emph: emph > 0,
                         link: link.clone(),
@@ -386,7 +387,7 @@ fn parse_part(text: &str) -> (Vec<Block>, Option<usize>) {
                 if let Some(top) = stack.last_mut() {
                     top.inlines.push(Inline {
                         kind: InlineKind::Break,
-                        text: String::new(),
+                        text: CowStr::Borrowed(""),
                         strong: false,
                         emph: false,
                         link: None,
@@ -404,7 +405,11 @@ fn parse_part(text: &str) -> (Vec<Block>, Option<usize>) {
                         } else {
                             InlineKind::Text
                         },
-                        text: if is_br { String::new() } else { h.to_string() },
+                        text: if is_br {
+                            CowStr::Borrowed("")
+                        } else {
+                            h.clone()
+                        },
                         strong: strong > 0,
                         emph: emph > 0,
                         link: link.clone(),
@@ -414,7 +419,7 @@ fn parse_part(text: &str) -> (Vec<Block>, Option<usize>) {
                     let mut b = Block::new(BlockKind::Html, range);
                     b.inlines.push(Inline {
                         kind: InlineKind::Text,
-                        text: h.to_string(),
+                        text: h,
                         strong: false,
                         emph: false,
                         link: None,
@@ -431,7 +436,7 @@ fn parse_part(text: &str) -> (Vec<Block>, Option<usize>) {
                 if let Some(top) = stack.last_mut() {
                     top.inlines.push(Inline {
                         kind: InlineKind::Text,
-                        text: if done { "[x] " } else { "[ ] " }.into(),
+                        text: CowStr::Borrowed(if done { "[x] " } else { "[ ] " }),
                         strong: false,
                         emph: false,
                         link: None,
@@ -478,17 +483,18 @@ pub(crate) fn dedented(text: &str, range: &Range<usize>) -> String {
         return String::new();
     };
     let src = src.trim_end();
-    let mut lines = src.lines();
-    let first = lines.next().unwrap_or("");
-    let rest: Vec<&str> = lines.collect();
+    let Some((first, rest)) = src.split_once('\n') else {
+        return src.trim_start().to_string();
+    };
     let indent = rest
-        .iter()
+        .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| l.len() - l.trim_start().len())
         .min()
         .unwrap_or(0);
-    let mut out = first.trim_start().to_string();
-    for l in rest {
+    let mut out = String::with_capacity(src.len());
+    out.push_str(first.trim_start().trim_end_matches('\r'));
+    for l in rest.lines() {
         out.push('\n');
         out.push_str(l.get(indent.min(l.len())..).unwrap_or(l.trim_start()));
     }

@@ -59,12 +59,34 @@ static PLAIN_LOC_RE: LazyLock<Regex> = LazyLock::new(|| {
 
 static RANGE_ONLY_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\d+(?:[-–]\d+)?$").unwrap());
 
+/// `re.captures(text)`, asked only when the pattern matches: a match test allocates nothing,
+/// and most lines a reader looks at do not match.
+fn captures<'t>(re: &Regex, text: &'t str) -> Option<regex::Captures<'t>> {
+    if re.is_match(text) {
+        re.captures(text)
+    } else {
+        None
+    }
+}
+
+/// Whether `text` contains `word`, ignoring ASCII case.
+fn contains_word_ignore_case(text: &str, word: &str) -> bool {
+    text.len() >= word.len()
+        && text
+            .as_bytes()
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+}
+
 /// Finds a `(severity, category)` note in text: the severity word must be one
 /// [`Severity::from_str`] knows, so `(e.g., ...)` and `(see above)` never match.
 /// Returns the severity, category and the byte range of the note.
 pub(crate) fn find_severity(
     text: &str,
 ) -> Option<(Severity, Option<Category>, std::ops::Range<usize>)> {
+    if !text.contains('(') {
+        return None;
+    }
     SEV_RE.captures_iter(text).find_map(|c| {
         let sev: Severity = c.get(1)?.as_str().parse().ok()?;
         let cat = c.get(2).map(|m| Category::from(m.as_str()));
@@ -79,6 +101,9 @@ pub(crate) fn find_trailing_severity(
     text: &str,
 ) -> Option<(Severity, Option<Category>, std::ops::Range<usize>)> {
     let trimmed = text.trim_end().trim_end_matches('.').trim_end();
+    if !trimmed.ends_with([')', '`']) {
+        return None;
+    }
     let (sev, cat, range) = SEV_RE.captures_iter(trimmed).last().and_then(|c| {
         let sev: Severity = c.get(1)?.as_str().parse().ok()?;
         let cat = c.get(2).map(|m| Category::from(m.as_str()));
@@ -90,6 +115,9 @@ pub(crate) fn find_trailing_severity(
 /// Scope tags in text: `(in-scope)`, `*(future)*`, `` `(pre-existing)` ``.
 pub(crate) fn find_scopes(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    if !text.contains('(') {
+        return out;
+    }
     for c in SCOPE_RE.captures_iter(text) {
         let s = c[1].to_ascii_lowercase().replace(' ', "-");
         if !out.contains(&s) {
@@ -100,7 +128,10 @@ pub(crate) fn find_scopes(text: &str) -> Vec<String> {
 }
 
 pub(crate) fn strip_scopes(text: &str) -> String {
-    SCOPE_RE.replace_all(text, "").to_string()
+    if !text.contains('(') {
+        return text.to_string();
+    }
+    SCOPE_RE.replace_all(text, "").into_owned()
 }
 
 /// Whether a code span looks like a place in the code rather than an identifier:
@@ -268,7 +299,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         && m.end() == i.text.len()
     {
         // `S1. **Title**`
-        prefix = i.text.clone();
+        prefix = i.text.to_string();
         idx += 1;
     }
     let bold_end = line[idx..]
@@ -302,7 +333,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
             bold_text.trim().to_string()
         };
         // `**S1.** Title — ...`: the bold holds only the id.
-        if let Some(c) = ID_RE.captures(&bt)
+        if let Some(c) = captures(&ID_RE, &bt)
             && c.get(0).is_some_and(|m| m.end() == bt.len())
         {
             head.id = Some(c[1].to_string());
@@ -316,13 +347,13 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
     };
     let prefix = prefix.trim();
     if head.id.is_none()
-        && let Some(c) = ID_RE.captures(prefix)
+        && let Some(c) = captures(&ID_RE, prefix)
     {
         head.id = Some(c[1].to_string());
     }
     // The id may lead the title itself: `**S1. Title**`, `C2: Title`.
     let mut title = title_src.trim().to_string();
-    if let Some(c) = ID_RE.captures(&title)
+    if let Some(c) = captures(&ID_RE, &title)
         && let Some(m) = c.get(0)
         && m.end() < title.len()
     {
@@ -333,7 +364,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
     }
     static NUM_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(\d{1,4})[.)]\s+").unwrap());
     if head.id.is_none()
-        && let Some(c) = NUM_RE.captures(&title)
+        && let Some(c) = captures(&NUM_RE, &title)
         && let Some(m) = c.get(0)
     {
         head.number = c[1].parse().ok();
@@ -374,7 +405,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         Regex::new(r"(?i)\bseverity\s*[:=]\s*\**\s*([A-Za-z]+)\**[.,;]?").unwrap()
     });
     if head.severity.is_none()
-        && let Some(c) = TAG_RE.captures(&head.title)
+        && let Some(c) = captures(&TAG_RE, &head.title)
         && let Ok(sev) = c[1].parse::<Severity>()
         && let Some(m) = c.get(0)
     {
@@ -382,6 +413,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         head.title = head.title[m.end()..].trim().to_string();
     }
     if head.severity.is_none()
+        && contains_word_ignore_case(&rest, "severity")
         && let Some(c) = LABEL_RE.captures(&rest)
         && let Ok(sev) = c[1].parse::<Severity>()
         && let Some(m) = c.get(0)

@@ -12,8 +12,8 @@ pub(crate) struct IdAllocator {
     used: HashSet<String>,
     /// Per base id: the next `-k` suffix to try.
     next_suffix: HashMap<String, u64>,
-    /// Per letter: `n → a number ≥ n that may be free` (path-compressed on look-up). A number
-    /// absent from the map is free unless `used` holds `{letter}{n}`.
+    /// Per letter asked for numbers: `n → a number ≥ n that may be free` (path-compressed on
+    /// look-up). A number absent from the map is free.
     next_free: HashMap<char, HashMap<u64, u64>>,
 }
 
@@ -59,7 +59,11 @@ impl IdAllocator {
     }
 
     fn insert(&mut self, id: String) {
-        if let Some((letter, n)) = letter_number(&id) {
+        // Only letters asked for numbers keep their map; the others are read from `used`
+        // the first time (see `find_free`).
+        if let Some((letter, n)) = letter_number(&id)
+            && self.next_free.contains_key(&letter)
+        {
             self.mark(letter, n);
         }
         self.used.insert(id);
@@ -75,6 +79,20 @@ impl IdAllocator {
 
     /// Follows the "next free" links from `n`, compressing the path it walked.
     fn find_free(&mut self, letter: char, n: u64) -> u64 {
+        if !self.next_free.contains_key(&letter) {
+            // The first number asked of this letter: learn the numbers taken so far.
+            let taken: Vec<u64> = self
+                .used
+                .iter()
+                .filter_map(|id| letter_number(id))
+                .filter(|(l, _)| *l == letter)
+                .map(|(_, n)| n)
+                .collect();
+            self.next_free.insert(letter, HashMap::new());
+            for t in taken {
+                self.mark(letter, t);
+            }
+        }
         let Some(map) = self.next_free.get_mut(&letter) else {
             return n;
         };

@@ -295,16 +295,16 @@ fn is_none_text(s: &str) -> bool {
 }
 
 /// The first line of a unit's text, for reading a head.
-fn first_line(u: &Unit) -> Option<Vec<&Inline>> {
+fn first_line<'u, 'a>(u: &'u Unit<'a>) -> Option<Vec<&'u Inline<'a>>> {
     nth_line(u, 0)
 }
 
 /// The second line of a unit's first paragraph: where some reviewers put a finding's location.
-fn second_line(u: &Unit) -> Option<Vec<&Inline>> {
+fn second_line<'u, 'a>(u: &'u Unit<'a>) -> Option<Vec<&'u Inline<'a>>> {
     nth_line(u, 1)
 }
 
-fn nth_line(u: &Unit, n: usize) -> Option<Vec<&Inline>> {
+fn nth_line<'u, 'a>(u: &'u Unit<'a>, n: usize) -> Option<Vec<&'u Inline<'a>>> {
     match u {
         Unit::Block(b) => match b.kind {
             BlockKind::Paragraph => b.line(n),

@@ -60,16 +60,75 @@ pub(super) fn is_label(head: &FindingHead) -> bool {
     LABELS.contains(&norm(&head.title).as_str())
 }
 
-/// A finding being read: its first unit and the units of its body.
+/// A finding being read: its head, and its body read into pieces as it comes (the blocks are
+/// not kept: a body of megabytes costs its text, not its parse tree).
 pub(super) struct Draft {
     pub(super) head: FindingHead,
-    pub(super) start: Unit,
+    /// Where its first line starts.
+    pub(super) at: usize,
     pub(super) number: Option<u64>,
-    /// Lines of the first paragraph the head took (2 when the location is on its own line).
-    pub(super) head_lines: usize,
-    pub(super) body: Vec<Unit>,
+    pub(super) pieces: Vec<Piece>,
     /// Its place among the section's findings, from 1.
     pub(super) position: usize,
+}
+
+impl Draft {
+    /// A finding that starts with `u`, whose head took `head_lines` lines of it.
+    fn new(
+        head: FindingHead,
+        u: &Unit,
+        head_lines: usize,
+        number: Option<u64>,
+        position: usize,
+        ctx: &Ctx,
+    ) -> Self {
+        let mut pieces: Vec<Piece> = Vec::new();
+        match u {
+            Unit::Block(b) if matches!(b.kind, BlockKind::Paragraph) => {
+                if let Some(s) = rest_lines_src_from(b, ctx, head_lines) {
+                    pieces.push(Piece::Text(s));
+                }
+            }
+            Unit::Block(_) => {}
+            Unit::Item { item, .. } => {
+                let mut children = item.children.iter();
+                if let Some(first) = item.first_paragraph() {
+                    children.next();
+                    if let Some(s) = rest_lines_src_from(first, ctx, head_lines) {
+                        pieces.push(Piece::Text(s));
+                    }
+                }
+                for c in children {
+                    pieces_of_block(c, ctx, &mut pieces);
+                }
+            }
+            Unit::Fragment { lines, range } => {
+                if let Some(second) = lines.get(head_lines).and_then(|l| l.first()) {
+                    pieces.push(Piece::Text(ctx.src(&(second.range.start..range.end))));
+                }
+            }
+        }
+        Draft {
+            head,
+            at: u.start(),
+            number,
+            pieces,
+            position,
+        }
+    }
+
+    /// Adds a unit of the finding's body.
+    fn push(&mut self, u: &Unit, ctx: &Ctx) {
+        match u {
+            Unit::Block(b) => pieces_of_block(b, ctx, &mut self.pieces),
+            Unit::Item { item, list, .. } => {
+                let marker = if list.ordered { "1. " } else { "- " };
+                self.pieces
+                    .push(Piece::Text(format!("{marker}{}", item_text(item, ctx))));
+            }
+            Unit::Fragment { range, .. } => self.pieces.push(Piece::Text(ctx.src(range))),
+        }
+    }
 }
 
 /// Reads a findings section one unit at a time (or, with `strict`, the preamble or an unknown
@@ -106,7 +165,7 @@ impl FindingsReader {
 
     /// Reads one unit. Returns it when it belongs to no finding and the reader is strict (the
     /// caller keeps such text); a findings section keeps it in `unparsed` itself.
-    pub(super) fn push(&mut self, u: Unit, ctx: &mut Ctx) -> Option<Unit> {
+    pub(super) fn push<'a>(&mut self, u: Unit<'a>, ctx: &mut Ctx) -> Option<Unit<'a>> {
         // A table whose header names the finding columns holds one finding per row.
         if !self.strict
             && let Unit::Block(b) = &u
@@ -139,21 +198,14 @@ impl FindingsReader {
                 self.build(ctx);
                 self.position += 1;
                 self.after_rows = false;
-                self.draft = Some(Draft {
-                    head,
-                    start: u,
-                    number,
-                    head_lines,
-                    body: Vec::new(),
-                    position: self.position,
-                });
+                self.draft = Some(Draft::new(head, &u, head_lines, number, self.position, ctx));
                 None
             }
             None => {
                 if !self.after_rows
                     && let Some(d) = &mut self.draft
                 {
-                    d.body.push(u);
+                    d.push(&u, ctx);
                     return None;
                 }
                 if self.strict {
@@ -410,7 +462,11 @@ pub(super) fn take_fields(
     }
     let mut kept: Vec<&str> = Vec::new();
     for line in text.lines() {
-        let Some(c) = FIELD_RE.captures(line) else {
+        let Some(c) = FIELD_RE
+            .is_match(line)
+            .then(|| FIELD_RE.captures(line))
+            .flatten()
+        else {
             kept.push(line);
             continue;
         };
@@ -501,45 +557,9 @@ pub(super) fn fenced(lang: &Option<String>, code: &str) -> String {
 }
 
 pub(super) fn build_finding(d: Draft, sec_sev: Option<Severity>, ctx: &mut Ctx) -> Finding {
-    let at = d.start.start();
+    let at = d.at;
     let position = d.position;
-    let mut pieces: Vec<Piece> = Vec::new();
-    match &d.start {
-        Unit::Block(b) if matches!(b.kind, BlockKind::Paragraph) => {
-            if let Some(s) = rest_lines_src_from(b, ctx, d.head_lines) {
-                pieces.push(Piece::Text(s));
-            }
-        }
-        Unit::Block(_) => {}
-        Unit::Item { item, .. } => {
-            let mut children = item.children.iter();
-            if let Some(first) = item.first_paragraph() {
-                children.next();
-                if let Some(s) = rest_lines_src_from(first, ctx, d.head_lines) {
-                    pieces.push(Piece::Text(s));
-                }
-            }
-            for c in children {
-                pieces_of_block(c, ctx, &mut pieces);
-            }
-        }
-        Unit::Fragment { lines, range } => {
-            if let Some(second) = lines.get(d.head_lines).and_then(|l| l.first()) {
-                pieces.push(Piece::Text(ctx.src(&(second.range.start..range.end))));
-            }
-        }
-    }
-    for u in &d.body {
-        match u {
-            Unit::Block(b) => pieces_of_block(b, ctx, &mut pieces),
-            Unit::Item { item, list, .. } => {
-                let marker = if list.ordered { "1. " } else { "- " };
-                pieces.push(Piece::Text(format!("{marker}{}", item_text(item, ctx))));
-            }
-            Unit::Fragment { range, .. } => pieces.push(Piece::Text(ctx.src(range))),
-        }
-    }
-
+    let pieces = d.pieces;
     let head = d.head;
     let mut finding = Finding::new(String::new(), head.title.clone());
     finding.locations = head.locations.clone();

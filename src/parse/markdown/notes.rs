@@ -323,7 +323,7 @@ pub(super) fn coverage_line(line: &[&Inline]) -> Option<CoverageEntry> {
         .find(|i| !(i.kind == InlineKind::Text && i.text.trim().is_empty()))?;
     let (path, rest) = if first.kind == InlineKind::Code {
         let idx = line.iter().position(|i| std::ptr::eq(*i, *first))?;
-        (first.text.clone(), plain(&line[idx + 1..]))
+        (first.text.to_string(), plain(&line[idx + 1..]))
     } else {
         let p = plain(line);
         let cut = [" — ", " – ", " - ", ": "]

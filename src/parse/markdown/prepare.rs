@@ -10,7 +10,7 @@
 //! - [`segment`]: one pass over the lines. It puts a blank line before `2. **Title**` written
 //!   right after a paragraph line, and cuts the text into parts at lines where a new top-level
 //!   block starts, so the parser's memory follows the part, not the review (a 50 MB review is
-//!   read in parts of about 512 KB). A code fence that is never closed ends at the first heading
+//!   read in parts of about 256 KB). A code fence that is never closed ends at the first heading
 //!   inside it, and an HTML comment (`<!--`) or `<pre>`, `<script>`, `<style>`, `<textarea>`
 //!   block that never ends stops at its first blank line or heading: the text is cut there, so
 //!   CommonMark does not read the rest of the review as code or HTML.
@@ -110,11 +110,12 @@ fn line_break(line: &str) -> &str {
 
 /// The size a part grows to before it is cut at the next line that starts a top-level block
 /// (not a list item, so a loose list stays one list).
-const PART: usize = 512 * 1024;
+const PART: usize = 256 * 1024;
 /// The size from which a part is also cut before a list item.
 const PART_LIST: usize = 4 * PART;
-/// The size from which a part is cut at any line outside code.
-const PART_MAX: usize = 16 * PART;
+/// The size from which a part is cut at any line outside code: a paragraph of a megabyte is
+/// no review, and CommonMark parsers hold a paragraph's whole inline structure at once.
+const PART_MAX: usize = 4 * PART;
 
 /// The text to parse, cut into parts.
 pub(super) struct Prepared<'t> {
@@ -308,6 +309,8 @@ pub(super) fn segment(text: &str) -> Prepared<'_> {
         },
     }
     let closers = Closers::new(text);
+    let mut last_end: std::collections::HashMap<&'static str, Option<usize>> =
+        std::collections::HashMap::new();
     let mut state = State::Text;
     let mut inserts: Vec<usize> = Vec::new();
     let mut cuts: Vec<(usize, PartEnd)> = Vec::new();
@@ -374,7 +377,11 @@ pub(super) fn segment(text: &str) -> Prepared<'_> {
         } else if let Some(end) = html_opener(line)
             && !contains_ignore_case(&trimmed[4.min(trimmed.len())..], end)
         {
-            let ends = last_ignore_case(text, end).is_some_and(|at| at >= start + line.len());
+            // Where each end marker last occurs, found once per marker.
+            let last = *last_end
+                .entry(end)
+                .or_insert_with(|| last_ignore_case(text, end));
+            let ends = last.is_some_and(|at| at >= start + line.len());
             state = State::Html { end, ends };
             previous_is_text = false;
         }

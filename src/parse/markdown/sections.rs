@@ -38,20 +38,20 @@ pub(super) struct ListInfo {
 /// One piece of a section: a block, a list item, or the rest of a paragraph whose first line
 /// was a bold section name.
 #[derive(Debug)]
-pub(super) enum Unit {
-    Block(Block),
+pub(super) enum Unit<'a> {
+    Block(Block<'a>),
     Item {
-        item: Block,
+        item: Block<'a>,
         list: ListInfo,
         number: Option<u64>,
     },
     Fragment {
-        lines: Vec<Vec<Inline>>,
+        lines: Vec<Vec<Inline<'a>>>,
         range: Range<usize>,
     },
 }
 
-impl Unit {
+impl Unit<'_> {
     pub(super) fn start(&self) -> usize {
         match self {
             Unit::Block(b) => b.range.start,
@@ -239,7 +239,7 @@ impl Splitter {
     }
 
     /// Reads one top-level block.
-    pub(super) fn block(&mut self, b: Block, ctx: &mut Ctx) {
+    pub(super) fn block(&mut self, b: Block<'_>, ctx: &mut Ctx) {
         match &b.kind {
             BlockKind::Heading(level) => {
                 let level = *level;
@@ -288,12 +288,13 @@ impl Splitter {
                 // `- **Important Issues**` with the findings nested below: a list used as the
                 // outline of the review. When one item names a findings group, every item of
                 // the list that only names a section is that section's heading.
-                let outline = b
-                    .children
+                let mut sections: Vec<Option<(Sec, Option<String>)>> =
+                    b.children.iter().map(item_section).collect();
+                let outline = sections
                     .iter()
-                    .any(|item| matches!(item_section(item), Some((Sec::Findings(_), _))));
+                    .any(|s| matches!(s, Some((Sec::Findings(_), _))));
                 for (i, item) in b.children.into_iter().enumerate() {
-                    if outline && let Some((sec, verdict)) = item_section(&item) {
+                    if outline && let Some((sec, verdict)) = sections[i].take() {
                         self.open_item_section(item, sec, verdict, ctx);
                         continue;
                     }
@@ -320,7 +321,7 @@ impl Splitter {
     }
 
     /// Hands a unit to the reader of the open section.
-    fn push(&mut self, u: Unit, ctx: &mut Ctx) {
+    fn push(&mut self, u: Unit<'_>, ctx: &mut Ctx) {
         match &mut self.open.reader {
             Reader::Preamble(findings) => {
                 if let Some(u) = findings.push(u, ctx) {
@@ -419,7 +420,13 @@ impl Splitter {
 
     /// Starts the section a list item names; what the item holds below its first line (the
     /// rest of its paragraph, nested findings, paragraphs) is that section's content.
-    fn open_item_section(&mut self, item: Block, sec: Sec, verdict: Option<String>, ctx: &mut Ctx) {
+    fn open_item_section(
+        &mut self,
+        item: Block<'_>,
+        sec: Sec,
+        verdict: Option<String>,
+        ctx: &mut Ctx,
+    ) {
         if let Some(v) = verdict {
             ctx.review.verdict = Some(v);
             return;
@@ -431,7 +438,7 @@ impl Splitter {
         {
             let lines = p.lines();
             if let Some(start) = lines.get(1).and_then(|l| l.first()).map(|i| i.range.start) {
-                let rest: Vec<Vec<Inline>> = lines[1..]
+                let rest: Vec<Vec<Inline<'_>>> = lines[1..]
                     .iter()
                     .map(|l| l.iter().map(|i| (*i).clone()).collect())
                     .collect();
@@ -471,6 +478,15 @@ impl Splitter {
 /// verdict such an item gives.
 fn item_section(item: &Block) -> Option<(Sec, Option<String>)> {
     let p = item.first_paragraph()?;
+    // Most items are findings or notes: only a short bold lead can name a section.
+    let first = p
+        .inlines
+        .iter()
+        .find(|i| !(i.kind == InlineKind::Text && i.text.trim().is_empty()))?;
+    // Section names are a few words; a finding's bold title is usually more.
+    if !first.strong || first.text.len() > 48 || first.text.split_whitespace().count() > 4 {
+        return None;
+    }
     let line = p.line(0)?;
     let (bold, after, _) = bold_lead(&line)?;
     let sec = classify(&bold)?;
@@ -489,7 +505,7 @@ fn item_section(item: &Block) -> Option<(Sec, Option<String>)> {
 /// A paragraph whose first lines are bold section names (`**Critical Issues**`,
 /// `**Strengths** — text`, `**Verdict**: Approve`) switches sections; the rest of it is a
 /// fragment of the new section.
-fn split_paragraph(b: Block, splitter: &mut Splitter, ctx: &mut Ctx) {
+fn split_paragraph<'a>(b: Block<'a>, splitter: &mut Splitter, ctx: &mut Ctx) {
     let lines = b.lines();
     let mut k = 0;
     while k < lines.len() {
@@ -520,7 +536,7 @@ fn split_paragraph(b: Block, splitter: &mut Splitter, ctx: &mut Ctx) {
         splitter.start(sec, None, at, ctx);
         if !rest_text.is_empty() {
             // `**Strengths** — text`: the text after the lead starts the section.
-            let mut frag_lines: Vec<Vec<Inline>> =
+            let mut frag_lines: Vec<Vec<Inline<'a>>> =
                 vec![lines[k][bold_end..].iter().map(|i| (*i).clone()).collect()];
             frag_lines.extend(
                 lines[k + 1..]
@@ -555,7 +571,7 @@ fn split_paragraph(b: Block, splitter: &mut Splitter, ctx: &mut Ctx) {
         drop(lines);
         splitter.push(Unit::Block(b), ctx);
     } else if k < lines.len() {
-        let frag_lines: Vec<Vec<Inline>> = lines[k..]
+        let frag_lines: Vec<Vec<Inline<'a>>> = lines[k..]
             .iter()
             .map(|l| l.iter().map(|i| (*i).clone()).collect())
             .collect();
