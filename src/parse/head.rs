@@ -221,7 +221,7 @@ fn ext_is_fileish(path: &str) -> bool {
         "dockerfile",
     ];
     path.rsplit_once('.')
-        .is_some_and(|(_, e)| EXTS.contains(&e.to_ascii_lowercase().as_str()))
+        .is_some_and(|(_, e)| EXTS.iter().any(|x| x.eq_ignore_ascii_case(e)))
 }
 
 /// Parses one cited location, which may hold several ranges (`a.go:13-14,30-37`): one
@@ -430,8 +430,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
     head.locations = bold_locations;
     head.locations.extend(locations);
     if title_end < bold_end {
-        let mut seen = std::collections::HashSet::new();
-        head.locations.retain(|l| seen.insert(l.to_string()));
+        dedup_locations(&mut head.locations);
     }
     let rest = remove_in_order(&rest, &used);
     let rest = rest.replace(" , ", " ").replace(", ,", ",");
@@ -491,6 +490,24 @@ pub(crate) fn only_notes(s: &str) -> bool {
         .replace_all(s, "")
         .chars()
         .any(|c| c.is_alphabetic())
+}
+
+/// Drops repeated locations, keeping the first of each in order: by comparison when there are
+/// few (a finding's line names one or two), by hashing when a line names thousands.
+pub(crate) fn dedup_locations(v: &mut Vec<Location>) {
+    if v.len() <= 16 {
+        let mut kept = 0;
+        for i in 0..v.len() {
+            if !v[..kept].contains(&v[i]) {
+                v.swap(kept, i);
+                kept += 1;
+            }
+        }
+        v.truncate(kept);
+    } else {
+        let mut seen = std::collections::HashSet::new();
+        v.retain(|l| seen.insert(l.clone()));
+    }
 }
 
 /// What may separate a title from a location written after it inside the bold.
@@ -686,8 +703,7 @@ fn locations_in(spans: &[&Inline], rest_plain: &str) -> (Vec<Location>, Vec<Stri
             }
         }
     }
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|l| seen.insert(l.to_string()));
+    dedup_locations(&mut out);
     (out, used)
 }
 

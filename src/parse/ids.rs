@@ -25,11 +25,11 @@ impl IdAllocator {
     /// Takes `id` as it is when free, else the first free `{id}-{k}` (k ≥ 2). Returns the id
     /// given and whether it differs from the one asked for.
     pub(crate) fn unique(&mut self, id: &str) -> (String, bool) {
-        if !self.used.contains(id) {
-            self.insert(id.to_string());
-            return (id.to_string(), false);
+        if self.used.contains(id) {
+            return (self.suffixed(id), true);
         }
-        (self.suffixed(id), true)
+        self.insert(id.to_string());
+        (id.to_string(), false)
     }
 
     /// The first free `{base}-{k}` (k ≥ 2), taken.
@@ -61,7 +61,8 @@ impl IdAllocator {
     fn insert(&mut self, id: String) {
         // Only letters asked for numbers keep their map; the others are read from `used`
         // the first time (see `find_free`).
-        if let Some((letter, n)) = letter_number(&id)
+        if !self.next_free.is_empty()
+            && let Some((letter, n)) = letter_number(&id)
             && self.next_free.contains_key(&letter)
         {
             self.mark(letter, n);

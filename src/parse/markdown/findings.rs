@@ -444,12 +444,12 @@ pub(super) fn is_diff(lang: &Option<String>, code: &str) -> bool {
 
 /// `**Severity:** important`, `Category: gap`, `Location: \`a.go:3\``: labelled lines some
 /// reviewers write under a finding's title. They fill what the first line did not say and are
-/// removed from the text. `known` holds the finding's locations as text, so a location many
-/// lines name is added once at the cost of one look-up each.
+/// removed from the text. `known` holds the finding's locations once a field names one, so a
+/// location many lines name is added once at the cost of one look-up each.
 pub(super) fn take_fields(
     text: &str,
     f: &mut Finding,
-    known: &mut std::collections::HashSet<String>,
+    known: &mut Option<std::collections::HashSet<crate::types::Location>>,
 ) -> String {
     static FIELD_RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
@@ -491,8 +491,9 @@ pub(super) fn take_fields(
             _ => {
                 let locs = crate::parse::head::locations_in_text(value);
                 let any = !locs.is_empty();
+                let known = known.get_or_insert_with(|| f.locations.iter().cloned().collect());
                 for l in locs {
-                    if known.insert(l.to_string()) {
+                    if known.insert(l.clone()) {
                         f.locations.push(l);
                     }
                 }
@@ -569,8 +570,7 @@ pub(super) fn build_finding(d: Draft, sec_sev: Option<Severity>, ctx: &mut Ctx) 
     let mut fix: Vec<String> = Vec::new();
     let mut diffs: Vec<String> = Vec::new();
     let mut seen_fix = false;
-    let mut known: std::collections::HashSet<String> =
-        finding.locations.iter().map(|l| l.to_string()).collect();
+    let mut known = None;
     if !head.rest.is_empty() && !head.rest.starts_with('[') {
         expl.push(head.rest.clone());
     }

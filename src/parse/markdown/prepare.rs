@@ -296,11 +296,11 @@ pub(super) fn segment(text: &str) -> Prepared<'_> {
     });
     enum State {
         Text,
-        /// In a code block; whether a closing fence comes later.
+        /// In a code block whose text starts at `at`.
         Fence {
             c: char,
             run: usize,
-            closes: bool,
+            at: usize,
         },
         /// In an HTML block waiting for its end marker; whether the marker comes later.
         Html {
@@ -308,7 +308,8 @@ pub(super) fn segment(text: &str) -> Prepared<'_> {
             ends: bool,
         },
     }
-    let closers = Closers::new(text);
+    // Built when a heading inside a code block asks whether the block closes later.
+    let mut closers: Option<Closers> = None;
     let mut last_end: std::collections::HashMap<&'static str, Option<usize>> =
         std::collections::HashMap::new();
     let mut state = State::Text;
@@ -321,7 +322,7 @@ pub(super) fn segment(text: &str) -> Prepared<'_> {
         let blank = line.trim().is_empty();
         let heading = atx_heading(line).is_some();
         match state {
-            State::Fence { c, run, closes } => {
+            State::Fence { c, run, at } => {
                 if fence_line(line)
                     .is_some_and(|(lc, lr, rest)| lc == c && lr >= run && rest.trim().is_empty())
                 {
@@ -330,7 +331,11 @@ pub(super) fn segment(text: &str) -> Prepared<'_> {
                     previous_is_text = false;
                     continue;
                 }
-                if closes || !heading {
+                if !heading
+                    || closers
+                        .get_or_insert_with(|| Closers::new(text))
+                        .closes_after(at, c, run)
+                {
                     previous_blank = blank;
                     continue;
                 }
@@ -371,8 +376,11 @@ pub(super) fn segment(text: &str) -> Prepared<'_> {
         previous_blank = blank;
         previous_is_text = !blank && !trimmed.starts_with('#');
         if let Some((c, run)) = fence_opener(line) {
-            let closes = closers.closes_after(start + line.len(), c, run);
-            state = State::Fence { c, run, closes };
+            state = State::Fence {
+                c,
+                run,
+                at: start + line.len(),
+            };
             previous_is_text = false;
         } else if let Some(end) = html_opener(line)
             && !contains_ignore_case(&trimmed[4.min(trimmed.len())..], end)
