@@ -433,7 +433,12 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         dedup_locations(&mut head.locations);
     }
     let rest = remove_in_order(&rest, &used);
-    let rest = rest.replace(" , ", " ").replace(", ,", ",");
+    // What is left of a list of locations is its commas.
+    let rest = if rest.chars().any(char::is_alphanumeric) {
+        rest.replace(" , ", " ").replace(", ,", ",")
+    } else {
+        String::new()
+    };
     head.rest = strip_scopes(&rest)
         .trim()
         .trim_start_matches(['—', '–', '-', ':', '.'])

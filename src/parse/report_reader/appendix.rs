@@ -16,8 +16,9 @@
 //! - a heading naming the same reviewer right under its reviewer heading is the review's
 //!   title;
 //! - a report section (`## Resolution`, `## Agent Performance Retro`, ...) after the last
-//!   review ends the appendix, unless a new reviewer heading or a review section
-//!   (`## Coverage Summary`) follows it: then it was a line of a review.
+//!   review ends the appendix, unless a new reviewer heading, a review section
+//!   (`## Coverage Summary`) or the same report section again follows it: then it was a line
+//!   of a review.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -244,8 +245,12 @@ pub(super) fn split(text: &str, heads: &[Heading], first: usize, names: &Reviewe
     let mut form: Option<(u8, Style)> = None;
     for (k, h) in heads.iter().enumerate().skip(first) {
         if h.level <= 2 && super::is_report_section(&h.text) {
-            if !reviews.is_empty() {
-                end.get_or_insert(k);
+            match end {
+                // The report's sections come once: an earlier one of the same name was a
+                // line of the last review.
+                Some(e) if heads[e].text.eq_ignore_ascii_case(&h.text) => end = Some(k),
+                None if !reviews.is_empty() => end = Some(k),
+                _ => {}
             }
             continue;
         }
