@@ -42,10 +42,6 @@ pub(crate) struct FindingHead {
 static ID_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*([A-Z]{1,3}-?\d{1,4})(?:[.:)]|\s*$)\s*").unwrap());
 
-static SEV_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"`?\(\s*([A-Za-z]+)\s*(?:[,/;|—–]\s*([A-Za-z][A-Za-z -]*?)\s*)?\)`?").unwrap()
-});
-
 static SCOPE_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i)[*_`]*\(\s*(in[- ]scope|future|pre[- ]existing|persistent|out[- ]of[- ]scope|follow[- ]up)\s*\)[*_`]*",
@@ -78,20 +74,74 @@ fn contains_word_ignore_case(text: &str, word: &str) -> bool {
             .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
 }
 
+/// The `(word, category)` notes of a text, left to right: `(important, gap)`,
+/// `` `(suggestion)` ``, `(critical — security)`. Each is the word, the category and the byte
+/// range of the note (with the backticks around it). Read by hand rather than by a regex: every
+/// finding's first line is asked, several times.
+fn notes(text: &str) -> impl Iterator<Item = (&str, Option<&str>, Range<usize>)> {
+    let mut from = 0;
+    let mut last_end = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let open = from + text.get(from..)?.find('(')?;
+            if let Some((word, category, end)) = note_at(text, open) {
+                // A backtick before the note is its own unless the note before took it.
+                let start = if open > last_end && text.as_bytes()[open - 1] == b'`' {
+                    open - 1
+                } else {
+                    open
+                };
+                from = end;
+                last_end = end;
+                return Some((word, category, start..end));
+            }
+            from = open + 1;
+        }
+    })
+}
+
+/// The note that opens at `open` (a `(`): `\(\s*[A-Za-z]+\s*(?:[,/;|—–]\s*[A-Za-z][A-Za-z -]*\s*)?\)`,
+/// and a backtick after it. Returns the word, the category and where the note ends.
+fn note_at(text: &str, open: usize) -> Option<(&str, Option<&str>, usize)> {
+    let rest = &text[open + 1..];
+    let close = rest.find(')')?;
+    let inner = rest[..close].trim_start();
+    let word_len = inner
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(inner.len());
+    if word_len == 0 {
+        return None;
+    }
+    let word = &inner[..word_len];
+    let after = inner[word_len..].trim_start();
+    let category = match after.chars().next() {
+        None => None,
+        Some(sep @ (',' | '/' | ';' | '|' | '—' | '–')) => {
+            let c = after[sep.len_utf8()..].trim();
+            let ok = c.starts_with(|ch: char| ch.is_ascii_alphabetic())
+                && c.chars()
+                    .all(|ch| ch.is_ascii_alphabetic() || ch == ' ' || ch == '-');
+            if !ok {
+                return None;
+            }
+            Some(c)
+        }
+        Some(_) => return None,
+    };
+    let mut end = open + 1 + close + 1;
+    if text.as_bytes().get(end) == Some(&b'`') {
+        end += 1;
+    }
+    Some((word, category, end))
+}
+
 /// Finds a `(severity, category)` note in text: the severity word must be one
 /// [`Severity::from_str`] knows, so `(e.g., ...)` and `(see above)` never match.
 /// Returns the severity, category and the byte range of the note.
-pub(crate) fn find_severity(
-    text: &str,
-) -> Option<(Severity, Option<Category>, std::ops::Range<usize>)> {
-    if !text.contains('(') {
-        return None;
-    }
-    SEV_RE.captures_iter(text).find_map(|c| {
-        let sev: Severity = c.get(1)?.as_str().parse().ok()?;
-        let cat = c.get(2).map(|m| Category::from(m.as_str()));
-        let m = c.get(0)?;
-        Some((sev, cat, m.range()))
+pub(crate) fn find_severity(text: &str) -> Option<(Severity, Option<Category>, Range<usize>)> {
+    notes(text).find_map(|(word, category, range)| {
+        let sev: Severity = word.parse().ok()?;
+        Some((sev, category.map(Category::from), range))
     })
 }
 
@@ -99,17 +149,14 @@ pub(crate) fn find_severity(
 /// reviewers write it after the body instead of on the first line.
 pub(crate) fn find_trailing_severity(
     text: &str,
-) -> Option<(Severity, Option<Category>, std::ops::Range<usize>)> {
+) -> Option<(Severity, Option<Category>, Range<usize>)> {
     let trimmed = text.trim_end().trim_end_matches('.').trim_end();
     if !trimmed.ends_with([')', '`']) {
         return None;
     }
-    let (sev, cat, range) = SEV_RE.captures_iter(trimmed).last().and_then(|c| {
-        let sev: Severity = c.get(1)?.as_str().parse().ok()?;
-        let cat = c.get(2).map(|m| Category::from(m.as_str()));
-        Some((sev, cat, c.get(0)?.range()))
-    })?;
-    (range.end == trimmed.len()).then_some((sev, cat, range))
+    let (word, category, range) = notes(trimmed).last()?;
+    let sev: Severity = word.parse().ok()?;
+    (range.end == trimmed.len()).then(|| (sev, category.map(Category::from), range))
 }
 
 /// Scope tags in text: `(in-scope)`, `*(future)*`, `` `(pre-existing)` ``.
@@ -489,12 +536,26 @@ pub(crate) fn only_notes(s: &str) -> bool {
     if s.len() > 2048 {
         return false;
     }
-    static NOTE_RE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"`[^`]*`|\([^)]*\)|\[[^\]]*\]").unwrap());
-    !NOTE_RE
-        .replace_all(s, "")
-        .chars()
-        .any(|c| c.is_alphabetic())
+    // Skip `code`, (parenthesised) and [bracketed] groups; an opener without its closer is
+    // one character like any other.
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        let closer = match c {
+            '`' => Some('`'),
+            '(' => Some(')'),
+            '[' => Some(']'),
+            _ => None,
+        };
+        if let Some(end) = closer.and_then(|e| rest[1..].find(e)) {
+            rest = &rest[1 + end + 1..];
+            continue;
+        }
+        if c.is_alphabetic() {
+            return false;
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    true
 }
 
 /// Drops repeated locations, keeping the first of each in order: by comparison when there are
@@ -806,6 +867,32 @@ mod tests {
         assert_eq!(h.locations, vec![Location::new("pkg/a.go", Some(12), None)]);
         let h = head_of("1. **Leak** — `pkg/a.go#L3` (important, gap)\n");
         assert_eq!(h.locations, vec![Location::new("pkg/a.go", Some(3), None)]);
+    }
+
+    #[test]
+    fn severity_notes_are_read_by_hand_as_the_pattern_says() {
+        let (sev, cat, r) = find_severity("x `(important, gap)` y").unwrap();
+        assert_eq!(
+            (sev, cat.unwrap().as_str(), r),
+            (Severity::Important, "gap", 2..20)
+        );
+        let (sev, cat, _) = find_severity("(see above) (critical — security)").unwrap();
+        assert_eq!(
+            (sev, cat.unwrap().as_str()),
+            (Severity::Critical, "security")
+        );
+        assert!(find_severity("(important gap)").is_none());
+        assert!(find_severity("(important, 42)").is_none());
+        let (_, cat, _) = find_trailing_severity("Body. (suggestion, missing test )").unwrap();
+        assert_eq!(cat.unwrap().as_str(), "missing test");
+        // A backtick between two notes belongs to the first.
+        let ranges: Vec<Range<usize>> = notes("(a, b)`(c, d)").map(|n| n.2).collect();
+        assert_eq!(ranges, [0..7, 7..13]);
+        assert!(only_notes(
+            " — `a.go:3`, `b.go:4` (important, gap) [Claude]"
+        ));
+        assert!(!only_notes(" — `a.go:3` in the handler"));
+        assert!(!only_notes("(unclosed"));
     }
 
     #[test]

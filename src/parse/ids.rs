@@ -25,10 +25,10 @@ impl IdAllocator {
     /// Takes `id` as it is when free, else the first free `{id}-{k}` (k ≥ 2). Returns the id
     /// given and whether it differs from the one asked for.
     pub(crate) fn unique(&mut self, id: &str) -> (String, bool) {
-        if self.used.contains(id) {
+        if !self.used.insert(id.to_string()) {
             return (self.suffixed(id), true);
         }
-        self.insert(id.to_string());
+        self.mark_taken(id);
         (id.to_string(), false)
     }
 
@@ -59,15 +59,19 @@ impl IdAllocator {
     }
 
     fn insert(&mut self, id: String) {
-        // Only letters asked for numbers keep their map; the others are read from `used`
-        // the first time (see `find_free`).
+        self.mark_taken(&id);
+        self.used.insert(id);
+    }
+
+    /// Keeps the "next free" map of the id's letter up to date. Only letters asked for
+    /// numbers keep a map; the others are read from `used` the first time (see `find_free`).
+    fn mark_taken(&mut self, id: &str) {
         if !self.next_free.is_empty()
-            && let Some((letter, n)) = letter_number(&id)
+            && let Some((letter, n)) = letter_number(id)
             && self.next_free.contains_key(&letter)
         {
             self.mark(letter, n);
         }
-        self.used.insert(id);
     }
 
     /// Records that `{letter}{n}` is taken: the next free number from `n` is at least `n + 1`.

@@ -57,7 +57,12 @@ pub(super) fn style_of(u: &Unit) -> Option<Style> {
 }
 
 pub(super) fn is_label(head: &FindingHead) -> bool {
-    LABELS.contains(&norm(&head.title).as_str())
+    let w = first_word(&head.title);
+    LABELS.iter().any(|l| {
+        l.split(' ')
+            .next()
+            .is_some_and(|f| f.eq_ignore_ascii_case(w))
+    }) && LABELS.contains(&norm(&head.title).as_str())
 }
 
 /// A finding being read: its head, and its body read into pieces as it comes (the blocks are

@@ -87,8 +87,91 @@ pub(super) fn norm(s: &str) -> String {
         .to_string()
 }
 
+/// The first word of a name as [`norm`] reads it (after a leading `1.` or `A)`), without
+/// allocating: most headings and bold leads a reader meets are no section name, and this is
+/// enough to tell.
+pub(super) fn first_word(name: &str) -> &str {
+    let s = name.trim_matches(|c: char| !c.is_alphanumeric() && c != '(' && c != ')');
+    let s = match s.split_once(['.', ')']) {
+        Some((n, rest))
+            if !n.is_empty()
+                && n.len() <= 2
+                && n.chars().all(|c| c.is_ascii_alphanumeric())
+                && (n.chars().all(|c| c.is_ascii_digit()) || n.len() == 1) =>
+        {
+            rest
+        }
+        _ => s,
+    };
+    let s = s.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let end = s
+        .find(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The first words of the section names [`classify`] knows.
+const SECTION_FIRST_WORDS: &[&str] = &[
+    "executive",
+    "summary",
+    "overview",
+    "overall",
+    "verdict",
+    "recommendation",
+    "final",
+    "findings",
+    "issues",
+    "review",
+    "detailed",
+    "critical",
+    "blocking",
+    "blockers",
+    "important",
+    "major",
+    "suggestions",
+    "suggestion",
+    "minor",
+    "nits",
+    "nitpicks",
+    "optional",
+    "design",
+    "observations",
+    "architecture",
+    "concerns",
+    "concern",
+    "strengths",
+    "strength",
+    "positives",
+    "what",
+    "positive",
+    "what's",
+    "good",
+    "testing",
+    "tests",
+    "test",
+    "documentation",
+    "docs",
+    "acknowledged",
+    "limitations",
+    "known",
+    "unresolved",
+    "prior",
+    "coverage",
+    "files",
+    "file",
+    "commit",
+    "commits",
+];
+
 /// The section a heading or bold lead names, if it names one.
 pub(super) fn classify(name: &str) -> Option<Sec> {
+    let w = first_word(name);
+    if !SECTION_FIRST_WORDS
+        .iter()
+        .any(|k| k.eq_ignore_ascii_case(w))
+    {
+        return None;
+    }
     let n = norm(name);
     let sec = match n.as_str() {
         "executive summary" | "summary" | "overview" | "overall assessment" => Sec::Summary,
@@ -506,6 +589,15 @@ fn item_section(item: &Block) -> Option<(Sec, Option<String>)> {
 /// `**Strengths** — text`, `**Verdict**: Approve`) switches sections; the rest of it is a
 /// fragment of the new section.
 fn split_paragraph<'a>(b: Block<'a>, splitter: &mut Splitter, ctx: &mut Ctx) {
+    // Most paragraphs do not start with a bold section name: look no further than that.
+    let leads = b
+        .line(0)
+        .and_then(|l| bold_lead(&l))
+        .is_some_and(|(bold, _, _)| classify(&bold).is_some());
+    if !leads {
+        splitter.push(Unit::Block(b), ctx);
+        return;
+    }
     let lines = b.lines();
     let mut k = 0;
     while k < lines.len() {
@@ -632,5 +724,12 @@ mod tests {
         assert_eq!(classify("2. Findings"), Some(Sec::Findings(None)));
         assert_eq!(classify("Coverage Summary:"), Some(Sec::Coverage));
         assert_eq!(classify("PR #236 Review: Implement"), None);
+        assert_eq!(classify("A) Summary"), Some(Sec::Summary));
+        assert_eq!(
+            classify("What's good"),
+            Some(Sec::Observations(ObservationKind::Strength))
+        );
+        assert_eq!(classify("Finding number 12"), None);
+        assert_eq!(first_word("**3. Critical Issues (2)**"), "Critical");
     }
 }
