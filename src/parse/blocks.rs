@@ -93,11 +93,29 @@ impl<'a> Block<'a> {
 
     /// The plain text of the inline content, code spans in backticks, lines joined by `\n`.
     pub fn plain(&self) -> String {
-        self.lines()
-            .iter()
-            .map(|l| plain(l))
-            .collect::<Vec<_>>()
-            .join("\n")
+        // As `split_lines` then `plain` per line joined by `\n`, without the vectors.
+        let mut s = String::new();
+        let mut line_has_text = false;
+        let mut newline_due = false;
+        for i in &self.inlines {
+            if i.kind == InlineKind::Break {
+                newline_due |= line_has_text;
+                line_has_text = false;
+                continue;
+            }
+            if std::mem::take(&mut newline_due) {
+                s.push('\n');
+            }
+            line_has_text = true;
+            if i.kind == InlineKind::Code {
+                s.push('`');
+                s.push_str(&i.text);
+                s.push('`');
+            } else {
+                s.push_str(&i.text);
+            }
+        }
+        s
     }
 
     /// For a list item or other container: the first paragraph in it, if any.

@@ -290,12 +290,39 @@ pub(crate) fn parse_locations(s: &str) -> Vec<Location> {
     if !lines.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
         return s.parse().into_iter().collect();
     }
+    // `path:LINE:COL` is the parser's to read (the last number is a column).
+    let plain_path = !path.is_empty()
+        && !path
+            .rsplit_once(':')
+            .is_some_and(|(_, l)| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()));
     lines
         .split(',')
         .map(str::trim)
         .filter(|r| !r.is_empty())
-        .filter_map(|r| format!("{path}:{r}").parse::<Location>().ok())
+        .filter_map(|r| match line_range(r).filter(|_| plain_path) {
+            // `12` or `12-20`, the common case, without formatting and parsing again.
+            Some((start, end)) => Some(Location::new(path, Some(start), end)),
+            None => format!("{path}:{r}").parse::<Location>().ok(),
+        })
         .collect()
+}
+
+/// `12` → (12, None), `12-20` or `12–20` → (12, Some(20)).
+fn line_range(r: &str) -> Option<(u32, Option<u32>)> {
+    let (a, b) = match r.split_once(['-', '–']) {
+        Some((a, b)) => (a, Some(b)),
+        None => (r, None),
+    };
+    let number = |s: &str| {
+        (!s.is_empty() && s.len() <= 9 && s.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+    };
+    let start = number(a)?;
+    match b {
+        Some(b) => Some((start, Some(number(b)?))),
+        None => Some((start, None)),
+    }
 }
 
 /// The locations in free text: code spans that look like paths, else `path:lines` words.
@@ -893,6 +920,21 @@ mod tests {
         ));
         assert!(!only_notes(" — `a.go:3` in the handler"));
         assert!(!only_notes("(unclosed"));
+    }
+
+    #[test]
+    fn locations_with_ranges_and_columns() {
+        assert_eq!(
+            parse_locations("a.go:12:5"),
+            vec![Location::new("a.go", Some(12), None)]
+        );
+        assert_eq!(
+            parse_locations("a.go:3–9, 12"),
+            vec![
+                Location::new("a.go", Some(3), Some(9)),
+                Location::new("a.go", Some(12), None)
+            ]
+        );
     }
 
     #[test]

@@ -47,12 +47,8 @@ impl IdAllocator {
 
     /// The smallest free `{letter}{n}` with `n ≥ from`, taken.
     pub(crate) fn numbered(&mut self, letter: char, from: u64) -> String {
-        let mut n = self.find_free(letter, from);
-        // `next_free` only knows numbers taken through `insert`; `used` is the truth.
-        while self.used.contains(&format!("{letter}{n}")) {
-            self.mark(letter, n);
-            n = self.find_free(letter, n + 1);
-        }
+        // Every id is taken through `insert`, which keeps the letter's map once it exists.
+        let n = self.find_free(letter, from);
         let id = format!("{letter}{n}");
         self.insert(id.clone());
         id
