@@ -145,6 +145,13 @@ pub(crate) fn find_severity(text: &str) -> Option<(Severity, Option<Category>, R
     })
 }
 
+/// Where the first `(severity, category)` note of a text is, without reading its category.
+pub(crate) fn severity_note(text: &str) -> Option<Range<usize>> {
+    notes(text)
+        .find(|(word, _, _)| word.parse::<Severity>().is_ok())
+        .map(|(_, _, range)| range)
+}
+
 /// Finds a severity note that ends a paragraph (`... (important, gap)`), the way some
 /// reviewers write it after the body instead of on the first line.
 pub(crate) fn find_trailing_severity(
@@ -467,7 +474,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         // `**Title (important, gap)**`
         head.severity = Some(sev);
         head.category = cat;
-        if let Some((_, _, r)) = find_severity(&head.title.clone()) {
+        if let Some(r) = severity_note(&head.title.clone()) {
             head.title.replace_range(r, "");
             head.title = head.title.trim().to_string();
         }
@@ -526,11 +533,14 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
 /// such as `` `fs::metadata` `` stays in the title.
 fn split_title(s: &str) -> (String, String) {
     static SPAN_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r" `([^`]+)`").unwrap());
-    let mut cuts: Vec<usize> = [" — ", " – ", " - "]
-        .iter()
-        .filter_map(|sep| s.find(sep))
+    // The first dash separator (` — `, ` – `, ` - `), found in one pass.
+    let mut cuts: Vec<usize> = s
+        .match_indices(['—', '–', '-'])
+        .find(|(i, d)| s[..*i].ends_with(' ') && s[i + d.len()..].starts_with(' '))
+        .map(|(i, _)| i - 1)
+        .into_iter()
         .collect();
-    if let Some((_, _, r)) = find_severity(s) {
+    if let Some(r) = severity_note(s) {
         // Back up over a space and an opening backtick.
         let start = s[..r.start].trim_end_matches('`').trim_end().len();
         cuts.push(start);
@@ -780,7 +790,7 @@ fn locations_in(spans: &[&Inline], rest_plain: &str) -> (Vec<Location>, Vec<Stri
             }
             continue;
         }
-        if find_severity(t).is_some() {
+        if severity_note(t).is_some() {
             continue;
         }
         if looks_like_location(t) {

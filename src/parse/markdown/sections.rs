@@ -343,7 +343,7 @@ impl Splitter {
                 let cur_level = self.open.level;
                 let deeper = cur_level.is_none_or(|l| level > l);
                 let in_findings = matches!(cur_sec, Sec::Findings(_));
-                let has_sev = crate::parse::head::find_severity(&name).is_some();
+                let has_sev = crate::parse::head::severity_note(&name).is_some();
                 if (in_findings && (deeper || NUMBERED_RE.is_match(&name))) || has_sev {
                     self.push(Unit::Block(b), ctx);
                 } else if *cur_sec == Sec::Preamble
