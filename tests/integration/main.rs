@@ -28,6 +28,7 @@ mod e2e_fake_model;
 mod e2e_run;
 mod parse_fixtures;
 mod parse_hostile;
+mod parse_variants;
 mod report_html_browser;
 mod report_sarif;
 mod run_dry_run;
