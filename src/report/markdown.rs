@@ -100,7 +100,10 @@ pub fn render(report: &Report) -> String {
     appendix(&mut out, report);
     // Agents' text, file names and commit subjects are someone else's: no control character
     // in them may act on the terminal of whoever reads the report with `cat`.
-    crate::text::printable(&out).into_owned()
+    match crate::text::printable(&out) {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    }
 }
 
 /// Agent short names → the names the report shows ([`Report::display_of`]).

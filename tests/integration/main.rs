@@ -8,6 +8,7 @@
 
 mod support;
 
+mod agent_output_limits;
 mod bench_scoring;
 mod brief_budget;
 mod brief_build;
