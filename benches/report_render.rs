@@ -102,6 +102,7 @@ fn report(n: usize) -> Report {
             })
             .collect(),
         warnings: vec![],
+        unresolved_feedback: vec![],
     }
 }
 

@@ -8,6 +8,7 @@ pub mod agents;
 pub mod bench;
 pub mod consolidate;
 pub mod list;
+pub mod post;
 pub mod run;
 pub mod schema;
 pub mod show;
@@ -32,6 +33,8 @@ pub enum Command {
     List(list::ListArgs),
     /// Print one report from the store (`latest` for the newest).
     Show(show::ShowArgs),
+    /// Post a pull request's report on it: a summary comment and inline comments, once.
+    Post(post::PostArgs),
     /// List the agent CLIs found on PATH, with their versions.
     Agents(agents::AgentsArgs),
     /// Trust this repository's `.deep-review.toml` as it is now (its commands and paths apply).
@@ -64,6 +67,7 @@ pub fn main() -> ExitCode {
         Command::Consolidate(args) => consolidate::execute(args),
         Command::List(args) => list::execute(args),
         Command::Show(args) => show::execute(args),
+        Command::Post(args) => post::execute(args),
         Command::Agents(args) => agents::execute(args),
         Command::Trust(args) => trust::execute(args),
         Command::Schema(args) => schema::execute(args),

@@ -60,6 +60,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", conflicts_with_all = ["target", "base", "head", "dry_run", "brief_template", "uncommitted"])]
     pub resume: Option<String>,
 
+    /// Post the report on the pull request under review (see `deep-review post`).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub post: bool,
+
+    /// With `--post`: where the full report can be read, linked from the summary comment.
+    #[arg(long, value_name = "URL", requires = "post", value_parser = super::post::report_url)]
+    pub report_url: Option<String>,
+
     /// One plain line per event instead of live progress.
     #[arg(long, short)]
     pub quiet: bool,
@@ -113,7 +121,29 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let outcome = pipeline::execute(&plan, &args.options())?;
-    finish(&outcome)
+    let code = finish(&outcome)?;
+    post_outcome(&args, &plan.target, &outcome)?;
+    Ok(code)
+}
+
+/// `run --post`: the report just written, posted on its pull request.
+fn post_outcome(
+    args: &RunArgs,
+    target: &crate::types::Target,
+    outcome: &RunOutcome,
+) -> anyhow::Result<()> {
+    let Some(analysis) = outcome.analysis.as_ref().filter(|_| args.post) else {
+        return Ok(());
+    };
+    let posted = crate::forge::post::post_report(
+        &analysis.report,
+        target,
+        &crate::forge::post::PostOptions {
+            dry_run: false,
+            report_url: args.report_url.clone(),
+        },
+    )?;
+    super::post::print(&posted, false)
 }
 
 /// `run --resume ID`: the agents come from today's config, by the names the run recorded.
@@ -139,7 +169,9 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
         eprintln!("deep-review: {}", printable_line(note));
     }
     let outcome = pipeline::resume(&store, &bundle.id, &agents, &args.options())?;
-    finish(&outcome)
+    let code = finish(&outcome)?;
+    post_outcome(args, &saved.target, &outcome)?;
+    Ok(code)
 }
 
 /// Prints where the report went and ends with the exit code.

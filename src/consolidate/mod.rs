@@ -240,6 +240,7 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         agents,
         appendix,
         warnings,
+        unresolved_feedback: Vec::new(),
     }
 }
 

@@ -390,6 +390,7 @@ mod tests {
             agents: vec![],
             appendix: vec![],
             warnings: vec![],
+            unresolved_feedback: vec![],
         }
     }
 

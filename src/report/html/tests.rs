@@ -26,6 +26,7 @@ fn empty_report() -> Report {
         agents: vec![],
         appendix: vec![],
         warnings: vec![],
+        unresolved_feedback: vec![],
     }
 }
 
