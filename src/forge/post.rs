@@ -202,10 +202,17 @@ pub fn plan(
         }
     }
 
+    // Every earlier finding that is gone, resolved by this post or an earlier one: the summary
+    // says the same when the same report is posted again.
+    let no_longer_found = existing
+        .findings
+        .keys()
+        .filter(|fp| !present.contains(fp.as_str()))
+        .count();
     let summary_body = render::summary(&SummaryInput {
         report,
         placements: &placements,
-        resolved: resolutions.len(),
+        no_longer_found,
         report_url: options.report_url.as_deref(),
     });
     let summary = match &existing.summary {

@@ -28,8 +28,8 @@ pub struct SummaryInput<'a> {
     pub report: &'a Report,
     /// Each shown finding (index into `report.findings`) and where it is.
     pub placements: &'a [(usize, Placement)],
-    /// Earlier findings no longer found whose threads this post resolves.
-    pub resolved: usize,
+    /// Findings deep-review posted earlier that the report no longer has.
+    pub no_longer_found: usize,
     /// Where the full report (HTML) can be read.
     pub report_url: Option<&'a str>,
 }
@@ -135,9 +135,10 @@ pub fn summary(input: &SummaryInput<'_>) -> String {
         out.push_str("| | Finding | Location | Agents | On the pull request |\n");
         out.push_str("|---|---|---|---|---|\n");
         for (f, placement) in shown.iter().take(MAX_TABLE_ROWS) {
+            // The same words whether posted now or by an earlier post: posting a report again
+            // leaves its summary as it was.
             let where_ = match placement {
-                Placement::Inline => "inline comment",
-                Placement::AlreadyPosted => "inline comment (earlier round)",
+                Placement::Inline | Placement::AlreadyPosted => "inline comment",
                 Placement::Summary => "below",
             };
             let _ = writeln!(
@@ -201,17 +202,26 @@ pub fn summary(input: &SummaryInput<'_>) -> String {
             crate::text::plural(unverified, "finding", "findings")
         );
     }
-    if input.resolved > 0 {
+    if input.no_longer_found > 0 {
         let _ = writeln!(
             out,
-            "{} of earlier rounds {} no longer found: {} resolved.\n",
-            crate::text::plural(input.resolved, "finding", "findings"),
-            if input.resolved == 1 { "is" } else { "are" },
-            if input.resolved == 1 {
-                "its thread is"
+            "{} posted earlier {} no longer found: {} a reply and {} resolved.\n",
+            crate::text::plural(input.no_longer_found, "finding", "findings"),
+            if input.no_longer_found == 1 {
+                "is"
             } else {
-                "their threads are"
-            }
+                "are"
+            },
+            if input.no_longer_found == 1 {
+                "its thread has"
+            } else {
+                "their threads have"
+            },
+            if input.no_longer_found == 1 {
+                "is"
+            } else {
+                "are"
+            },
         );
     }
     if let Some(url) = input.report_url {
