@@ -120,6 +120,12 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         super::print_out(&dry_run_text(&plan))?;
         return Ok(ExitCode::SUCCESS);
     }
+    if args.post && plan.target.pr.is_none() {
+        anyhow::bail!(
+            "`--post` posts on a pull request, and {} is not one: review a pull request by number or URL (`deep-review run 236 --post`)",
+            printable_line(&plan.target.label)
+        );
+    }
     let outcome = pipeline::execute(&plan, &args.options())?;
     let code = finish(&outcome)?;
     post_outcome(&args, &plan.target, &outcome)?;

@@ -533,3 +533,226 @@ fn read_head_lines(
         .collect();
     (lines.len() == usize::try_from(end - start + 1).ok()?).then_some(lines)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{
+        ChangeKind, ChangedFile, Hunk, Location, PrInfo, ReportMeta, Severity, Tier, Verdict,
+        Verification, VerificationStatus,
+    };
+
+    fn finding(id: &str, fp: &str, path: &str, line: u32) -> MergedFinding {
+        MergedFinding {
+            id: id.into(),
+            title: format!("Title {id}"),
+            body: "Body.".into(),
+            severity: Severity::Important,
+            category: None,
+            locations: vec![Location::new(path, Some(line), Some(line))],
+            code: None,
+            fix: None,
+            fix_diff: None,
+            agents: vec!["claude".into()],
+            sources: vec![],
+            calibration: None,
+            confidence: Some(0.9),
+            tier: Tier::Shown,
+            verification: None,
+            fingerprint: fp.into(),
+        }
+    }
+
+    fn report(findings: Vec<MergedFinding>) -> Report {
+        Report {
+            schema_version: 2,
+            meta: ReportMeta {
+                id: "20260101-000000-pr-7".into(),
+                head: Some("b".repeat(40)),
+                round: Some(2),
+                ..ReportMeta::default()
+            },
+            verdict: Verdict::MergeWithFixes,
+            verdict_rationale: String::new(),
+            summary: "Summary.".into(),
+            findings,
+            observations: vec![],
+            testing_gaps: vec![],
+            documentation: vec![],
+            limitations: vec![],
+            agents: vec![],
+            appendix: vec![],
+            warnings: vec![],
+            unresolved_feedback: vec![],
+        }
+    }
+
+    fn target() -> Target {
+        Target {
+            repo: "/nonexistent".into(),
+            repo_name: "o/r".into(),
+            web_url: None,
+            base: "a".repeat(40),
+            head: "b".repeat(40),
+            merge_base: "a".repeat(40),
+            base_ref: "main".into(),
+            branch: Some("feat".into()),
+            author: None,
+            commits: vec![],
+            changed_files: vec![ChangedFile {
+                path: "src/a.rs".into(),
+                old_path: None,
+                kind: ChangeKind::Modified,
+                added: 1,
+                removed: 0,
+                binary: false,
+                submodule: false,
+                hunks: vec![Hunk {
+                    old_start: 10,
+                    old_lines: 0,
+                    new_start: 11,
+                    new_lines: 1,
+                }],
+            }],
+            pr: Some(PrInfo {
+                number: 7,
+                title: "T".into(),
+                url: Some("https://github.com/o/r/pull/7".into()),
+            }),
+            description: None,
+            review_threads: vec![],
+            label: "pr-7".into(),
+        }
+    }
+
+    fn thread(fp: &str) -> Thread {
+        Thread {
+            id: format!("T-{fp}"),
+            path: Some("src/a.rs".into()),
+            line: Some(11),
+            resolved: false,
+            outdated: false,
+            first: Some(Comment {
+                id: "1".into(),
+                author: Some("bot".into()),
+                body: markers::finding(fp),
+                url: None,
+            }),
+            recent: vec![],
+            comment_count: 1,
+        }
+    }
+
+    fn no_lines(_: &str, _: u32, _: u32) -> Option<Vec<String>> {
+        None
+    }
+
+    #[test]
+    fn only_new_findings_on_the_diff_go_inline() {
+        let mut off_lines = finding("I3", "cc", "src/a.rs", 11);
+        off_lines.verification = Some(Verification {
+            status: VerificationStatus::Ungrounded,
+            lines_ok: false,
+            path_ok: true,
+            quote_ok: None,
+            symbols_missing: vec![],
+            pre_existing: false,
+            outside_change: false,
+            known_issue_comment: None,
+            note: None,
+        });
+        let r = report(vec![
+            finding("I1", "aa", "src/a.rs", 12),
+            finding("I2", "aa", "src/a.rs", 13),
+            finding("I4", "dd", "src/a.rs", 40),
+            off_lines,
+            finding("I5", "ee", "src/a.rs", 11),
+        ]);
+        let existing = Existing {
+            findings: [("ee".to_string(), thread("ee"))].into(),
+            current_head: Some("b".repeat(40)),
+            ..Existing::default()
+        };
+        let plan = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        let inline: Vec<&str> = plan
+            .review
+            .as_ref()
+            .unwrap()
+            .comments
+            .iter()
+            .map(|c| c.fingerprint.as_str())
+            .collect();
+        // I2 shares I1's fingerprint, I4 is off the diff, I3's lines are not at head, I5 was
+        // posted before.
+        assert_eq!(inline, vec!["aa"]);
+        assert_eq!(plan.already_posted, vec!["I5"]);
+        assert_eq!(plan.summary, SummaryAction::Create);
+        assert!(plan.resolutions.is_empty());
+    }
+
+    #[test]
+    fn gone_findings_are_resolved_only_from_a_report_of_the_current_head() {
+        let r = report(vec![finding("I1", "aa", "src/a.rs", 12)]);
+        let mut existing = Existing {
+            findings: [("ff".to_string(), thread("ff"))].into(),
+            current_head: Some("c".repeat(40)),
+            summary: Some(Comment {
+                id: "99".into(),
+                author: Some("bot".into()),
+                body: "old".into(),
+                url: None,
+            }),
+            offline: false,
+        };
+        let moved = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        assert!(moved.resolutions.is_empty());
+        assert!(moved.notes[0].contains("head moved"), "{:?}", moved.notes);
+        assert_eq!(moved.summary, SummaryAction::Update("99".into()));
+
+        existing.current_head = Some("b".repeat(40));
+        let now = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        assert_eq!(now.resolutions.len(), 1);
+        assert!(
+            now.resolutions[0]
+                .reply
+                .as_deref()
+                .unwrap()
+                .starts_with(&markers::resolved("ff"))
+        );
+        // Replied already (the resolve failed last time): resolve again, no second reply.
+        let mut replied = thread("ff");
+        replied.recent.push(Comment {
+            id: "2".into(),
+            author: Some("bot".into()),
+            body: markers::resolved("ff"),
+            url: None,
+        });
+        existing.findings.insert("ff".into(), replied);
+        let again = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        assert_eq!(again.resolutions.len(), 1);
+        assert!(again.resolutions[0].reply.is_none());
+        existing.summary = Some(Comment {
+            id: "99".into(),
+            author: None,
+            body: again.summary_body.clone(),
+            url: None,
+        });
+        let same = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        assert_eq!(same.summary, SummaryAction::Unchanged("99".into()));
+    }
+
+    #[test]
+    fn a_branch_report_is_not_posted() {
+        let mut t = target();
+        t.pr = None;
+        let err = plan(
+            &report(vec![]),
+            &t,
+            &Existing::default(),
+            &PostOptions::default(),
+            &no_lines,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("not of a pull request"), "{err}");
+    }
+}
