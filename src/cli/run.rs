@@ -15,8 +15,9 @@ use crate::types::Verdict;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// What to review: a branch, `BASE..HEAD`, or nothing for the current branch against its
-    /// upstream's merge-base (else the default branch's).
+    /// What to review: a branch, `BASE..HEAD`, a pull request (`236`, `#236` or its URL; needs
+    /// GITHUB_TOKEN), or nothing for the current branch against its upstream's merge-base (else
+    /// the default branch's).
     #[arg(value_name = "TARGET")]
     pub target: Option<String>,
 
