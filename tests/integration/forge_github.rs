@@ -654,9 +654,10 @@ fn a_pull_request_is_reviewed_posted_once_and_followed_across_rounds() {
 }
 
 #[test]
-fn a_rate_limited_request_is_retried_after_retry_after() {
+fn rate_limits_and_server_errors_are_retried() {
     let w = world();
     w.github.fail_429("/pulls/236", 1);
+    w.github.fail_with("/pulls/236/commits", 502, 2);
     let ran = w.run(&["run", PR.to_string().as_str(), "--dry-run"]);
     assert_eq!(ran.code, Some(0), "{}", w.context(&ran));
     let pulls: Vec<u16> = w
@@ -667,6 +668,14 @@ fn a_rate_limited_request_is_retried_after_retry_after() {
         .map(|r| r.status)
         .collect();
     assert_eq!(pulls, vec![429, 200], "{}", w.github.summary());
+    let commits: Vec<u16> = w
+        .github
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with("/api/v3/repos/o/r/pulls/236/commits"))
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(commits[..3], [502, 502, 200], "{}", w.github.summary());
     assert!(
         ran.stdout.contains("Does this accept any password?"),
         "the brief has the thread"

@@ -100,8 +100,9 @@ struct State {
     reviews: Vec<Value>,
     next_id: u64,
     page_size: usize,
-    /// Path fragment → how many more requests to answer 429 with `retry-after: 1`.
-    fail_429: Vec<(String, usize)>,
+    /// Path suffix, status, how many more requests to answer with it (429 with `retry-after:
+    /// 1`, or a server error).
+    failures: Vec<(String, u16, usize)>,
     /// The lines of the diff (path → inclusive ranges): inline comments elsewhere are a 422.
     diff_lines: HashMap<String, Vec<(u32, u32)>>,
     /// Whether the token may resolve threads.
@@ -221,9 +222,15 @@ impl FakeGitHub {
         self.lock().page_size = size.max(1);
     }
 
-    /// The next `times` requests whose path contains `fragment` get 429 with `retry-after: 1`.
-    pub fn fail_429(&self, fragment: &str, times: usize) {
-        self.lock().fail_429.push((fragment.into(), times));
+    /// The next `times` requests whose path (without the query) ends with `suffix` get 429
+    /// with `retry-after: 1`.
+    pub fn fail_429(&self, suffix: &str, times: usize) {
+        self.lock().failures.push((suffix.into(), 429, times));
+    }
+
+    /// The next `times` requests whose path ends with `suffix` get `status` (a 5xx).
+    pub fn fail_with(&self, suffix: &str, status: u16, times: usize) {
+        self.lock().failures.push((suffix.into(), status, times));
     }
 
     pub fn set_diff_lines(&self, path: &str, ranges: &[(u32, u32)]) {
@@ -390,18 +397,28 @@ fn answer(
     agent: &str,
     body: &str,
 ) -> Response<Full<Bytes>> {
+    let bare_path = path_and_query.split('?').next().unwrap_or("");
     if let Some(entry) = st
-        .fail_429
+        .failures
         .iter_mut()
-        .find(|(fragment, left)| *left > 0 && path_and_query.contains(fragment.as_str()))
+        .find(|(suffix, _, left)| *left > 0 && bare_path.ends_with(suffix.as_str()))
     {
-        entry.1 -= 1;
-        return Response::builder()
-            .status(StatusCode::TOO_MANY_REQUESTS)
-            .header("retry-after", "1")
-            .header("content-type", "application/json")
+        entry.2 -= 1;
+        let status = StatusCode::from_u16(entry.1).expect("a status");
+        let mut builder = Response::builder()
+            .status(status)
+            .header("content-type", "application/json");
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            builder = builder.header("retry-after", "1");
+        }
+        return builder
             .body(Full::new(Bytes::from(
-                json!({ "message": "You have exceeded a secondary rate limit." }).to_string(),
+                json!({ "message": if status == StatusCode::TOO_MANY_REQUESTS {
+                    "You have exceeded a secondary rate limit."
+                } else {
+                    "Server Error"
+                } })
+                .to_string(),
             )))
             .expect("a response");
     }
