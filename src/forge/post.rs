@@ -472,7 +472,8 @@ pub fn post_report(
             lines: vec![dry_run_text(name, &repository, &plan)],
         });
     }
-    let forge = forge.ok_or_else(|| anyhow::anyhow!(super::github::MissingToken))?;
+    // Only a dry run goes on without a forge to talk to.
+    let forge = forge.ok_or_else(|| anyhow::anyhow!("no token to post with"))?;
     let mut outcome = apply(forge.as_ref(), &plan)?;
     outcome.lines.extend(plan.notes.iter().cloned());
     let url = pr.url.as_deref().unwrap_or("");

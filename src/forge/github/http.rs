@@ -244,9 +244,8 @@ impl Client {
             }
             let response = match request.send().await {
                 Ok(response) => response,
-                Err(err) if repeatable && attempt < MAX_ATTEMPTS => {
+                Err(_) if repeatable && attempt < MAX_ATTEMPTS => {
                     tokio::time::sleep(backoff(attempt)).await;
-                    let _ = err;
                     continue;
                 }
                 Err(err) => {
