@@ -105,6 +105,7 @@ fn report(n: usize) -> Report {
             .collect(),
         warnings: vec![],
         checkout: None,
+        unresolved_feedback: vec![],
     }
 }
 

@@ -11,6 +11,7 @@ pub mod consolidate;
 pub mod docs;
 pub mod list;
 pub mod output;
+pub mod post;
 pub mod publish;
 pub mod run;
 pub mod schema;
@@ -57,6 +58,8 @@ pub enum Command {
     Show(show::ShowArgs),
     /// Commit the store's reports to a branch (default `reviews`) for GitHub Pages.
     Publish(publish::PublishArgs),
+    /// Post a pull request's report on it: a summary comment and inline comments, once.
+    Post(post::PostArgs),
     /// List the agent CLIs found on PATH, with their versions.
     Agents(agents::AgentsArgs),
     /// Trust this repository's `.deep-review.toml` as it is now (its commands and paths apply).
@@ -99,6 +102,7 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::execute(args),
         Command::Show(args) => show::execute(args),
         Command::Publish(args) => publish::execute(args),
+        Command::Post(args) => post::execute(args),
         Command::Agents(args) => agents::execute(args),
         Command::Trust(args) => trust::execute(args),
         Command::Schema(args) => schema::execute(args),

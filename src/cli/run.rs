@@ -15,8 +15,9 @@ use crate::text::{plural, printable_line};
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// What to review: a branch, `BASE..HEAD`, or nothing for the current branch against its
-    /// upstream's merge-base (else the default branch's).
+    /// What to review: a branch, `BASE..HEAD`, a pull request (`236`, `#236` or its URL; needs
+    /// GITHUB_TOKEN), or nothing for the current branch against its upstream's merge-base (else
+    /// the default branch's).
     #[arg(value_name = "TARGET")]
     pub target: Option<String>,
 
@@ -70,6 +71,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", conflicts_with_all = ["target", "base", "head", "dry_run", "brief_template", "uncommitted"])]
     pub resume: Option<String>,
 
+    /// Post the report on the pull request under review (see `deep-review post`).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub post: bool,
+
+    /// With `--post`: where the full report can be read, linked from the summary comment.
+    #[arg(long, value_name = "URL", requires = "post", value_parser = super::post::report_url)]
+    pub report_url: Option<String>,
+
     /// One plain line per event instead of live progress.
     #[arg(long, short)]
     pub quiet: bool,
@@ -122,8 +131,36 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         super::print_out(&dry_run_text(&plan))?;
         return Ok(ExitCode::SUCCESS);
     }
+    if args.post && plan.target.pr.is_none() {
+        anyhow::bail!(
+            "`--post` posts on a pull request, and {} is not one: review a pull request by number or URL (`deep-review run 236 --post`)",
+            printable_line(&plan.target.label)
+        );
+    }
     let outcome = pipeline::execute(&plan, &args.options())?;
-    finish(&outcome, &args)
+    let code = finish(&outcome, &args)?;
+    post_outcome(&args, &plan.target, &outcome)?;
+    Ok(code)
+}
+
+/// `run --post`: the report just written, posted on its pull request.
+fn post_outcome(
+    args: &RunArgs,
+    target: &crate::types::Target,
+    outcome: &RunOutcome,
+) -> anyhow::Result<()> {
+    let Some(analysis) = outcome.analysis.as_ref().filter(|_| args.post) else {
+        return Ok(());
+    };
+    let posted = crate::forge::post::post_report(
+        &analysis.report,
+        target,
+        &crate::forge::post::PostOptions {
+            dry_run: false,
+            report_url: args.report_url.clone(),
+        },
+    )?;
+    super::post::print(&posted, false)
 }
 
 /// `run --resume ID`: the agents come from today's config, by the names the run recorded.
@@ -149,7 +186,9 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
         crate::say!("deep-review: {}", printable_line(note));
     }
     let outcome = pipeline::resume(&store, &bundle.id, &agents, &args.options())?;
-    finish(&outcome, args)
+    let code = finish(&outcome, args)?;
+    post_outcome(args, &saved.target, &outcome)?;
+    Ok(code)
 }
 
 /// Prints where the report went and what it says, and ends with the exit code.

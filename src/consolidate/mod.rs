@@ -325,6 +325,7 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
         appendix,
         warnings,
         checkout: None,
+        unresolved_feedback: Vec::new(),
     }
 }
 

@@ -123,13 +123,15 @@ pub fn analyze_runs(runs: &[RawReview], target: &Target, meta: ReportMeta) -> An
             .map(|f| f.path.clone())
             .collect(),
     );
-    analyze(
+    let mut analysis = analyze(
         reviews,
         Some((ctx, Some(target.changed_files.clone()))),
         changed,
         runs,
         meta,
-    )
+    );
+    analysis.report.unresolved_feedback = target.review_threads.clone();
+    analysis
 }
 
 /// Verify saved reviews (against `verify` when given) and consolidate them.
@@ -230,6 +232,7 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
         analyze_runs(&saved.runs, &saved.target, meta)
     } else {
         let mut a = analyze(parse_runs(&saved.runs), None, None, &saved.runs, meta);
+        a.report.unresolved_feedback = saved.target.review_threads.clone();
         a.warnings.push(format!(
             "the repository of this run ({}) is not here at {}: findings are not verified",
             saved.target.repo.display(),

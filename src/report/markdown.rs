@@ -6,7 +6,8 @@
 use std::fmt::Write;
 
 use crate::types::{
-    AgentRetro, AttributedNote, MergedFinding, ObservationKind, Report, RunStatus, Severity, Tier,
+    AgentRetro, AttributedNote, MergedFinding, ObservationKind, Report, ReviewThread, RunStatus,
+    Severity, Tier,
 };
 
 const RULE: &str = "\n---\n\n";
@@ -85,6 +86,10 @@ pub fn render(report: &Report) -> String {
         &displays,
     );
     out.push_str(RULE);
+    if report.meta.pr.is_some() || !report.unresolved_feedback.is_empty() {
+        unresolved_feedback(&mut out, &report.unresolved_feedback);
+        out.push_str(RULE);
+    }
     retro(&mut out, &report.agents);
     if !report.warnings.is_empty() || report.checkout.is_some() {
         out.push_str(RULE);
@@ -366,6 +371,70 @@ fn notes_section(
             displays.list(&n.agents)
         );
     }
+}
+
+/// The pull request's review threads that were open when the review started: where, who, and
+/// the comment as a quote. The comments are other people's text: control characters are shown,
+/// and a line that would read as a heading (which a report reader takes for a section) or a
+/// setext underline is escaped.
+fn unresolved_feedback(out: &mut String, threads: &[ReviewThread]) {
+    out.push_str(
+        "## Unresolved Feedback
+
+",
+    );
+    if threads.is_empty() {
+        out.push_str("No unresolved PR review comments.\n");
+        return;
+    }
+    for t in threads {
+        let mut head = match (&t.path, t.line) {
+            (Some(p), Some(l)) => format!("`{}:{l}`", inline_code_text(p)),
+            (Some(p), None) => format!("`{}`", inline_code_text(p)),
+            _ => "The pull request".to_string(),
+        };
+        if let Some(a) = &t.author {
+            head.push_str(&format!(
+                " — @{}",
+                one_paragraph(&crate::text::printable_line(a))
+            ));
+        }
+        let mut extra = Vec::new();
+        if t.outdated {
+            extra.push("outdated".to_string());
+        }
+        if t.replies > 0 {
+            extra.push(crate::text::plural(t.replies, "reply", "replies"));
+        }
+        if !extra.is_empty() {
+            head.push_str(&format!(" ({})", extra.join(", ")));
+        }
+        if let Some(url) = t
+            .url
+            .as_deref()
+            .filter(|u| crate::report::links::is_safe_href(u))
+        {
+            head.push_str(&format!(" [thread]({url})"));
+        }
+        let _ = writeln!(out, "- {head}\n");
+        for line in crate::text::printable(t.body.trim()).lines() {
+            let l = line.trim_end();
+            let quoted = if l.trim_start().starts_with('#')
+                || (!l.trim().is_empty() && l.trim().chars().all(|c| c == '=' || c == '-'))
+            {
+                format!("\\{}", l.trim_start())
+            } else {
+                l.to_string()
+            };
+            let _ = writeln!(out, "  > {quoted}");
+        }
+        out.push('\n');
+    }
+}
+
+/// A path for a code span: no backticks or line breaks to end it early.
+fn inline_code_text(path: &str) -> String {
+    crate::text::printable_line(path).replace('`', "'")
 }
 
 /// Folds a multi-line note into one line so it stays one bullet.

@@ -393,6 +393,7 @@ mod tests {
             appendix: vec![],
             warnings: vec![],
             checkout: None,
+            unresolved_feedback: vec![],
         }
     }
 

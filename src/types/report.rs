@@ -83,6 +83,32 @@ pub struct PrInfo {
     pub url: Option<String>,
 }
 
+/// A review thread on the pull request that nobody has resolved: feedback someone else left,
+/// carried into the brief as material to weigh and into the report's "Unresolved Feedback".
+/// Every text field was written by someone other than deep-review's user: untrusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReviewThread {
+    /// The file the thread is on; `None` for a thread on the pull request as a whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The line at the head the thread is on (its original line when it is outdated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Who opened the thread (the forge's login).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// The thread's first comment.
+    pub body: String,
+    /// The code the thread was on has changed since it was written.
+    #[serde(default)]
+    pub outdated: bool,
+    /// How many replies followed the first comment.
+    #[serde(default)]
+    pub replies: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
 /// A commit of the change: short sha and subject.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CommitInfo {
@@ -345,6 +371,9 @@ pub struct Report {
     /// The user's checkout compared before and after the agents ran (a run only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkout: Option<CheckoutCheck>,
+    /// The pull request's review threads that were unresolved when the run started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unresolved_feedback: Vec<ReviewThread>,
 }
 
 impl Report {

@@ -27,6 +27,7 @@ mod dispatch_signal;
 mod e2e_cli_smoke;
 mod e2e_fake_model;
 mod e2e_run;
+mod forge_github;
 mod parse_fixtures;
 mod parse_hostile;
 mod parse_variants;

@@ -27,6 +27,7 @@ fn empty_report() -> Report {
         appendix: vec![],
         warnings: vec![],
         checkout: None,
+        unresolved_feedback: vec![],
     }
 }
 
