@@ -53,11 +53,13 @@ fn finding(i: usize) -> MergedFinding {
                 agent: "claude".into(),
                 id: format!("I{i}"),
                 severity: Some(severity),
+                noted_in: None,
             },
             SourceRef {
                 agent: "codex".into(),
                 id: format!("S{i}"),
                 severity: Some(Severity::Suggestion),
+                noted_in: None,
             },
         ],
         calibration: None,
@@ -104,6 +106,8 @@ fn report(n: usize) -> Report {
         warnings: vec![],
         synthesis: Default::default(),
         budget: None,
+        checkout: None,
+        unresolved_feedback: vec![],
     }
 }
 

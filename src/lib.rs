@@ -7,7 +7,8 @@
 //! target → brief → dispatch → parse → verify → consolidate → report → store
 //! ```
 //!
-//! [`types`] holds the data that flows between them; [`text`] the small helpers they share.
+//! [`types`] holds the data that flows between them; [`text`] the small helpers they share;
+//! [`forge`] reads pull requests and posts reports back to them (GitHub today).
 
 pub mod bench;
 pub mod brief;
@@ -16,6 +17,7 @@ pub mod config;
 pub mod consolidate;
 pub mod cost;
 pub mod dispatch;
+pub mod forge;
 pub mod git;
 pub mod parse;
 pub mod pipeline;

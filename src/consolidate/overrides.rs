@@ -144,6 +144,10 @@ mod tests {
         ov.drops.insert(key("a", "C1"), "not reachable".into());
         ov.apply(&mut f);
         assert_eq!(f.tier, Tier::LowConfidence, "set aside, not deleted");
-        assert!(f.calibration.unwrap().ends_with("the synthesizer (T) set it aside: not reachable"));
+        assert!(
+            f.calibration
+                .unwrap()
+                .ends_with("the synthesizer (T) set it aside: not reachable")
+        );
     }
 }

@@ -53,13 +53,31 @@ pub fn meta_for(
     }
 }
 
+/// The most review text parsed and shown per agent. A review is tens of kilobytes; an agent
+/// that writes megabytes is looping or dumping files, and every later stage (parse, verify,
+/// consolidate, the appendix of every format) would hold copies of it. The whole output stays
+/// in the run bundle.
+pub const MAX_REVIEW_BYTES: usize = 2 * 1024 * 1024;
+
 /// Parses every run that produced text; a failed run with no text gives no review (the report
 /// names it from the run's status).
 pub fn parse_runs(runs: &[RawReview]) -> Vec<Review> {
     runs.iter()
         .filter(|r| !r.text.trim().is_empty())
         .map(|r| {
-            let mut review = parse_review(&r.agent, &r.text);
+            let (text, cut) = bounded(&r.text);
+            let mut review = parse_review(&r.agent, text);
+            if cut {
+                review.warnings.push(ParseWarning {
+                    line: None,
+                    message: format!(
+                        "the review is {} bytes long: only the first {} are read and shown (the \
+                         whole output is in the run bundle)",
+                        r.text.len(),
+                        text.len()
+                    ),
+                });
+            }
             if review.display_name.is_none() {
                 review.display_name = r.display_name.clone();
             }
@@ -81,6 +99,19 @@ pub fn parse_runs(runs: &[RawReview]) -> Vec<Review> {
         .collect()
 }
 
+/// `text` cut to [`MAX_REVIEW_BYTES`] at a line end, and whether it was cut.
+fn bounded(text: &str) -> (&str, bool) {
+    if text.len() <= MAX_REVIEW_BYTES {
+        return (text, false);
+    }
+    let mut end = MAX_REVIEW_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = text[..end].rfind('\n').map_or(end, |nl| nl + 1);
+    (&text[..end], true)
+}
+
 /// Parse, verify against `target`, consolidate.
 pub fn analyze_runs(runs: &[RawReview], target: &Target, meta: ReportMeta) -> Analysis {
     let reviews = parse_runs(runs);
@@ -96,13 +127,15 @@ pub fn analyze_runs(runs: &[RawReview], target: &Target, meta: ReportMeta) -> An
             .map(|f| f.path.clone())
             .collect(),
     );
-    analyze(
+    let mut analysis = analyze(
         reviews,
         Some((ctx, Some(target.changed_files.clone()))),
         changed,
         runs,
         meta,
-    )
+    );
+    analysis.report.unresolved_feedback = target.review_threads.clone();
+    analysis
 }
 
 /// Verify saved reviews (against `verify` when given) and consolidate them.
@@ -206,6 +239,7 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
         analyze_runs(&saved.runs, &saved.target, meta)
     } else {
         let mut a = analyze(parse_runs(&saved.runs), None, None, &saved.runs, meta);
+        a.report.unresolved_feedback = saved.target.review_threads.clone();
         a.warnings.push(format!(
             "the repository of this run ({}) is not here at {}: findings are not verified",
             saved.target.repo.display(),

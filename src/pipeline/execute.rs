@@ -71,6 +71,12 @@ pub struct RunOutcome {
 
 /// Runs `plan`: bundle → dispatch → parse → verify → consolidate → report → store.
 pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> {
+    if plan.agents.is_empty() && plan.not_installed.is_empty() {
+        anyhow::bail!(
+            "no agent is left to run ({}): pick others with `--agents` or fix the config",
+            plan.notes.join("; ")
+        );
+    }
     if plan.agents.is_empty() {
         let list: Vec<String> = plan
             .not_installed
@@ -103,6 +109,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         .map(|(name, b)| (name.clone(), Arc::new(b.text.clone())))
         .collect();
     run_dispatch.prices = Arc::new(plan.prices.clone());
+    let before = super::checkout::snapshot(&plan.target.repo);
     let dispatched = dispatch::dispatch_blocking(
         &plan.target.repo,
         &plan.target.head,
@@ -112,7 +119,8 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         options.progress,
         run_dispatch.clone(),
     )?;
-    finish(
+    let checkout = super::checkout::compare(&before, &super::checkout::snapshot(&plan.target.repo));
+    let mut outcome = finish(
         &plan.store,
         bundle,
         record,
@@ -122,7 +130,11 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         clock,
         options,
         &run_dispatch,
-    )
+        Some(checkout),
+        &plan.notes,
+    )?;
+    outcome.written.retain(|p| p.is_file());
+    Ok(outcome)
 }
 
 /// Runs again the agents of run `id` that did not finish with a review, reusing the saved
@@ -168,6 +180,7 @@ pub fn resume(
         again.push(spec);
     }
     let run_dispatch = options.run_dispatch();
+    let before = super::checkout::snapshot(&saved.target.repo);
     let rerun = if again.is_empty() {
         dispatch::DispatchOutcome {
             reviews: Vec::new(),
@@ -198,6 +211,8 @@ pub fn resume(
                 .cloned()
         })
         .collect();
+    let checkout = (!again.is_empty())
+        .then(|| super::checkout::compare(&before, &super::checkout::snapshot(&saved.target.repo)));
     finish(
         store,
         bundle,
@@ -208,6 +223,8 @@ pub fn resume(
         clock,
         options,
         &run_dispatch,
+        checkout,
+        &[],
     )
 }
 
@@ -223,6 +240,8 @@ fn finish(
     clock: Instant,
     options: &RunOptions,
     run_dispatch: &DispatchOptions,
+    checkout: Option<crate::types::CheckoutCheck>,
+    notes: &[String],
 ) -> anyhow::Result<RunOutcome> {
     let formats = &options.formats;
     if cancelled {
@@ -271,6 +290,10 @@ fn finish(
             .warnings
             .extend(budget_notes(budget, &analysis.report));
     }
+    analysis.report.checkout = checkout;
+    // What the plan noticed (ignored config keys, the context file read at the base, a brief cut
+    // to its budget) is part of how the review was made: the report says it.
+    analysis.report.warnings.extend(notes.iter().cloned());
     // The wall clock of the whole run, consolidation included.
     let wall = clock.elapsed().as_secs_f64();
     analysis.report.meta.wall_clock_s = Some(wall);

@@ -10,6 +10,7 @@ use crate::brief::{self, BriefOptions, PackOptions};
 use crate::config::{self, Config};
 use crate::cost::PriceTable;
 use crate::dispatch::backend::commands::find_program;
+use crate::forge;
 use crate::store::{Store, run_id};
 use crate::target::{self, TargetSpec};
 use crate::types::{AgentSpec, Brief, Target};
@@ -63,10 +64,19 @@ impl Plan {
     }
 }
 
-/// Resolves the target, loads config, picks the agents and builds the brief.
+/// Resolves the target, loads config, picks the agents and builds the brief. A pull request
+/// (`236`, `#236`, its URL) is read from its forge first and reviewed as its base and head.
 pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
-    let target = target::resolve(&request.repo, &request.target)?;
+    let pull_request = forge::target::resolve(&request.repo, &request.target)?;
+    let spec = pull_request.as_ref().map_or(&request.target, |p| &p.spec);
+    let mut target = target::resolve(&request.repo, spec)?;
+    if let Some(p) = &pull_request {
+        p.apply(&mut target);
+    }
     let (config, mut agents, mut notes) = agents_for(&target, request.agents.as_deref())?;
+    if let Some(p) = &pull_request {
+        notes.extend(p.notes.iter().cloned());
+    }
     let mut not_installed = Vec::new();
     if request.agents.is_none() {
         let (found, missing) = installed(agents);
@@ -177,7 +187,10 @@ pub fn packed_prompts(
 fn unencrypted_key_note(spec: &AgentSpec) -> Option<String> {
     let base = spec.http.base_url.as_deref()?;
     let url = reqwest::Url::parse(base).ok()?;
-    let host = url.host_str()?.trim_start_matches('[').trim_end_matches(']');
+    let host = url
+        .host_str()?
+        .trim_start_matches('[')
+        .trim_end_matches(']');
     let local = host == "localhost"
         || host
             .parse::<std::net::IpAddr>()

@@ -360,11 +360,13 @@ mod tests {
                     agent: "claude".into(),
                     id: "I1".into(),
                     severity: Some(severity),
+                    noted_in: None,
                 },
                 SourceRef {
                     agent: "gemini".into(),
                     id: "C2".into(),
                     severity: Some(Severity::Critical),
+                    noted_in: None,
                 },
             ],
             calibration: None,
@@ -392,6 +394,8 @@ mod tests {
             warnings: vec![],
             synthesis: Default::default(),
             budget: None,
+            checkout: None,
+            unresolved_feedback: vec![],
         }
     }
 

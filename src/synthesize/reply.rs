@@ -392,6 +392,7 @@ mod tests {
                     agent: a.to_string(),
                     id: i.to_string(),
                     severity: Some(severity),
+                    noted_in: None,
                 })
                 .collect(),
             calibration: None,

@@ -28,6 +28,8 @@ fn empty_report() -> Report {
         warnings: vec![],
         synthesis: Default::default(),
         budget: None,
+        checkout: None,
+        unresolved_feedback: vec![],
     }
 }
 
