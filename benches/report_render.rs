@@ -69,6 +69,8 @@ fn finding(i: usize) -> MergedFinding {
         },
         verification: None,
         fingerprint: format!("{i:016x}"),
+        round_status: Default::default(),
+        prior: None,
     }
 }
 
@@ -78,6 +80,7 @@ fn report(n: usize) -> Report {
         .collect::<String>();
     Report {
         schema_version: 2,
+        round: 1,
         meta: ReportMeta {
             id: "20261202-120000-bench".into(),
             repo_url: Some("https://github.com/o/n".into()),
@@ -102,6 +105,8 @@ fn report(n: usize) -> Report {
             })
             .collect(),
         warnings: vec![],
+        prior_rounds: Default::default(),
+        resolution: None,
     }
 }
 

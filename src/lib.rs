@@ -7,7 +7,8 @@
 //! target → brief → dispatch → parse → verify → consolidate → report → store
 //! ```
 //!
-//! [`types`] holds the data that flows between them; [`text`] the small helpers they share.
+//! [`types`] holds the data that flows between them; [`text`] the small helpers they share;
+//! [`rounds`] ties a change's reports together across its rounds of review.
 
 pub mod bench;
 pub mod brief;
@@ -19,6 +20,7 @@ pub mod git;
 pub mod parse;
 pub mod pipeline;
 pub mod report;
+pub mod rounds;
 pub mod store;
 pub mod target;
 pub mod text;

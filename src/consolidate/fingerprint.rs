@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use sha2::{Digest, Sha256};
 
-use crate::types::MergedFinding;
+use crate::types::{CodeSnippet, Location, MergedFinding};
 
 /// How many non-blank lines of the quote count: enough to tell two defects in one file apart,
 /// few enough that an edit far below the defect leaves the fingerprint alone.
@@ -26,17 +26,18 @@ const STOP_WORDS: &[&str] = &[
 
 /// The fingerprint of `finding`: 16 hex digits.
 pub fn fingerprint(finding: &MergedFinding) -> String {
-    let path = finding
-        .locations
+    fingerprint_of(&finding.locations, finding.code.as_ref(), &finding.title)
+}
+
+/// The fingerprint of a finding given by its parts (an earlier round's finding read from a
+/// report that has none).
+pub fn fingerprint_of(locations: &[Location], code: Option<&CodeSnippet>, title: &str) -> String {
+    let path = locations
         .first()
         .map(|l| l.path.trim().trim_start_matches("./").to_ascii_lowercase())
         .unwrap_or_default();
-    let quote = finding
-        .code
-        .as_ref()
-        .map(|c| quote_key(&c.code))
-        .unwrap_or_default();
-    let words = title_words(&finding.title);
+    let quote = code.map(|c| quote_key(&c.code)).unwrap_or_default();
+    let words = title_words(title);
     let mut hasher = Sha256::new();
     hasher.update(path.as_bytes());
     hasher.update([0]);
@@ -79,7 +80,7 @@ pub fn title_words(title: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{CodeSnippet, Location, Severity, Tier};
+    use crate::types::{Severity, Tier};
 
     fn finding(title: &str, path: &str, start: u32, code: Option<&str>) -> MergedFinding {
         MergedFinding {
@@ -102,6 +103,8 @@ mod tests {
             tier: Tier::Shown,
             verification: None,
             fingerprint: String::new(),
+            round_status: Default::default(),
+            prior: None,
         }
     }
 

@@ -6,7 +6,11 @@
 //!    every source finding's id kept so that attribution is a fact, not a claim;
 //! 3. each cluster's severity is calibrated ([`calibrate`]) and its confidence computed
 //!    ([`confidence`]);
-//! 4. the verdict follows from what stands ([`verdict`]); the prose sections are merged
+//! 4. in a later round, each merged finding is matched to the earlier rounds' findings
+//!    ([`crate::rounds::matching`]): one the author declined and whose code did not change is
+//!    set aside under "Declined in prior rounds", the rest are `new`, `persisting` or
+//!    `regressed`;
+//! 5. the verdict follows from what stands ([`verdict`]); the prose sections are merged
 //!    ([`notes`]); the retro counts what each agent did ([`retro`]).
 
 pub mod calibrate;
@@ -21,10 +25,11 @@ pub mod verdict;
 
 use std::collections::BTreeMap;
 
+use crate::rounds::{History, matching};
 use crate::types::{
     AppendixEntry, Finding, MergedFinding, MergedObservation, Observation, ObservationKind,
-    RawReview, Report, ReportMeta, Review, Reviewer, Severity, SourceRef, Tier, Verdict,
-    Verification, VerificationStatus,
+    PriorRounds, RawReview, Report, ReportMeta, Review, Reviewer, RoundStatus, Severity, SourceRef,
+    Tier, Verdict, Verification, VerificationStatus,
 };
 use crate::verify::coverage::paths_match;
 
@@ -42,6 +47,8 @@ pub struct ConsolidateOptions {
     pub changed_files: Option<Vec<String>>,
     /// How each agent's run went (status, duration, usage), when the reviews come from a run.
     pub runs: Vec<RawReview>,
+    /// The change's earlier rounds: findings are matched to theirs ([`crate::rounds`]).
+    pub history: History,
 }
 
 /// A finding of one agent, with where it came from.
@@ -72,7 +79,51 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         }
     }
 
-    // 2. Cluster.
+    // 2. Earlier rounds: each agent's finding against the earlier rounds' findings, before
+    //    clustering, so that one raising a declined finding again is set aside on its own and
+    //    never carried in (or carrying) a cluster with other defects.
+    let reviewed = reviews.iter().any(|r| counts_as_review(r, &opts.runs));
+    let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
+    let matching = if reviewed && !opts.history.is_first() {
+        let list: Vec<&Finding> = sources.iter().map(|s| s.finding).collect();
+        matching::match_findings(&list, &opts.history)
+    } else {
+        matching::Matching {
+            matches: vec![None; sources.len()],
+            ..matching::Matching::default()
+        }
+    };
+    let mut dropped: Vec<matching::Dropped> = Vec::new();
+    let mut kept_sources: Vec<SourceFinding<'_>> = Vec::with_capacity(sources.len());
+    let mut matches: Vec<Option<matching::Match>> = Vec::with_capacity(sources.len());
+    for (src, m) in sources.into_iter().zip(matching.matches) {
+        if let Some(matching::Match {
+            fate: matching::Fate::Declined { prior },
+            ..
+        }) = &m
+        {
+            outcomes[src.agent].calibrations.push(format!(
+                "{} set aside: it raises again what round {} declined{}",
+                src.finding.id,
+                prior.0,
+                if prior.1.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", prior.1)
+                }
+            ));
+            dropped.push(matching::Dropped {
+                prior: prior.clone(),
+                text: format!("{}: {}", roster.displays[src.agent], src.finding.title),
+            });
+            continue;
+        }
+        kept_sources.push(src);
+        matches.push(m);
+    }
+    let sources = kept_sources;
+
+    // 3. Cluster.
     let profiles: Vec<FindingProfile> = sources
         .iter()
         .map(|s| FindingProfile::of(s.finding))
@@ -81,29 +132,50 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     let corpus = Corpus::new(profiles);
     let clusters = cluster::cluster(&corpus, &agents_of);
 
-    // 3. One merged finding per cluster.
-    let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
-    let mut merged: Vec<(MergedFinding, usize)> = clusters
+    // 4. One merged finding per cluster; it continues what its best-matched member continues.
+    let mut kept: Vec<(MergedFinding, usize, matching::Fate)> = clusters
         .iter()
         .map(|members| {
             let first = members[0];
-            (
-                merge_cluster(members, &sources, &roster, reviews, &corpus),
-                first,
-            )
+            let mut f = merge_cluster(members, &sources, &roster, reviews, &corpus);
+            let fate = members
+                .iter()
+                .filter_map(|&i| matches[i].as_ref())
+                .max_by(|a, b| a.score.total_cmp(&b.score))
+                .map_or(matching::Fate::New, |m| m.fate.clone());
+            matching::apply(&mut f, &fate);
+            (f, first, fate)
         })
         .collect();
 
     // Report order: severity, then support, then the order the agents wrote them in.
-    merged.sort_by(|(a, ia), (b, ib)| {
+    kept.sort_by(|(a, ia, _), (b, ib, _)| {
         b.is_shown()
             .cmp(&a.is_shown())
             .then(b.severity.cmp(&a.severity))
             .then(b.agents.len().cmp(&a.agents.len()))
             .then(ia.cmp(ib))
     });
-    let mut findings: Vec<MergedFinding> = merged.into_iter().map(|(f, _)| f).collect();
+    let mut findings: Vec<MergedFinding> = Vec::with_capacity(kept.len());
+    let mut fates: Vec<matching::Fate> = Vec::with_capacity(kept.len());
+    for (f, _, fate) in kept {
+        findings.push(f);
+        fates.push(fate);
+    }
     assign_ids(&mut findings);
+    let fates_of_kept: Vec<(String, matching::Fate)> =
+        findings.iter().map(|f| f.id.clone()).zip(fates).collect();
+    let prior_rounds = if reviewed {
+        matching::prior_rounds(
+            &opts.history,
+            &findings,
+            &fates_of_kept,
+            &dropped,
+            &matching.touched,
+        )
+    } else {
+        PriorRounds::default()
+    };
 
     for f in &findings {
         for src in &f.sources {
@@ -137,8 +209,8 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         ));
     }
 
-    // 4. Verdict, prose sections, retro, summary.
-    let verdict = if !reviews.iter().any(|r| counts_as_review(r, &opts.runs)) {
+    // 5. Verdict, prose sections, retro, summary.
+    let verdict = if !reviewed {
         Verdict::NoReview
     } else {
         verdict::verdict(&findings)
@@ -173,7 +245,13 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .collect();
 
     let files = opts.changed_files.as_ref().map_or(0, Vec::len);
-    let summary = summary::executive_summary(verdict, &findings, &agents, files);
+    let mut summary = summary::executive_summary(verdict, &findings, &agents, files);
+    let round = opts.meta.round.unwrap_or(1);
+    if let Some(rounds) =
+        summary::rounds_paragraph(round, opts.meta.round_of.as_deref(), &prior_rounds)
+    {
+        summary = format!("{rounds}\n\n{summary}");
+    }
     let verdict_rationale = summary::verdict_rationale(verdict, &findings);
 
     let mut meta = opts.meta.clone();
@@ -228,6 +306,7 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
 
     Report {
         schema_version: crate::types::report::REPORT_SCHEMA_VERSION,
+        round,
         meta,
         verdict,
         verdict_rationale,
@@ -240,6 +319,8 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         agents,
         appendix,
         warnings,
+        prior_rounds,
+        resolution: None,
     }
 }
 
@@ -399,6 +480,8 @@ fn merge_cluster(
         ),
         verification,
         fingerprint: String::new(),
+        round_status: RoundStatus::New,
+        prior: None,
     };
     merged.fingerprint = fingerprint::fingerprint(&merged);
     merged

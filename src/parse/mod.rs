@@ -29,6 +29,7 @@ mod head;
 pub mod json;
 pub mod markdown;
 pub mod report_reader;
+pub mod resolution;
 
 use std::path::Path;
 

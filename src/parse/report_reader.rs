@@ -13,7 +13,9 @@ use std::path::Path;
 
 use super::blocks::{LineIndex, options};
 use super::{ParseError, parse_review};
-use crate::types::{CommitInfo, PrInfo, ReportMeta, Review, Reviewer, Verdict};
+use crate::types::{
+    CommitInfo, Finding, PrInfo, PriorItem, ReportMeta, Resolution, Review, Reviewer, Verdict,
+};
 
 /// What a report holds that consolidation can use again.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +26,15 @@ pub struct ReportSource {
     pub verdict_rationale: String,
     /// One parsed review per agent heading of the appendix, in report order.
     pub reviews: Vec<Review>,
+    /// The report's own findings (its Critical / Important / Suggestions sections), with the
+    /// ids the report gave them: what a later round's Resolution and matching refer to.
+    pub findings: Vec<Finding>,
+    /// The report's own Testing Assessment, one entry per gap (`Testing Gap #N` is the Nth).
+    pub testing_gaps: Vec<String>,
+    /// The `## Resolution` the author appended, when there is one.
+    pub resolution: Option<Resolution>,
+    /// Its "Declined in prior rounds" list, when it is a later round.
+    pub declined: Vec<PriorItem>,
     /// What could not be read in the report itself (unknown rows, reviewers with no review),
     /// as `line N: message`. Each review's own warnings are on the review, with lines counted
     /// within that review.
@@ -51,29 +62,70 @@ pub fn read_report(path: &Path) -> Result<ReportSource, ParseError> {
 }
 
 /// Reads a report's text. `path_for_errors` names it in errors and gives the report id when the
-/// title has none.
+/// title has none. A report with no raw reviews in its appendix is an error: there is nothing
+/// to consolidate again.
 pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, ParseError> {
-    let lines = LineIndex::new(text);
     let headings = headings(text);
-    let mut warnings = Vec::new();
-
-    let appendix = headings
+    let Some(appendix) = headings
         .iter()
         .find(|h| h.level <= 2 && is_appendix(&h.text))
-        .ok_or_else(|| ParseError::Invalid {
+    else {
+        return Err(ParseError::Invalid {
             path: path_for_errors.to_string(),
             line: 1,
             message: "the report holds no raw reviews: it has no \"## Appendix: Original \
                       Reviews\" section. Give the raw reviews with --raw NAME=FILE instead"
                 .into(),
-        })?;
+        });
+    };
+    let appendix_line = LineIndex::new(text).line(appendix.range.start);
+    let src = parse_with(text, path_for_errors, &headings);
+    if src.reviews.is_empty() {
+        return Err(ParseError::Invalid {
+            path: path_for_errors.to_string(),
+            line: appendix_line,
+            message: "the report holds no raw reviews: its appendix has no `### <Reviewer>` \
+                      heading naming a reviewer of the Reviewers row. Give the raw reviews \
+                      with --raw NAME=FILE instead"
+                .into(),
+        });
+    }
+    Ok(src)
+}
+
+/// Reads a report as an earlier round: its metadata, its own findings and testing gaps, its
+/// Resolution and its declined list. Never fails on what the text holds; a report with no
+/// appendix simply has no reviews.
+pub fn parse_round_report(text: &str, path_for_errors: &str) -> ReportSource {
+    parse_with(text, path_for_errors, &headings(text))
+}
+
+/// Reads a report file as an earlier round ([`parse_round_report`]).
+pub fn read_round_report(path: &Path) -> Result<ReportSource, ParseError> {
+    let bytes = std::fs::read(path).map_err(|source| ParseError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(parse_round_report(
+        &String::from_utf8_lossy(&bytes),
+        &path.display().to_string(),
+    ))
+}
+
+fn parse_with(text: &str, path_for_errors: &str, headings: &[Heading]) -> ReportSource {
+    let lines = LineIndex::new(text);
+    let mut warnings = Vec::new();
+    let appendix = headings
+        .iter()
+        .find(|h| h.level <= 2 && is_appendix(&h.text));
+    let appendix_start = appendix.map_or(text.len(), |a| a.range.start);
 
     // Metadata: the table rows before the first section heading after the title.
     let meta_end = headings
         .iter()
         .find(|h| h.level <= 2 && h.range.start > 0 && !h.text.starts_with("Deep Review"))
         .map(|h| h.range.start)
-        .unwrap_or(appendix.range.start);
+        .unwrap_or(appendix_start);
     let mut meta = ReportMeta::default();
     let mut verdict = None;
     let mut verdict_rationale = String::new();
@@ -105,10 +157,14 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         match key.to_ascii_lowercase().as_str() {
             "date" => meta.date = parse_date(value),
             "repo" | "repository" => meta.repo = Some(link_text(value)),
-            "round" => meta.round = leading_number(value).map(|n| n as u32),
+            "round" => {
+                meta.round = leading_number(value).and_then(|n| u32::try_from(n).ok());
+                meta.round_of = round_of(value);
+            }
             "author" => meta.author = Some(link_text(value).trim_start_matches('@').to_string()),
             "pr" | "pull request" => meta.pr = parse_pr(value),
             "branch" => meta.branch = Some(value.trim_matches('`').to_string()),
+            "head" => meta.head = Some(link_text(value).replace('`', "")).filter(|h| is_hex(h)),
             "commits" | "commit" => meta.commits = parse_commits(value),
             "reviewers" | "agents" => meta.reviewers = parse_reviewers(value),
             "verdict" => {
@@ -137,7 +193,43 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         }
     }
 
-    // Appendix: agent headings, then the end of the last review.
+    // The report's own findings and testing gaps: its body, read as a review.
+    let body_end = headings
+        .iter()
+        .find(|h| h.level <= 2 && h.range.start >= meta_end && is_report_section(&h.text))
+        .map_or(appendix_start, |h| h.range.start.min(appendix_start));
+    let body = text.get(meta_end.min(body_end)..body_end).unwrap_or("");
+    let own = parse_review("report", body);
+    let (resolution, resolution_warnings) = super::resolution::parse_resolution(text);
+    warnings.extend(resolution_warnings);
+    let declined = super::resolution::parse_declined(body);
+
+    let reviews = match appendix {
+        Some(appendix) => read_appendix(text, headings, appendix, &meta, &lines, &mut warnings),
+        None => Vec::new(),
+    };
+    ReportSource {
+        meta,
+        verdict,
+        verdict_rationale,
+        reviews,
+        findings: own.findings,
+        testing_gaps: own.testing.gaps,
+        resolution,
+        declined,
+        warnings,
+    }
+}
+
+/// The raw reviews of the appendix: one per agent heading.
+fn read_appendix(
+    text: &str,
+    headings: &[Heading],
+    appendix: &Heading,
+    meta: &ReportMeta,
+    lines: &LineIndex,
+    warnings: &mut Vec<String>,
+) -> Vec<Review> {
     let after = appendix.range.end;
     let mut agent_heads: Vec<(&Heading, String, Option<String>)> = Vec::new();
     let mut end = text.len();
@@ -169,16 +261,6 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
             agent_heads.push((h, name, display));
         }
     }
-    if agent_heads.is_empty() {
-        return Err(ParseError::Invalid {
-            path: path_for_errors.to_string(),
-            line: lines.line(appendix.range.start),
-            message: "the report holds no raw reviews: its appendix has no `### <Reviewer>` \
-                      heading naming a reviewer of the Reviewers row. Give the raw reviews \
-                      with --raw NAME=FILE instead"
-                .into(),
-        });
-    }
     let mut reviews = Vec::new();
     for (i, (h, name, display)) in agent_heads.iter().enumerate() {
         let stop = agent_heads
@@ -197,21 +279,17 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         }
         reviews.push(review);
     }
-    for r in &meta.reviewers {
-        if !reviews.iter().any(|v| v.agent == r.name) {
-            warnings.push(format!(
-                "reviewer {} has no raw review in the appendix",
-                r.display
-            ));
+    if !reviews.is_empty() {
+        for r in &meta.reviewers {
+            if !reviews.iter().any(|v| v.agent == r.name) {
+                warnings.push(format!(
+                    "reviewer {} has no raw review in the appendix",
+                    r.display
+                ));
+            }
         }
     }
-    Ok(ReportSource {
-        meta,
-        verdict,
-        verdict_rationale,
-        reviews,
-        warnings,
-    })
+    reviews
 }
 
 /// An ATX or setext heading of the report.
@@ -439,6 +517,18 @@ fn link_url(s: &str) -> Option<String> {
     Some(url.trim().to_string())
 }
 
+/// `5 (of PR #236)` → `PR #236`; `3 (of branch feat)` → `branch feat`.
+fn round_of(value: &str) -> Option<String> {
+    let (_, rest) = value.split_once('(')?;
+    let inner = rest.rsplit_once(')').map_or(rest, |(i, _)| i).trim();
+    let of = inner.strip_prefix("of ").unwrap_or(inner).trim();
+    Some(of.replace('`', "")).filter(|o| !o.is_empty())
+}
+
+fn is_hex(s: &str) -> bool {
+    s.len() >= 7 && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
 fn leading_number(s: &str) -> Option<u64> {
     let d: String = s
         .trim()
@@ -589,6 +679,17 @@ fn parse_date(value: &str) -> Option<chrono::NaiveDateTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn round_rows_with_what_they_count_over() {
+        assert_eq!(leading_number("5 (of PR #236)"), Some(5));
+        assert_eq!(round_of("5 (of PR #236)").as_deref(), Some("PR #236"));
+        assert_eq!(
+            round_of("3 (of branch `feat/x`)").as_deref(),
+            Some("branch feat/x")
+        );
+        assert_eq!(round_of("1"), None);
+    }
 
     #[test]
     fn durations() {

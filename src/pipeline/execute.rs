@@ -11,6 +11,7 @@ use super::analyze::{self, Analysis};
 use super::plan::Plan;
 use crate::dispatch::{self, DispatchOptions, ProgressMode};
 use crate::report::{self, Format};
+use crate::rounds::History;
 use crate::store::bundle::{self, RunRecord, RunReviewer};
 use crate::store::{RunBundle, Store};
 use crate::types::{AgentSpec, RawReview, Reviewer, RunStatus, Target};
@@ -94,6 +95,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         dispatched.cancelled,
         clock,
         &options.formats,
+        plan.history.clone(),
     )
 }
 
@@ -169,6 +171,8 @@ pub fn resume(
                 .cloned()
         })
         .collect();
+    // Its earlier rounds: the reports of the change older than this run.
+    let history = crate::rounds::history::in_store(store, &saved.target, Some(&bundle.id));
     finish(
         store,
         bundle,
@@ -178,6 +182,7 @@ pub fn resume(
         rerun.cancelled,
         clock,
         &options.formats,
+        history,
     )
 }
 
@@ -192,6 +197,7 @@ fn finish(
     cancelled: bool,
     clock: Instant,
     formats: &[Format],
+    history: History,
 ) -> anyhow::Result<RunOutcome> {
     if cancelled {
         return Ok(RunOutcome {
@@ -219,7 +225,7 @@ fn finish(
         &bundle.id,
         record.started_at.naive_local(),
     );
-    let mut analysis = analyze::analyze_runs(&runs, target, meta);
+    let mut analysis = analyze::analyze_runs(&runs, target, meta, history);
     // The wall clock of the whole run, consolidation included.
     let wall = clock.elapsed().as_secs_f64();
     analysis.report.meta.wall_clock_s = Some(wall);

@@ -8,6 +8,7 @@ use chrono::{DateTime, Local};
 use crate::brief::{self, BriefOptions};
 use crate::config::{self, Config};
 use crate::dispatch::backend::commands::find_program;
+use crate::rounds::{self, History};
 use crate::store::{Store, run_id};
 use crate::target::{self, TargetSpec};
 use crate::types::{AgentSpec, Brief, Target};
@@ -37,6 +38,8 @@ pub struct Plan {
     pub not_installed: Vec<AgentSpec>,
     pub brief: Brief,
     pub store: Store,
+    /// The change's earlier reports in the store: this run is round `history.next_round`.
+    pub history: History,
     /// When the run started: names the run id and the report's date.
     pub started_at: DateTime<Local>,
     /// What the user should know before the run (ignored config keys, left-out agents), one
@@ -82,6 +85,11 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         ));
         template = None;
     }
+    // The change's earlier rounds, from the store the report will be written to.
+    let out_root = request.out.clone().unwrap_or_else(|| target.repo.clone());
+    let store = Store::new(&out_root);
+    let mut history = rounds::history::in_store(&store, &target, None);
+    notes.append(&mut history.warnings);
     // One brief for every agent: fitted to the smallest budget among them.
     let budget = agents
         .iter()
@@ -93,14 +101,15 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         &BriefOptions {
             template,
             budget_tokens: budget,
+            rounds: rounds::brief::material(&history, &target),
             ..BriefOptions::default()
         },
     )?;
     notes.extend(brief.warning.clone());
     notes.extend(brief.context_note.clone());
-    let out_root = request.out.clone().unwrap_or_else(|| target.repo.clone());
     Ok(Plan {
-        store: Store::new(&out_root),
+        store,
+        history,
         target,
         config,
         agents,

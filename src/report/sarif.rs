@@ -372,12 +372,15 @@ mod tests {
             tier: Tier::Shown,
             verification: None,
             fingerprint: format!("fp-{id}"),
+            round_status: Default::default(),
+            prior: None,
         }
     }
 
     fn report(findings: Vec<MergedFinding>) -> Report {
         Report {
             schema_version: 2,
+            round: 1,
             meta: Default::default(),
             verdict: Verdict::MergeWithFixes,
             verdict_rationale: String::new(),
@@ -390,6 +393,8 @@ mod tests {
             agents: vec![],
             appendix: vec![],
             warnings: vec![],
+            prior_rounds: Default::default(),
+            resolution: None,
         }
     }
 

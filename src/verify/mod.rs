@@ -49,7 +49,7 @@
 
 mod check;
 pub mod coverage;
-mod git;
+pub mod git;
 mod history;
 pub mod quote;
 mod source;

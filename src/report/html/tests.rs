@@ -14,6 +14,7 @@ fn showcase() -> Report {
 fn empty_report() -> Report {
     Report {
         schema_version: 2,
+        round: 1,
         meta: Default::default(),
         verdict: Verdict::MergeAsIs,
         verdict_rationale: String::new(),
@@ -26,6 +27,8 @@ fn empty_report() -> Report {
         agents: vec![],
         appendix: vec![],
         warnings: vec![],
+        prior_rounds: Default::default(),
+        resolution: None,
     }
 }
 
