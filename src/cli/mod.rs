@@ -8,6 +8,7 @@ pub mod agents;
 pub mod bench;
 pub mod consolidate;
 pub mod list;
+pub mod resolve;
 pub mod run;
 pub mod schema;
 pub mod show;
@@ -32,6 +33,8 @@ pub enum Command {
     List(list::ListArgs),
     /// Print one report from the store (`latest` for the newest).
     Show(show::ShowArgs),
+    /// Record what was done about a report's findings (Fixed, Skipped, ...) in its Resolution.
+    Resolve(resolve::ResolveArgs),
     /// List the agent CLIs found on PATH, with their versions.
     Agents(agents::AgentsArgs),
     /// Trust this repository's `.deep-review.toml` as it is now (its commands and paths apply).
@@ -64,6 +67,7 @@ pub fn main() -> ExitCode {
         Command::Consolidate(args) => consolidate::execute(args),
         Command::List(args) => list::execute(args),
         Command::Show(args) => show::execute(args),
+        Command::Resolve(args) => resolve::execute(args),
         Command::Agents(args) => agents::execute(args),
         Command::Trust(args) => trust::execute(args),
         Command::Schema(args) => schema::execute(args),

@@ -193,6 +193,24 @@ pub fn dry_run_text(p: &Plan) -> String {
         plural(t.changed_files.len(), "file", "files"),
         t.diff_command()
     ));
+    if let Some(round) = p.history.key.as_ref().map(|key| {
+        let earlier = p.history.rounds.iter().filter(|r| r.reviewed).count();
+        format!(
+            "Round:   {} (of {}){}\n",
+            p.history.next_round,
+            printable_line(&key.to_string()),
+            if earlier == 0 {
+                String::new()
+            } else {
+                format!(
+                    "; the brief lists what {} found",
+                    plural(earlier, "earlier report", "earlier reports")
+                )
+            }
+        )
+    }) {
+        out.push_str(&round);
+    }
     let template = match &p.brief.template {
         Some(path) => path.display().to_string(),
         None => "built-in".to_string(),

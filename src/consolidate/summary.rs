@@ -168,12 +168,14 @@ pub fn rounds_paragraph(round: u32, of: Option<&str>, prior: &PriorRounds) -> Op
         }
         t
     };
-    parts.push(with(
-        prior.resolved.len(),
-        "earlier finding was resolved",
-        "earlier findings were resolved",
-        ids(&prior.resolved),
-    ));
+    if !prior.resolved.is_empty() {
+        parts.push(with(
+            prior.resolved.len(),
+            "earlier finding was resolved",
+            "earlier findings were resolved",
+            ids(&prior.resolved),
+        ));
+    }
     if !prior.persisting.is_empty() {
         parts.push(with(
             prior.persisting.len(),
@@ -215,6 +217,9 @@ pub fn rounds_paragraph(round: u32, of: Option<&str>, prior: &PriorRounds) -> Op
             ));
         }
         parts.push(t);
+    }
+    if parts.is_empty() {
+        parts.push(format!("no finding of round {since} is raised again"));
     }
     let of = of.map(|o| format!(" of {o}")).unwrap_or_default();
     Some(format!(

@@ -423,6 +423,11 @@ fn apply_resolution(round: u32, findings: &mut Vec<PriorFinding>, res: &Resoluti
             Some(i) => {
                 findings[i].action = Some(item.action.clone());
                 findings[i].reason = item.reason.clone();
+                // A testing gap's title is only its first words; the row names it as the
+                // author saw it.
+                if findings[i].id.starts_with('T') && !item.title.is_empty() {
+                    findings[i].title = item.title.clone();
+                }
             }
             None => findings.push(PriorFinding {
                 round,

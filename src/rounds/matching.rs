@@ -24,7 +24,9 @@ use std::collections::{HashMap, HashSet};
 use super::{History, PriorFinding};
 use crate::consolidate::fingerprint::fingerprint_of;
 use crate::consolidate::similarity::{Corpus, FindingProfile, LocationRelation, TEXT_FULL};
-use crate::types::{Finding, MergedFinding, PriorItem, PriorRef, PriorRounds, RoundStatus};
+use crate::types::{
+    Finding, MergedFinding, PriorItem, PriorRef, PriorRounds, RoundStatus, VerificationStatus,
+};
 
 /// The score at or above which a new finding continues an earlier one.
 pub const ROUND_MATCH: f64 = 0.40;
@@ -190,9 +192,6 @@ pub fn match_findings(findings: &[&Finding], history: &History) -> Matching {
                 .cmp(&priors[b.1].round)
                 .then(a.0.total_cmp(&b.0))
         });
-        for (_, i) in &scored {
-            out.touched.insert(priors[*i].key());
-        }
         let latest = priors[scored.last().map(|(_, i)| *i).unwrap_or(0)];
         let decided = scored
             .iter()
@@ -211,6 +210,15 @@ pub fn match_findings(findings: &[&Finding], history: &History) -> Matching {
                 }
             }
             Some(p) if p.action.as_ref().is_some_and(|a| a.addresses()) => {
+                // The old finding repeated about code that is gone is not a regression: the
+                // fix stands, and this finding goes where verification puts it.
+                if f.verification
+                    .as_ref()
+                    .is_some_and(|v| v.status == VerificationStatus::Ungrounded)
+                {
+                    out.matches.push(None);
+                    continue;
+                }
                 Fate::Regressed { prior: p.key() }
             }
             _ => Fate::Persisting {
@@ -218,6 +226,9 @@ pub fn match_findings(findings: &[&Finding], history: &History) -> Matching {
                 declined_but_changed: false,
             },
         };
+        for (_, i) in &scored {
+            out.touched.insert(priors[*i].key());
+        }
         out.matches.push(Some(Match { fate, score: best }));
     }
     out

@@ -29,6 +29,7 @@ mod parse_fixtures;
 mod parse_hostile;
 mod report_html_browser;
 mod report_sarif;
+mod rounds;
 mod run_dry_run;
 mod run_pipeline;
 mod store_record;

@@ -9,3 +9,4 @@ pub mod git;
 pub mod repo;
 pub mod run;
 pub mod shared;
+pub mod standin;

@@ -1,0 +1,106 @@
+//! Stand-in agents: shell scripts configured as custom agents in a temporary user config
+//! (`XDG_CONFIG_HOME`), run through the built binary as a user runs it. Each prints a review
+//! kept in a file beside it, so a test can change what an agent says between runs.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// Stand-in agents and the user config that names them.
+pub struct Agents {
+    tools: tempfile::TempDir,
+    xdg: tempfile::TempDir,
+}
+
+impl Agents {
+    pub fn new() -> Agents {
+        Agents {
+            tools: tempfile::tempdir().unwrap(),
+            xdg: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.tools.path().join(name)
+    }
+
+    /// An agent `name` running `body` (after reading the brief from stdin); each run appends a
+    /// line to `<name>.runs`.
+    pub fn add(&self, name: &str, body: &str) {
+        let script = self.path(&format!("{name}.sh"));
+        let runs = self.path(&format!("{name}.runs"));
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncat >/dev/null\necho run >> '{}'\n{body}\n",
+                runs.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let config = self.xdg.path().join("deep-review/config.toml");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        let mut text = std::fs::read_to_string(&config).unwrap_or_default();
+        // The stand-ins count their runs beside themselves: a directory the user's config lets
+        // them write in their sandbox.
+        text.push_str(&format!(
+            "[agents.{name}]\ncommand = \"{}\"\nsandbox_write = [\"{}\"]\n",
+            script.display(),
+            self.tools.path().display()
+        ));
+        std::fs::write(config, text).unwrap();
+    }
+
+    /// An agent that prints `review`.
+    pub fn reviewing(&self, name: &str, review: &str) {
+        let file = self.path(&format!("{name}.md"));
+        std::fs::write(&file, review).unwrap();
+        self.add(name, &format!("cat '{}'", file.display()));
+    }
+
+    /// Changes what agent `name` (added with [`Agents::reviewing`]) prints from its next run.
+    pub fn set_review(&self, name: &str, review: &str) {
+        std::fs::write(self.path(&format!("{name}.md")), review).unwrap();
+    }
+
+    pub fn runs_of(&self, name: &str) -> usize {
+        std::fs::read_to_string(self.path(&format!("{name}.runs")))
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    }
+
+    pub fn cmd(&self, repo: &Path) -> Command {
+        let mut cmd = Command::cargo_bin("deep-review").unwrap();
+        cmd.current_dir(repo)
+            .env("XDG_CONFIG_HOME", self.xdg.path())
+            .env_remove("CI");
+        cmd
+    }
+}
+
+pub struct Ran {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn run(cmd: &mut Command) -> Ran {
+    let out = cmd.output().unwrap();
+    Ran {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The JSON report a run wrote (its path is printed on stdout).
+pub fn json_report(ran: &Ran) -> Value {
+    let path = ran
+        .stdout
+        .lines()
+        .find(|l| l.ends_with(".json"))
+        .unwrap_or_else(|| panic!("no JSON report: {}\n{}", ran.stdout, ran.stderr));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
