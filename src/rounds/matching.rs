@@ -23,7 +23,9 @@ use std::collections::{HashMap, HashSet};
 
 use super::{History, PriorFinding};
 use crate::consolidate::fingerprint::fingerprint_of;
-use crate::consolidate::similarity::{Corpus, FindingProfile, LocationRelation, TEXT_FULL};
+use crate::consolidate::similarity::{
+    Corpus, FindingProfile, LocationRelation, TEXT_FULL, tokenize,
+};
 use crate::types::{
     Finding, MergedFinding, PriorItem, PriorRef, PriorRounds, RoundStatus, VerificationStatus,
 };
@@ -92,9 +94,14 @@ pub struct Matching {
 /// so sharing lines counts for less than sharing words, and a shared quote counts by how much
 /// of both quotes it is (one common line of a long quote is not the same defect).
 ///
-/// Returns 0 for a pair that neither says enough of the same thing ([`TEXT_FLOOR`]) nor quotes
-/// mostly the same code.
-fn cross_round_score(corpus: &Corpus, prior: usize, new: usize) -> f64 {
+/// Returns 0 for a pair whose titles share no word (the title says which defect it is: two
+/// defects of one stretch of code share their code and identifiers, rarely their titles), and
+/// for one that neither says enough of the same thing ([`TEXT_FLOOR`]) nor quotes mostly the
+/// same code.
+fn cross_round_score(corpus: &Corpus, prior: usize, new: usize, titles: (&str, &str)) -> f64 {
+    if !titles_share_a_word(titles.0, titles.1) {
+        return 0.0;
+    }
     let e = corpus.evidence(prior, new);
     let (qa, qb) = (
         &corpus.profiles[prior].quote_lines,
@@ -116,6 +123,18 @@ fn cross_round_score(corpus: &Corpus, prior: usize, new: usize) -> f64 {
         LocationRelation::Different => -0.3,
     };
     (0.6 * text + 0.2 * e.identifiers + 0.2 * quote + location).clamp(0.0, 1.0)
+}
+
+/// Whether two titles share a content word: a word's first four letters (after the light
+/// stemming of [`tokenize`]), so "retries" meets "retry" and `MergeFailed` meets "merge".
+fn titles_share_a_word(a: &str, b: &str) -> bool {
+    let stems = |t: &str| -> HashSet<String> {
+        tokenize(t)
+            .into_iter()
+            .map(|w| w.chars().take(4).collect())
+            .collect()
+    };
+    !stems(a).is_disjoint(&stems(b))
 }
 
 /// Matches `findings` (one round's findings, of every agent) against the earlier rounds of
@@ -175,7 +194,7 @@ pub fn match_findings(findings: &[&Finding], history: &History) -> Matching {
                 let score = if same_print.contains(&i) {
                     1.0
                 } else {
-                    cross_round_score(&corpus, i, me)
+                    cross_round_score(&corpus, i, me, (&priors[i].title, &f.title))
                 };
                 (score >= bar(priors[i])).then_some((score, i))
             })
@@ -248,9 +267,10 @@ pub fn pair_up(olds: &[Finding], news: &[Finding]) -> Vec<Option<usize>> {
     let profiles: Vec<FindingProfile> = olds.iter().chain(news).map(FindingProfile::of).collect();
     let corpus = Corpus::new(profiles);
     let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
-    for o in 0..olds.len() {
-        for n in 0..news.len() {
-            let score = cross_round_score(&corpus, o, olds.len() + n);
+    for (o, old) in olds.iter().enumerate() {
+        for (n, new) in news.iter().enumerate() {
+            let titles = (old.title.as_str(), new.title.as_str());
+            let score = cross_round_score(&corpus, o, olds.len() + n, titles);
             if score >= ROUND_MATCH {
                 pairs.push((score, o, n));
             }
@@ -439,5 +459,184 @@ fn decision(p: &PriorFinding) -> String {
     match &p.action {
         Some(a) => format!("marked {}", a.as_str().to_lowercase()),
         None => "raised".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rounds::{PriorFinding, PriorRound};
+    use crate::types::{Action, CodeSnippet, Location, Verification};
+
+    fn finding(title: &str, loc: &str, code: &str, body: &str) -> Finding {
+        let mut f = Finding::new("S1", title);
+        f.locations = vec![loc.parse::<Location>().unwrap()];
+        f.code = Some(CodeSnippet {
+            language: None,
+            code: code.into(),
+        });
+        f.explanation = body.into();
+        f
+    }
+
+    fn prior(id: &str, f: &Finding, action: Option<Action>) -> PriorFinding {
+        PriorFinding {
+            round: 1,
+            id: id.into(),
+            title: f.title.clone(),
+            body: f.explanation.clone(),
+            locations: f.locations.clone(),
+            code: f.code.clone(),
+            fingerprint: String::new(),
+            action,
+            reason: "by design".into(),
+            shown: true,
+            grounded: Some(true),
+            carried: false,
+            code_changed: None,
+        }
+    }
+
+    fn history(findings: Vec<PriorFinding>) -> History {
+        History {
+            rounds: vec![PriorRound {
+                round: 1,
+                report_id: "r1".into(),
+                head: None,
+                reviewed: true,
+                findings,
+            }],
+            next_round: 2,
+            ..History::default()
+        }
+    }
+
+    fn retry() -> Finding {
+        finding(
+            "Retry loop never gives up",
+            "src/net.rs:40-42",
+            "loop {\n    send()?;\n}",
+            "`send` is retried forever when the server is down: the `loop` has no bound.",
+        )
+    }
+
+    fn leak() -> Finding {
+        finding(
+            "Socket leaked on the error path",
+            "src/net.rs:41",
+            "    send()?;",
+            "When `send` fails the `socket` is never closed: the early return skips `close`.",
+        )
+    }
+
+    #[test]
+    fn the_latest_decision_decides() {
+        // Raised again at other lines, in other words.
+        let again = finding(
+            "Unbounded retries of send",
+            "src/net.rs:88-90",
+            "loop {\n    send()?;\n}",
+            "The `loop` around `send` never stops retrying when the server is down.",
+        );
+        let fate = |action: Option<Action>, changed: Option<bool>| {
+            let mut p = prior("S2", &retry(), action);
+            p.code_changed = changed;
+            match_findings(&[&again], &history(vec![p])).matches[0]
+                .as_ref()
+                .map(|m| m.fate.clone())
+        };
+        let key = (1, "S2".to_string());
+        assert_eq!(
+            fate(Some(Action::Skipped), None),
+            Some(Fate::Declined { prior: key.clone() })
+        );
+        assert_eq!(
+            fate(Some(Action::Commented), Some(false)),
+            Some(Fate::Declined { prior: key.clone() })
+        );
+        assert_eq!(
+            fate(Some(Action::Skipped), Some(true)),
+            Some(Fate::Persisting {
+                prior: key.clone(),
+                declined_but_changed: true
+            })
+        );
+        assert_eq!(
+            fate(Some(Action::Fixed), None),
+            Some(Fate::Regressed { prior: key.clone() })
+        );
+        assert_eq!(
+            fate(None, None),
+            Some(Fate::Persisting {
+                prior: key,
+                declined_but_changed: false
+            })
+        );
+    }
+
+    #[test]
+    fn a_fixed_finding_repeated_about_code_that_is_gone_is_not_a_regression() {
+        let mut again = retry();
+        again.verification = Some(Verification {
+            status: VerificationStatus::Ungrounded,
+            quote_ok: Some(false),
+            ..Verification::unchecked("the quote is not at head")
+        });
+        let h = history(vec![prior("S2", &retry(), Some(Action::Fixed))]);
+        let m = match_findings(&[&again], &h);
+        assert_eq!(m.matches[0], None);
+        assert!(m.touched.is_empty(), "the fixed finding stays resolved");
+    }
+
+    #[test]
+    fn another_defect_in_the_same_code_is_new() {
+        let h = history(vec![prior("S2", &retry(), Some(Action::Skipped))]);
+        let m = match_findings(&[&leak()], &h);
+        assert_eq!(
+            m.matches[0], None,
+            "a skipped retry loop does not hide a leak"
+        );
+    }
+
+    #[test]
+    fn words_alone_must_say_more() {
+        // An earlier testing gap known by its words only, declined.
+        let mut gap = prior(
+            "T3",
+            &Finding::new("T3", "`probe` error paths"),
+            Some(Action::Skipped),
+        );
+        gap.locations.clear();
+        gap.code = None;
+        gap.body = "The six error paths of `probe` have no test.".into();
+        let h = history(vec![gap]);
+        let unrelated = finding(
+            "`probe` builds an incomplete HTTP client",
+            "src/probe.rs:30",
+            "let client = Client::new();",
+            "`probe` ignores the exec provider, so complex auth fails.",
+        );
+        assert_eq!(match_findings(&[&unrelated], &h).matches[0], None);
+        let restated = finding(
+            "No tests for the error paths of `probe`",
+            "src/probe_test.rs:1",
+            "fn probe_ok() {}",
+            "The six error paths of `probe` have no test coverage.",
+        );
+        assert!(matches!(
+            match_findings(&[&restated], &h).matches[0],
+            Some(Match {
+                fate: Fate::Declined { .. },
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn findings_pair_one_to_one() {
+        let olds = [retry(), leak()];
+        let news = [leak(), retry()];
+        assert_eq!(pair_up(&olds, &news), [Some(1), Some(0)]);
+        assert_eq!(pair_up(&olds, &[]), [None, None]);
     }
 }

@@ -141,10 +141,12 @@ impl Store {
                 Some(report.verdict),
                 Some(Counts::of(&report)),
             ),
-            None => match crate::parse::report_reader::read_report(&self.report_path(id, "md")) {
-                Ok(src) => (Some(src.meta), src.verdict, None),
-                Err(_) => (None, None, None),
-            },
+            None => {
+                match crate::parse::report_reader::read_round_report(&self.report_path(id, "md")) {
+                    Ok(src) => (Some(src.meta), src.verdict, None),
+                    Err(_) => (None, None, None),
+                }
+            }
         };
         let target = meta
             .as_ref()

@@ -169,6 +169,18 @@ impl Quote {
             .max_by_key(|t| t.len())
     }
 
+    /// The quote's required lines (whitespace folded; line numbers, elisions and comment-only
+    /// lines left out), in order: what identifies the quoted code however it was written.
+    pub fn required_lines(&self) -> impl Iterator<Item = &str> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Line {
+                text,
+                optional: false,
+            } => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
     /// How much text the quote pins down: the length of its required lines. A quote of a
     /// `}` or a `return nil` could be anywhere; one of a few real lines could not.
     pub fn weight(&self) -> usize {
