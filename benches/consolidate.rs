@@ -2,7 +2,9 @@
 //!
 //! Each agent's finding `j` names defect `j % (N * 3 / 4)` in one of many files, in wording of its
 //! own, so a quarter of the findings are repeats that clustering must merge and the rest are
-//! distinct. Run: `cargo bench --bench consolidate`.
+//! distinct. Run: `cargo bench --bench consolidate`. `consolidate_fifth_round` consolidates the
+//! same reviews as the fifth round of their change (four earlier reports with decisions), to
+//! measure what matching against earlier rounds adds.
 
 use deep_review::consolidate::{ConsolidateOptions, consolidate};
 use deep_review::parse::parse_review;
@@ -81,4 +83,58 @@ fn consolidate_only(bencher: divan::Bencher, n: usize) {
         .map(|a| parse_review(&format!("agent{a}"), &review_text(a, n)))
         .collect();
     bencher.bench(|| consolidate(&reviews, &ConsolidateOptions::default()));
+}
+
+/// A first round of the same reviews, for comparison with `consolidate_fifth_round`.
+#[divan::bench(args = [100, 500, 1000], sample_count = 3)]
+fn consolidate_first_round(bencher: divan::Bencher, n: usize) {
+    let reviews: Vec<_> = (0..AGENTS)
+        .map(|a| parse_review(&format!("agent{a}"), &review_text(a, n)))
+        .collect();
+    bencher.bench(|| consolidate(&reviews, &ConsolidateOptions::default()));
+}
+
+/// The same change in its fifth round: four earlier reports of the generated reviews, each with
+/// a Resolution that declines every third finding and fixes every third, so matching has a
+/// decision to look up for most findings. Compare with `consolidate_only` at the same size.
+#[divan::bench(args = [100, 500, 1000], sample_count = 3)]
+fn consolidate_fifth_round(bencher: divan::Bencher, n: usize) {
+    use deep_review::rounds::history::{assemble, from_report};
+    use deep_review::types::{Action, Resolution, ResolutionItem};
+    let reviews: Vec<_> = (0..AGENTS)
+        .map(|a| parse_review(&format!("agent{a}"), &review_text(a, n)))
+        .collect();
+    let earlier = consolidate(&reviews, &ConsolidateOptions::default());
+    let reads = (1..=4)
+        .map(|round| {
+            let mut report = earlier.clone();
+            report.meta.round = Some(round);
+            report.meta.id = format!("r{round}");
+            report.resolution = Some(Resolution {
+                items: report
+                    .findings
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| i % 3 != 2)
+                    .map(|(i, f)| ResolutionItem {
+                        id: f.id.clone(),
+                        title: f.title.clone(),
+                        action: if i % 3 == 0 {
+                            Action::Skipped
+                        } else {
+                            Action::Fixed
+                        },
+                        reason: "generated".into(),
+                    })
+                    .collect(),
+                ..Resolution::default()
+            });
+            from_report(&report)
+        })
+        .collect();
+    let opts = ConsolidateOptions {
+        history: assemble(None, reads, Vec::new()),
+        ..ConsolidateOptions::default()
+    };
+    bencher.bench(|| consolidate(&reviews, &opts));
 }

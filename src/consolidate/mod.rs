@@ -84,9 +84,13 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     //    never carried in (or carrying) a cluster with other defects.
     let reviewed = reviews.iter().any(|r| counts_as_review(r, &opts.runs));
     let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
+    let all_profiles: Vec<FindingProfile> = sources
+        .iter()
+        .map(|s| FindingProfile::of(s.finding))
+        .collect();
     let matching = if reviewed && !opts.history.is_first() {
         let list: Vec<&Finding> = sources.iter().map(|s| s.finding).collect();
-        matching::match_findings(&list, &opts.history)
+        matching::match_profiled(&list, &all_profiles, &opts.history)
     } else {
         matching::Matching {
             matches: vec![None; sources.len()],
@@ -96,7 +100,8 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
     let mut dropped: Vec<matching::Dropped> = Vec::new();
     let mut kept_sources: Vec<SourceFinding<'_>> = Vec::with_capacity(sources.len());
     let mut matches: Vec<Option<matching::Match>> = Vec::with_capacity(sources.len());
-    for (src, m) in sources.into_iter().zip(matching.matches) {
+    let mut profiles: Vec<FindingProfile> = Vec::with_capacity(sources.len());
+    for ((src, m), profile) in sources.into_iter().zip(matching.matches).zip(all_profiles) {
         if let Some(matching::Match {
             fate: matching::Fate::Declined { prior },
             ..
@@ -120,14 +125,11 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         }
         kept_sources.push(src);
         matches.push(m);
+        profiles.push(profile);
     }
     let sources = kept_sources;
 
     // 3. Cluster.
-    let profiles: Vec<FindingProfile> = sources
-        .iter()
-        .map(|s| FindingProfile::of(s.finding))
-        .collect();
     let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
     let corpus = Corpus::new(profiles);
     let clusters = cluster::cluster(&corpus, &agents_of);

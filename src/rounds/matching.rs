@@ -98,8 +98,13 @@ pub struct Matching {
 /// defects of one stretch of code share their code and identifiers, rarely their titles), and
 /// for one that neither says enough of the same thing ([`TEXT_FLOOR`]) nor quotes mostly the
 /// same code.
-fn cross_round_score(corpus: &Corpus, prior: usize, new: usize, titles: (&str, &str)) -> f64 {
-    if !titles_share_a_word(titles.0, titles.1) {
+fn cross_round_score(
+    corpus: &Corpus,
+    prior: usize,
+    new: usize,
+    stems: (&HashSet<String>, &HashSet<String>),
+) -> f64 {
+    if stems.0.is_disjoint(stems.1) {
         return 0.0;
     }
     let e = corpus.evidence(prior, new);
@@ -125,21 +130,30 @@ fn cross_round_score(corpus: &Corpus, prior: usize, new: usize, titles: (&str, &
     (0.6 * text + 0.2 * e.identifiers + 0.2 * quote + location).clamp(0.0, 1.0)
 }
 
-/// Whether two titles share a content word: a word's first four letters (after the light
-/// stemming of [`tokenize`]), so "retries" meets "retry" and `MergeFailed` meets "merge".
-fn titles_share_a_word(a: &str, b: &str) -> bool {
-    let stems = |t: &str| -> HashSet<String> {
-        tokenize(t)
-            .into_iter()
-            .map(|w| w.chars().take(4).collect())
-            .collect()
-    };
-    !stems(a).is_disjoint(&stems(b))
+/// A title's content words as the first four letters of each (after the light stemming of
+/// [`tokenize`]): two titles that share one name one thing, so "retries" meets "retry" and
+/// `MergeFailed` meets "merge".
+fn title_stems(title: &str) -> HashSet<String> {
+    tokenize(title)
+        .into_iter()
+        .map(|w| w.chars().take(4).collect())
+        .collect()
 }
 
 /// Matches `findings` (one round's findings, of every agent) against the earlier rounds of
 /// `history`.
 pub fn match_findings(findings: &[&Finding], history: &History) -> Matching {
+    let profiles: Vec<FindingProfile> = findings.iter().map(|f| FindingProfile::of(f)).collect();
+    match_profiled(findings, &profiles, history)
+}
+
+/// [`match_findings`] with the findings' profiles already made (consolidation makes them once
+/// for matching and clustering).
+pub fn match_profiled(
+    findings: &[&Finding],
+    new_profiles: &[FindingProfile],
+    history: &History,
+) -> Matching {
     let priors: Vec<&PriorFinding> = history.findings().filter(|p| eligible(p)).collect();
     if priors.is_empty() {
         return Matching {
@@ -151,14 +165,17 @@ pub fn match_findings(findings: &[&Finding], history: &History) -> Matching {
         .iter()
         .map(|p| FindingProfile::of(&prior_as_finding(p)))
         .collect();
-    profiles.extend(findings.iter().map(|f| FindingProfile::of(f)));
+    profiles.extend(new_profiles.iter().cloned());
     let corpus = Corpus::new(profiles);
     let offset = priors.len();
+    let prior_stems: Vec<HashSet<String>> = priors.iter().map(|p| title_stems(&p.title)).collect();
 
-    let mut postings: HashMap<u32, Vec<usize>> = HashMap::new();
-    for (i, _) in priors.iter().enumerate() {
-        for &key in corpus.blocking_keys(i) {
-            postings.entry(key).or_default().push(i);
+    // Candidates share a title word (the score requires it), found through that word's
+    // posting list unless the word is too common to say anything.
+    let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, stems) in prior_stems.iter().enumerate() {
+        for stem in stems {
+            postings.entry(stem.as_str()).or_default().push(i);
         }
     }
     let mut by_fingerprint: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -171,17 +188,21 @@ pub fn match_findings(findings: &[&Finding], history: &History) -> Matching {
     let mut out = Matching::default();
     for (n, f) in findings.iter().enumerate() {
         let me = offset + n;
+        let print = fingerprint_of(&f.locations, f.code.as_ref(), &f.title);
+        let stems = title_stems(&f.title);
         let mut candidates: HashSet<usize> = HashSet::new();
         if priors.len() <= MAX_POSTING {
             candidates.extend(0..priors.len());
         } else {
-            for key in corpus.blocking_keys(me) {
-                if let Some(list) = postings.get(key).filter(|l| l.len() <= MAX_POSTING) {
+            for stem in &stems {
+                if let Some(list) = postings
+                    .get(stem.as_str())
+                    .filter(|l| l.len() <= MAX_POSTING)
+                {
                     candidates.extend(list);
                 }
             }
         }
-        let print = fingerprint_of(&f.locations, f.code.as_ref(), &f.title);
         let same_print: Vec<usize> = by_fingerprint
             .get(print.as_str())
             .cloned()
@@ -194,7 +215,7 @@ pub fn match_findings(findings: &[&Finding], history: &History) -> Matching {
                 let score = if same_print.contains(&i) {
                     1.0
                 } else {
-                    cross_round_score(&corpus, i, me, (&priors[i].title, &f.title))
+                    cross_round_score(&corpus, i, me, (&prior_stems[i], &stems))
                 };
                 (score >= bar(priors[i])).then_some((score, i))
             })
@@ -267,10 +288,11 @@ pub fn pair_up(olds: &[Finding], news: &[Finding]) -> Vec<Option<usize>> {
     let profiles: Vec<FindingProfile> = olds.iter().chain(news).map(FindingProfile::of).collect();
     let corpus = Corpus::new(profiles);
     let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
-    for (o, old) in olds.iter().enumerate() {
-        for (n, new) in news.iter().enumerate() {
-            let titles = (old.title.as_str(), new.title.as_str());
-            let score = cross_round_score(&corpus, o, olds.len() + n, titles);
+    let old_stems: Vec<HashSet<String>> = olds.iter().map(|f| title_stems(&f.title)).collect();
+    let new_stems: Vec<HashSet<String>> = news.iter().map(|f| title_stems(&f.title)).collect();
+    for (o, old) in old_stems.iter().enumerate() {
+        for (n, new) in new_stems.iter().enumerate() {
+            let score = cross_round_score(&corpus, o, olds.len() + n, (old, new));
             if score >= ROUND_MATCH {
                 pairs.push((score, o, n));
             }
@@ -344,7 +366,18 @@ pub fn prior_rounds(
     let Some(last) = history.last_reviewed() else {
         return PriorRounds::default();
     };
-    let find = |key: &(u32, String)| history.findings().find(|p| &p.key() == key);
+    // Earlier findings by key, and what this round raised again under each: looked up once per
+    // finding, not searched.
+    let by_key: HashMap<(u32, String), &PriorFinding> =
+        history.findings().map(|p| (p.key(), p)).collect();
+    let find = |key: &(u32, String)| by_key.get(key).copied();
+    let mut again_under: HashMap<&(u32, String), Vec<String>> = HashMap::new();
+    for d in dropped {
+        again_under
+            .entry(&d.prior)
+            .or_default()
+            .push(d.text.clone());
+    }
     let mut out = PriorRounds {
         since_round: Some(last.round),
         ..PriorRounds::default()
@@ -414,11 +447,7 @@ pub fn prior_rounds(
         }
         let mut item = item_of(p);
         item.reason = p.reason.clone();
-        item.raised_again = dropped
-            .iter()
-            .filter(|d| d.prior == p.key())
-            .map(|d| d.text.clone())
-            .collect();
+        item.raised_again = again_under.remove(&p.key()).unwrap_or_default();
         out.declined.push(item);
     }
 
