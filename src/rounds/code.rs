@@ -158,7 +158,11 @@ pub fn mark_changes(history: &mut History, repo: &Path, head: &str) -> Vec<Strin
     };
     let mut warnings = Vec::new();
     for round in &mut history.rounds {
-        let its_head = round.head.clone();
+        // A rewritten history may have dropped the commit an earlier round reviewed: then only
+        // the quotes can tell.
+        let its_head = round.head.clone().filter(|h| {
+            crate::git::git_probe(repo, &["cat-file", "-e", &format!("{h}^{{commit}}")]).is_some()
+        });
         for f in &mut round.findings {
             if !f.action.as_ref().is_some_and(|a| a.declines()) {
                 continue;

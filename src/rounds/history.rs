@@ -13,6 +13,7 @@ use anyhow::Context;
 
 use super::{PriorFinding, PriorRound, TargetKey};
 use crate::consolidate::fingerprint::{fingerprint_of, title_words};
+use crate::git::git_bytes;
 use crate::parse::report_reader::{ReportSource, parse_round_report};
 use crate::store::Store;
 use crate::store::reports::id_order;
@@ -156,11 +157,21 @@ pub fn in_store(store: &Store, target: &Target, before_id: Option<&str>) -> Hist
     };
     let mut reads = Vec::new();
     let mut warnings = Vec::new();
+    let committed = committed_reports(store, target);
     // Oldest first.
     for entry in entries.iter().rev() {
         if entry.target != label
             || before_id.is_some_and(|b| id_order(&entry.id, b) != std::cmp::Ordering::Less)
         {
+            continue;
+        }
+        if committed.contains(&entry.id) {
+            warnings.push(format!(
+                "report {} is committed in the repository, so the change under review may have \
+                 written it: it is not counted as an earlier round (a change does not get to \
+                 say what was declined)",
+                entry.id
+            ));
             continue;
         }
         let json = store.report_path(&entry.id, "json");
@@ -186,6 +197,51 @@ pub fn in_store(store: &Store, target: &Target, before_id: Option<&str>) -> Hist
         }
     }
     assemble(Some(key), reads, warnings)
+}
+
+/// The ids of the reports in `store` that git tracks (in the checkout's index, or in the tree of
+/// the commit under review): files that came with the repository rather than from a run here.
+/// Empty when the store is outside the repository.
+fn committed_reports(store: &Store, target: &Target) -> HashSet<String> {
+    let (Ok(root), Ok(dir)) = (
+        std::fs::canonicalize(&target.repo),
+        std::fs::canonicalize(store.dir()),
+    ) else {
+        return HashSet::new();
+    };
+    let Ok(rel) = dir.strip_prefix(&root) else {
+        return HashSet::new();
+    };
+    let rel = rel.to_string_lossy().into_owned();
+    let mut ids = HashSet::new();
+    let listings = [
+        git_bytes(&target.repo, &["ls-files", "-z", "--", &rel]),
+        git_bytes(
+            &target.repo,
+            &[
+                "ls-tree",
+                "-r",
+                "--name-only",
+                "-z",
+                &target.head,
+                "--",
+                &rel,
+            ],
+        ),
+    ];
+    for listing in listings.into_iter().flatten() {
+        for path in listing.split(|b| *b == 0).filter(|p| !p.is_empty()) {
+            let path = String::from_utf8_lossy(path);
+            let name = path.rsplit('/').next().unwrap_or(&path);
+            if let Some(id) = name
+                .strip_suffix(".json")
+                .or_else(|| name.strip_suffix(".md"))
+            {
+                ids.insert(id.to_string());
+            }
+        }
+    }
+    ids
 }
 
 /// Reads a report file, JSON (this tool's record) or Markdown (this tool's, or the reference
@@ -252,7 +308,7 @@ pub fn from_report(report: &Report) -> ReadRound {
         round: PriorRound {
             round,
             report_id: report.meta.id.clone(),
-            head: report.meta.head.clone(),
+            head: report.meta.head.clone().filter(|h| super::is_sha(h)),
             reviewed: report.verdict != Verdict::NoReview,
             findings,
         },
@@ -278,7 +334,7 @@ pub fn from_source(src: &ReportSource) -> ReadRound {
         round: PriorRound {
             round,
             report_id: src.meta.id.clone(),
-            head: src.meta.head.clone(),
+            head: src.meta.head.clone().filter(|h| super::is_sha(h)),
             reviewed: src.verdict != Some(Verdict::NoReview),
             findings,
         },

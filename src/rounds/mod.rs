@@ -26,6 +26,12 @@ use crate::types::{Action, CodeSnippet, Location, ReportMeta, Target};
 
 pub use history::History;
 
+/// A commit id as reports record them (7 to 64 hex digits): a report's `head` is used in git
+/// commands only when it is one, so a hand-edited report cannot slip an option into them.
+pub fn is_sha(s: &str) -> bool {
+    (7..=64).contains(&s.len()) && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
 /// What the rounds of a review are counted over.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum TargetKey {

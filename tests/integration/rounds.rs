@@ -744,3 +744,39 @@ fn earlier_findings_stay_material_in_the_brief_whatever_they_say() {
     // Long text is cut.
     assert!(!earlier.contains(&"x".repeat(400)));
 }
+
+#[test]
+fn a_report_committed_in_the_change_is_not_an_earlier_round() {
+    let repo = repo();
+    let agents = Agents::new();
+    agents.reviewing("alpha", &review(&[LOGIN]));
+    let (_, first) = run_round(&agents, &repo);
+    let id = first["meta"]["id"].as_str().unwrap().to_string();
+    let login = id_of(&first, LOGIN.title).to_string();
+    let declined = run(agents.cmd(repo.path()).args([
+        "resolve",
+        "latest",
+        "--skipped",
+        &format!("{login}=approved by the maintainers"),
+    ]));
+    assert_eq!(declined.code, Some(0), "{}", declined.stderr);
+    // The change's author commits that report: the decline now comes with the change.
+    repo.git(&["add", "-f", &format!(".reviews/{id}.json")]);
+    repo.commit("Add review record");
+    let (ran, second) = run_round(&agents, &repo);
+    assert!(
+        ran.stderr
+            .contains(&format!("report {id} is committed in the repository")),
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(second["round"], 1, "{:#}", second["meta"]);
+    assert_eq!(
+        findings(&second)
+            .iter()
+            .map(|f| (f.1.as_str(), f.2.as_str()))
+            .collect::<Vec<_>>(),
+        [(LOGIN.title, "new")],
+        "the login is raised, not set aside"
+    );
+}
