@@ -1,110 +1,684 @@
-//! Parse + consolidate on generated reviews: 10 agents with N findings each.
+//! Consolidation on realistic generated reviews: speed, memory, candidate pairs and accuracy.
 //!
-//! Each agent's finding `j` names defect `j % (N * 3 / 4)` in one of many files, in wording of its
-//! own, so a quarter of the findings are repeats that clustering must merge and the rest are
-//! distinct. Run: `cargo bench --bench consolidate`. `consolidate_fifth_round` consolidates the
-//! same reviews as the fifth round of their change (four earlier reports with decisions), to
-//! measure what matching against earlier rounds adds.
+//! Run: `cargo bench --bench consolidate` (release build). It prints:
+//!
+//! 1. **Scaling**, 10 agents x 500 / 1,000 / 2,000 findings: the `deep-review consolidate`
+//!    command on the generated Markdown reviews (CPU time, user + system, and peak RSS of the
+//!    process), consolidation alone in process (CPU time of the thread), the least of 3 runs
+//!    each, the candidate pairs the blocking step yields, and T(2N)/T(N). Times are CPU times,
+//!    the least of three, because the machine is shared: wall time grows with other people's
+//!    load, and so, less, does CPU time.
+//! 2. **Accuracy**, 10 x 5,000: the share of planted duplicate pairs (two agents' findings of one
+//!    defect) that end in one merged finding, and the pairs of unrelated findings that do.
+//! 3. **Hostile**: every finding of every agent on the same line of the same file, all about
+//!    different defects: no two may merge.
+//!
+//! The data ([`generator`]): a vocabulary of 50,000 made-up words drawn with Zipf's law (s = 1), so a
+//! few words are in most findings and most words are rare; identifiers (camelCase, built from the
+//! vocabulary) that recur across 2 to 64 findings of different defects, plus a few (`err`, `ctx`,
+//! `config`) that are everywhere; files holding about 20 defects each, some defects on the lines
+//! of another. A defect has core words, identifiers, lines and code; each agent that reports it
+//! (one agent for half the defects, up to all ten for a few) writes its own title and body from
+//! the core words and common filler, cites lines a few lines off, a bare file name one time in
+//! three, and quotes part of the code two times in three.
 
+use std::io::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use deep_review::consolidate::cluster;
+use deep_review::consolidate::similarity::{Corpus, FindingProfile};
 use deep_review::consolidate::{ConsolidateOptions, consolidate};
 use deep_review::parse::parse_review;
+use deep_review::types::Review;
 
 const AGENTS: usize = 10;
 
 fn main() {
-    divan::main();
-}
-
-/// A tiny deterministic generator, so runs are comparable.
-fn word(seed: usize) -> &'static str {
-    const WORDS: &[&str] = &[
-        "cache", "buffer", "token", "session", "handler", "parser", "queue", "lock", "retry",
-        "timeout", "index", "cursor", "payload", "schema", "config", "worker", "channel", "socket",
-        "stream", "batch", "offset", "window", "limit", "counter", "registry", "snapshot",
-    ];
-    WORDS[(seed.wrapping_mul(2654435761) >> 7) % WORDS.len()]
-}
-
-fn review_text(agent: usize, n: usize) -> String {
-    let defects = (n * 3 / 4).max(1);
-    let mut out = String::from(
-        "## Executive Summary\n\nGenerated review.\n\n## Findings\n\n### Important Issues\n\n",
-    );
-    for j in 0..n {
-        let d = (j + agent * 7) % defects;
-        let (a, b, c) = (word(d), word(d + 101), word(d + 977));
-        out.push_str(&format!(
-            "{}. **{} {} leaks the {} in module {d}** — `src/m{}/f{}.rs:{}-{}` (important, regression)\n\n\
-             ```rust\nlet {a}_{d} = {b}_{c}(input_{d});\n```\n\n\
-             The `{a}_{d}` path drops the `{c}` guard; reviewer {agent} saw it fail under load. \
-             Fix: keep the guard.\n\n",
-            j + 1,
-            a,
-            b,
-            c,
-            d % 50,
-            d,
-            10 + d % 300,
-            14 + d % 300,
-        ));
+    let bin = env!("CARGO_BIN_EXE_deep-review");
+    // BENCH_HOSTILE_DIR=dir: write the hostile reviews there and stop (for profiling).
+    if let Some(dir) = std::env::var_os("BENCH_HOSTILE_DIR") {
+        let data = generator::generate(AGENTS, 1000, 13, generator::Shape::OneLine);
+        for (a, text) in data.texts.iter().enumerate() {
+            std::fs::write(Path::new(&dir).join(format!("agent{a}.md")), text).expect("write");
+        }
+        return;
     }
-    out.push_str("## Coverage Summary\n\n- `src/lib.rs` — Reviewed\n");
-    out
+    // BENCH_SIZES=500,1000: only the scaling part, at those sizes (for profiling).
+    if let Ok(sizes) = std::env::var("BENCH_SIZES") {
+        let sizes: Vec<usize> = sizes
+            .split(',')
+            .filter_map(|s| s.trim().parse().ok())
+            .collect();
+        scaling(bin, &sizes);
+        return;
+    }
+    // BENCH_QUICK=1: small sizes, to try the bench itself in a debug build.
+    let (sizes, accurate, crowd): (&[usize], usize, usize) =
+        if std::env::var_os("BENCH_QUICK").is_some() {
+            (&[100, 200], 300, 200)
+        } else {
+            (&[500, 1000, 2000], 5000, 1000)
+        };
+    // The commands run first, while this process is small: a child's peak RSS counts the
+    // memory of the process it was spawned from, up to its exec.
+    let hostile_command = {
+        let g = Generated::new(crowd, 13, generator::Shape::OneLine);
+        median_command(bin, &g, 1)
+    };
+    scaling(bin, sizes);
+    accuracy(accurate);
+    hostile(crowd, hostile_command);
+    fifth_round(crowd);
 }
 
-#[divan::bench(args = [100, 250, 500, 1000], sample_count = 5)]
-fn parse_and_consolidate(bencher: divan::Bencher, n: usize) {
-    let texts: Vec<String> = (0..AGENTS).map(|a| review_text(a, n)).collect();
-    bencher.bench(|| {
-        let reviews: Vec<_> = texts
+/// Generated reviews of `AGENTS` agents with `n` findings each, written to a temporary directory.
+struct Generated {
+    data: generator::Data,
+    dir: tempfile::TempDir,
+}
+
+impl Generated {
+    fn new(n: usize, seed: u64, shape: generator::Shape) -> Self {
+        let data = generator::generate(AGENTS, n, seed, shape);
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        for (a, text) in data.texts.iter().enumerate() {
+            std::fs::write(dir.path().join(format!("agent{a}.md")), text).expect("write review");
+        }
+        Generated { data, dir }
+    }
+
+    fn bytes(&self) -> usize {
+        self.data.texts.iter().map(String::len).sum()
+    }
+
+    fn reviews(&self) -> Vec<Review> {
+        let reviews: Vec<Review> = self
+            .data
+            .texts
             .iter()
             .enumerate()
             .map(|(a, t)| parse_review(&format!("agent{a}"), t))
             .collect();
-        consolidate(&reviews, &ConsolidateOptions::default())
-    });
+        for (a, r) in reviews.iter().enumerate() {
+            assert_eq!(
+                r.findings.len(),
+                self.data.defect_of[a].len(),
+                "agent{a}: the parser must read every generated finding"
+            );
+        }
+        reviews
+    }
 }
 
-#[divan::bench(args = [1000], sample_count = 3)]
-fn parse_only(bencher: divan::Bencher, n: usize) {
-    let texts: Vec<String> = (0..AGENTS).map(|a| review_text(a, n)).collect();
-    bencher.bench(|| {
-        texts
+fn scaling(bin: &str, sizes: &[usize]) {
+    println!("== consolidate, {AGENTS} agents x N findings (realistic vocabulary) ==");
+    println!(
+        "{:>6} {:>9} {:>10} {:>10} {:>12} {:>14} {:>12} {:>9}",
+        "N", "input", "cmd CPU", "cmd RSS", "consolidate", "candidates", "true links", "merged"
+    );
+    // The commands first, while this process holds nothing but one size's reviews.
+    let commands: Vec<(Duration, u64)> = sizes
+        .iter()
+        .map(|&n| median_command(bin, &Generated::new(n, 7, generator::Shape::Realistic), 3))
+        .collect();
+    let mut cmd_times = Vec::new();
+    let mut in_times = Vec::new();
+    for (&n, &(wall, rss)) in sizes.iter().zip(&commands) {
+        let g = Generated::new(n, 7, generator::Shape::Realistic);
+        let reviews = g.reviews();
+        let (t, report) = median_time(3, || consolidate(&reviews, &ConsolidateOptions::default()));
+        let stats = candidate_pairs(&reviews);
+        breakdown(&reviews);
+        let merged_findings = report.findings.len();
+        println!(
+            "{n:>6} {:>8.1}M {:>9.3}s {:>8.0}MB {:>11.3}s {:>14} {:>12} {:>9}",
+            g.bytes() as f64 / 1e6,
+            wall.as_secs_f64(),
+            rss as f64 / 1e6,
+            t.as_secs_f64(),
+            stats.pairs,
+            g.data.planted_pairs(),
+            AGENTS * n - merged_findings,
+        );
+        println!(
+            "       ({} common keys paired through a second one, {} groups compared in a window)",
+            stats.common_keys, stats.windowed_groups
+        );
+        cmd_times.push((n, wall));
+        in_times.push((n, t));
+    }
+    for (w, v) in cmd_times.windows(2).zip(in_times.windows(2)) {
+        let (a, b, c, d) = (w[0], w[1], v[0], v[1]);
+        if b.0 == 2 * a.0 {
+            println!(
+                "T({})/T({}): command {:.2}, consolidate alone {:.2}",
+                b.0,
+                a.0,
+                b.1.as_secs_f64() / a.1.as_secs_f64(),
+                d.1.as_secs_f64() / c.1.as_secs_f64()
+            );
+        }
+    }
+    println!(
+        "(candidates: cross-agent pairs the blocking step scores; true links: planted duplicate pairs; merged: findings folded into another)\n"
+    );
+}
+
+fn accuracy(n: usize) {
+    println!("== accuracy, {AGENTS} x {n} findings ==");
+    let g = Generated::new(n, 11, generator::Shape::Realistic);
+    let reviews = g.reviews();
+    let started = thread_cpu();
+    let report = consolidate(&reviews, &ConsolidateOptions::default());
+    let elapsed = thread_cpu() - started;
+    let (planted, merged, unrelated) = pair_outcomes(&g.data, &report);
+    println!(
+        "planted duplicate pairs merged: {merged} of {planted} ({:.1}%); unrelated pairs merged: {unrelated}; consolidate {:.2}s, {} candidate pairs",
+        100.0 * merged as f64 / planted.max(1) as f64,
+        elapsed.as_secs_f64(),
+        candidate_pairs(&reviews).pairs
+    );
+    println!(
+        "target: >= 90% merged, 0 unrelated: {}\n",
+        if merged * 10 >= planted * 9 && unrelated == 0 {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+}
+
+fn hostile(n: usize, (wall, rss): (Duration, u64)) {
+    println!("== hostile: {AGENTS} x {n} findings of different defects, all on one line ==");
+    let g = Generated::new(n, 13, generator::Shape::OneLine);
+    let reviews = g.reviews();
+    let report = consolidate(&reviews, &ConsolidateOptions::default());
+    let (_, _, unrelated) = pair_outcomes(&g.data, &report);
+    println!(
+        "unrelated pairs merged: {unrelated} (target 0); command {:.3}s, {:.0} MB; {} candidate pairs\n",
+        wall.as_secs_f64(),
+        rss as f64 / 1e6,
+        candidate_pairs(&reviews).pairs
+    );
+}
+
+/// Where consolidation's time goes, in CPU time: profiles, corpus, blocking, scoring.
+fn breakdown(reviews: &[Review]) {
+    let t0 = thread_cpu();
+    let mut profiles = Vec::new();
+    let mut agents = Vec::new();
+    for (a, r) in reviews.iter().enumerate() {
+        for f in &r.findings {
+            profiles.push(FindingProfile::of(f));
+            agents.push(a);
+        }
+    }
+    let t1 = thread_cpu();
+    let corpus = Corpus::new(profiles, agents);
+    let t2 = thread_cpu();
+    let pairs = cluster::candidate_pairs(&corpus);
+    let t3 = thread_cpu();
+    let kept = pairs
+        .iter()
+        .filter(|&&(a, b)| {
+            corpus
+                .score_if_at_least(a, b, cluster::MERGE_THRESHOLD)
+                .is_some()
+        })
+        .count();
+    let t4 = thread_cpu();
+    let _ = cluster::cluster(&corpus);
+    let t5 = thread_cpu();
+    println!(
+        "       (profiles {:.3}s, corpus {:.3}s, blocking {:.3}s, scoring {:.3}s ({kept} pairs at the threshold), clustering in all {:.3}s)",
+        (t1 - t0).as_secs_f64(),
+        (t2 - t1).as_secs_f64(),
+        (t3 - t2).as_secs_f64(),
+        (t4 - t3).as_secs_f64(),
+        (t5 - t4).as_secs_f64(),
+    );
+}
+
+/// Cross-agent pairs the blocking step hands to scoring, and how it found them.
+fn candidate_pairs(reviews: &[Review]) -> cluster::CandidateStats {
+    let mut profiles = Vec::new();
+    let mut agents = Vec::new();
+    for (a, r) in reviews.iter().enumerate() {
+        for f in &r.findings {
+            profiles.push(FindingProfile::of(f));
+            agents.push(a);
+        }
+    }
+    let corpus = Corpus::new(profiles, agents);
+    cluster::candidate_pairs_with_stats(&corpus).1
+}
+
+/// (planted duplicate pairs, of which merged, unrelated pairs merged).
+fn pair_outcomes(
+    data: &generator::Data,
+    report: &deep_review::types::Report,
+) -> (usize, usize, usize) {
+    let mut merged = 0;
+    let mut unrelated = 0;
+    for f in &report.findings {
+        let defects: Vec<usize> = f
+            .sources
             .iter()
-            .enumerate()
-            .map(|(a, t)| parse_review(&format!("agent{a}"), t))
-            .collect::<Vec<_>>()
-    });
+            .map(|s| {
+                let agent: usize = s.agent.trim_start_matches("agent").parse().unwrap();
+                let index = data.index_of[agent][&s.id];
+                data.defect_of[agent][index]
+            })
+            .collect();
+        for i in 0..defects.len() {
+            for j in i + 1..defects.len() {
+                if defects[i] == defects[j] {
+                    merged += 1;
+                } else {
+                    unrelated += 1;
+                }
+            }
+        }
+    }
+    (data.planted_pairs(), merged, unrelated)
 }
 
-#[divan::bench(args = [1000], sample_count = 3)]
-fn consolidate_only(bencher: divan::Bencher, n: usize) {
-    let reviews: Vec<_> = (0..AGENTS)
-        .map(|a| parse_review(&format!("agent{a}"), &review_text(a, n)))
-        .collect();
-    bencher.bench(|| consolidate(&reviews, &ConsolidateOptions::default()));
+/// CPU time of this thread: what the work cost, whatever else the machine runs.
+fn thread_cpu() -> Duration {
+    // SAFETY: timespec is plain data that clock_gettime fills.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// A first round of the same reviews, for comparison with `consolidate_fifth_round`.
-#[divan::bench(args = [100, 500, 1000], sample_count = 3)]
-fn consolidate_first_round(bencher: divan::Bencher, n: usize) {
-    let reviews: Vec<_> = (0..AGENTS)
-        .map(|a| parse_review(&format!("agent{a}"), &review_text(a, n)))
-        .collect();
-    bencher.bench(|| consolidate(&reviews, &ConsolidateOptions::default()));
+/// The least CPU time of `runs` calls of `f` (the run least disturbed by the rest of a shared
+/// machine), and the last result.
+fn median_time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..runs {
+        let started = thread_cpu();
+        let out = f();
+        times.push(thread_cpu() - started);
+        last = Some(out);
+    }
+    times.sort();
+    (times[0], last.expect("at least one run"))
+}
+
+/// The `consolidate` command on the generated files: the least CPU time and the peak RSS of
+/// the process (bytes), over `runs` runs.
+fn median_command(bin: &str, g: &Generated, runs: usize) -> (Duration, u64) {
+    let mut walls = Vec::new();
+    let mut peak = 0;
+    for _ in 0..runs {
+        let (wall, rss) = run_command(bin, g.dir.path());
+        walls.push(wall);
+        peak = peak.max(rss);
+    }
+    walls.sort();
+    (walls[0], peak)
+}
+
+fn run_command(bin: &str, dir: &Path) -> (Duration, u64) {
+    let mut cmd = Command::new(bin);
+    cmd.arg("consolidate");
+    for a in 0..AGENTS {
+        cmd.arg("--raw").arg(format!(
+            "agent{a}={}",
+            dir.join(format!("agent{a}.md")).display()
+        ));
+    }
+    cmd.args(["--format", "json", "--out"])
+        .arg(dir.join("report.json"));
+    let log = dir.join("stderr.txt");
+    cmd.stderr(std::fs::File::create(&log).expect("a log file"));
+    let started = Instant::now();
+    let child = cmd.spawn().expect("run deep-review");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child, which nothing else waits for.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let wall = started.elapsed();
+    assert_eq!(rc, pid, "wait4 on deep-review");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "deep-review consolidate failed (status {status}): {}",
+        std::fs::read_to_string(&log).unwrap_or_default()
+    );
+    std::mem::forget(child);
+    let _ = std::io::stdout().flush();
+    let cpu = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    let _ = wall;
+    // CPU time (user + system) rather than wall time: the machine is shared. ru_maxrss is in
+    // kilobytes on Linux.
+    (
+        cpu(usage.ru_utime) + cpu(usage.ru_stime),
+        usage.ru_maxrss as u64 * 1024,
+    )
+}
+
+mod generator {
+    //! The generator. Deterministic for a seed, so runs compare.
+
+    use std::collections::HashMap;
+    use std::fmt::Write as _;
+
+    const VOCABULARY: usize = 50_000;
+    /// Words a defect is about: the words its reporters share.
+    const CORE_WORDS: usize = 8;
+    /// Defects per file.
+    const DEFECTS_PER_FILE: usize = 20;
+    const FILE_LINES: u32 = 2_000;
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Shape {
+        /// As described in the bench's documentation.
+        Realistic,
+        /// Every finding cites `src/hot.rs:10-12`, and every defect has one reporter.
+        OneLine,
+    }
+
+    pub struct Data {
+        /// One Markdown review per agent.
+        pub texts: Vec<String>,
+        /// `defect_of[agent][k]`: the defect of the agent's k-th finding.
+        pub defect_of: Vec<Vec<usize>>,
+        /// `index_of[agent][id]`: the position of the finding with that id.
+        pub index_of: Vec<HashMap<String, usize>>,
+        reporters: Vec<usize>,
+    }
+
+    impl Data {
+        /// Pairs of findings of different agents that name one defect.
+        pub fn planted_pairs(&self) -> usize {
+            self.reporters.iter().map(|&k| k * (k - 1) / 2).sum()
+        }
+    }
+
+    struct Defect {
+        file: usize,
+        start: u32,
+        span: u32,
+        core: Vec<usize>,
+        identifiers: Vec<usize>,
+        code: Vec<String>,
+    }
+
+    /// Zipf's law over the vocabulary, sampled by inverting its cumulative distribution.
+    struct Zipf(Vec<f64>);
+
+    impl Zipf {
+        fn new(n: usize, s: f64) -> Self {
+            let mut cdf = Vec::with_capacity(n);
+            let mut total = 0.0;
+            for k in 1..=n {
+                total += 1.0 / (k as f64).powf(s);
+                cdf.push(total);
+            }
+            for c in &mut cdf {
+                *c /= total;
+            }
+            Zipf(cdf)
+        }
+
+        fn sample(&self, rng: &mut fastrand::Rng) -> usize {
+            let u = rng.f64();
+            self.0.partition_point(|&c| c < u).min(self.0.len() - 1)
+        }
+    }
+
+    /// The made-up word of rank `k`: syllables, so that it tokenizes as one word.
+    fn word(k: usize) -> String {
+        const ONSETS: &[&str] = &[
+            "b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "tr",
+        ];
+        const VOWELS: &[&str] = &["a", "e", "i", "o", "u", "ai", "ou"];
+        let mut w = String::new();
+        let mut x = k + 1;
+        while x > 0 || w.len() < 4 {
+            w.push_str(ONSETS[x % ONSETS.len()]);
+            x /= ONSETS.len();
+            w.push_str(VOWELS[x % VOWELS.len()]);
+            x /= VOWELS.len();
+        }
+        w.push('x');
+        w
+    }
+
+    fn capitalized(w: &str) -> String {
+        let mut c = w.chars();
+        c.next()
+            .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+            .unwrap_or_default()
+    }
+
+    /// Identifiers: camelCase of two or three words. Each is handed out to defects until the
+    /// findings naming it reach its quota, drawn between 2 and 64.
+    struct Identifiers {
+        names: Vec<String>,
+        quota: Vec<usize>,
+        used: Vec<usize>,
+        open: Vec<usize>,
+    }
+
+    impl Identifiers {
+        fn new() -> Self {
+            Identifiers {
+                names: Vec::new(),
+                quota: Vec::new(),
+                used: Vec::new(),
+                open: Vec::new(),
+            }
+        }
+
+        /// An identifier for a defect reported `findings` times.
+        fn take(&mut self, rng: &mut fastrand::Rng, zipf: &Zipf, findings: usize) -> usize {
+            let fits: Vec<usize> = self
+                .open
+                .iter()
+                .copied()
+                .filter(|&i| self.used[i] + findings <= self.quota[i])
+                .collect();
+            let id = if !fits.is_empty() && rng.f64() < 0.7 {
+                fits[rng.usize(..fits.len())]
+            } else {
+                let parts = 2 + rng.usize(..2);
+                let mut name = word(zipf.sample(rng));
+                for _ in 1..parts {
+                    name.push_str(&capitalized(&word(zipf.sample(rng))));
+                }
+                self.names.push(name);
+                // Log-uniform between 2 and 64 findings.
+                self.quota
+                    .push((2.0 * 32f64.powf(rng.f64())).round() as usize);
+                self.used.push(0);
+                self.open.push(self.names.len() - 1);
+                self.names.len() - 1
+            };
+            self.used[id] += findings;
+            if self.used[id] >= self.quota[id] {
+                self.open.retain(|&i| i != id);
+            }
+            id
+        }
+    }
+
+    /// How many agents report a defect: one for half of them, two or three for a third, up to
+    /// all for the rest.
+    fn reporters(rng: &mut fastrand::Rng, agents: usize) -> usize {
+        let u = rng.f64();
+        if u < 0.5 {
+            1
+        } else if u < 0.83 {
+            2 + rng.usize(..2)
+        } else {
+            4 + rng.usize(..=agents - 4)
+        }
+    }
+
+    pub fn generate(agents: usize, per_agent: usize, seed: u64, shape: Shape) -> Data {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let zipf = Zipf::new(VOCABULARY, 1.0);
+        let mut ids = Identifiers::new();
+        const COMMON: &[&str] = &["err", "ctx", "config"];
+
+        // Defects, each with the set of agents that report it, until every agent has its share.
+        let mut defects: Vec<Defect> = Vec::new();
+        let mut by_agent: Vec<Vec<usize>> = vec![Vec::new(); agents];
+        let mut reporters_of: Vec<usize> = Vec::new();
+        loop {
+            let open: Vec<usize> = (0..agents)
+                .filter(|&a| by_agent[a].len() < per_agent)
+                .collect();
+            if open.is_empty() {
+                break;
+            }
+            let k = match shape {
+                Shape::Realistic => reporters(&mut rng, agents).min(open.len()),
+                Shape::OneLine => 1,
+            };
+            let mut chosen = open.clone();
+            rng.shuffle(&mut chosen);
+            chosen.truncate(k);
+            let d = defects.len();
+            let file = d / DEFECTS_PER_FILE;
+            // One defect in ten sits on the lines of an earlier defect of its file.
+            let (start, span) = if shape == Shape::OneLine {
+                (10, 2)
+            } else if !d.is_multiple_of(DEFECTS_PER_FILE) && rng.f64() < 0.1 {
+                let other = &defects[d - 1 - rng.usize(..d % DEFECTS_PER_FILE)];
+                (other.start, other.span)
+            } else {
+                (1 + rng.u32(..FILE_LINES), rng.u32(..10))
+            };
+            let core: Vec<usize> = (0..CORE_WORDS).map(|_| zipf.sample(&mut rng)).collect();
+            let identifiers: Vec<usize> = (0..1 + rng.usize(..2))
+                .map(|_| ids.take(&mut rng, &zipf, k))
+                .collect();
+            let code: Vec<String> = (0..5)
+                .map(|i| {
+                    let id = &ids.names[identifiers[i % identifiers.len()]];
+                    format!(
+                        "let {} = {id}.{}({}, {});",
+                        word(zipf.sample(&mut rng)),
+                        word(core[i % CORE_WORDS]),
+                        word(zipf.sample(&mut rng)),
+                        rng.u32(..1000)
+                    )
+                })
+                .collect();
+            defects.push(Defect {
+                file,
+                start,
+                span,
+                core,
+                identifiers,
+                code,
+            });
+            reporters_of.push(k);
+            for a in chosen {
+                by_agent[a].push(d);
+            }
+        }
+
+        let mut texts = Vec::with_capacity(agents);
+        let mut index_of = Vec::with_capacity(agents);
+        for (a, list) in by_agent.iter_mut().enumerate() {
+            rng.shuffle(list);
+            let mut out = String::from(
+                "### Executive Summary\n\nGenerated review.\n\n### Findings\n\n#### Important Issues\n\n",
+            );
+            let mut index = HashMap::new();
+            for (j, &d) in list.iter().enumerate() {
+                let defect = &defects[d];
+                let pick = |rng: &mut fastrand::Rng, core_share: f64| {
+                    if rng.f64() < core_share {
+                        word(defect.core[rng.usize(..CORE_WORDS)])
+                    } else {
+                        word(zipf.sample(rng))
+                    }
+                };
+                let ident = |rng: &mut fastrand::Rng| {
+                    ids.names[defect.identifiers[rng.usize(..defect.identifiers.len())]].clone()
+                };
+                let mut title: Vec<String> = (0..3 + rng.usize(..3))
+                    .map(|_| pick(&mut rng, 0.7))
+                    .collect();
+                title.insert(rng.usize(..=title.len()), format!("`{}`", ident(&mut rng)));
+                let mut body = String::new();
+                for w in 0..25 + rng.usize(..35) {
+                    if w > 0 {
+                        body.push(' ');
+                    }
+                    let r = rng.f64();
+                    if r < 0.06 {
+                        let _ = write!(body, "`{}`", ident(&mut rng));
+                    } else if r < 0.08 {
+                        let _ = write!(body, "`{}`", COMMON[rng.usize(..COMMON.len())]);
+                    } else {
+                        body.push_str(&pick(&mut rng, 0.35));
+                    }
+                }
+                let dir = word(defect.file % 97);
+                let path = if shape == Shape::OneLine {
+                    "src/hot.rs".to_string()
+                } else if rng.f64() < 0.33 {
+                    format!("{}_{}.rs", word(defect.file), defect.file)
+                } else {
+                    format!("src/{dir}/{}_{}.rs", word(defect.file), defect.file)
+                };
+                let (start, end) = if shape == Shape::OneLine {
+                    (defect.start, defect.start + defect.span)
+                } else {
+                    let start = (defect.start as i64 + rng.i64(-3..=3)).max(1) as u32;
+                    (start, start + defect.span + rng.u32(..3))
+                };
+                let id = format!("I{}", j + 1);
+                let _ = write!(
+                    out,
+                    "{id}. **{}** — `{path}:{start}-{end}` (important, regression)\n\n",
+                    title.join(" ")
+                );
+                if rng.f64() < 0.67 {
+                    let first = rng.usize(..defect.code.len());
+                    let lines = (1 + rng.usize(..3)).min(defect.code.len() - first);
+                    let _ = write!(
+                        out,
+                        "```rust\n{}\n```\n\n",
+                        defect.code[first..first + lines].join("\n")
+                    );
+                }
+                let _ = write!(out, "{body}.\n\nFix: {}.\n\n", pick(&mut rng, 0.5));
+                index.insert(id, j);
+            }
+            out.push_str("### Coverage Summary\n\n- `src/lib.rs` — Reviewed\n");
+            texts.push(out);
+            index_of.push(index);
+            let _ = a;
+        }
+        Data {
+            texts,
+            defect_of: by_agent,
+            index_of,
+            reporters: reporters_of,
+        }
+    }
 }
 
 /// The same change in its fifth round: four earlier reports of the generated reviews, each with
 /// a Resolution that declines every third finding and fixes every third, so matching has a
-/// decision to look up for most findings. Compare with `consolidate_only` at the same size.
-#[divan::bench(args = [100, 500, 1000], sample_count = 3)]
-fn consolidate_fifth_round(bencher: divan::Bencher, n: usize) {
+/// decision to look up for most findings; its consolidation time against a first round's.
+fn fifth_round(n: usize) {
     use deep_review::rounds::history::{assemble, from_report};
     use deep_review::types::{Action, Resolution, ResolutionItem};
-    let reviews: Vec<_> = (0..AGENTS)
-        .map(|a| parse_review(&format!("agent{a}"), &review_text(a, n)))
-        .collect();
-    let earlier = consolidate(&reviews, &ConsolidateOptions::default());
+    println!("== a fifth round, {AGENTS} agents x {n} findings, four earlier reports ==");
+    let g = Generated::new(n, 7, generator::Shape::Realistic);
+    let reviews = g.reviews();
+    let (first, earlier) = median_time(3, || consolidate(&reviews, &ConsolidateOptions::default()));
     let reads = (1..=4)
         .map(|round| {
             let mut report = earlier.clone();
@@ -136,5 +710,13 @@ fn consolidate_fifth_round(bencher: divan::Bencher, n: usize) {
         history: assemble(None, reads, Vec::new()),
         ..ConsolidateOptions::default()
     };
-    bencher.bench(|| consolidate(&reviews, &opts));
+    let (fifth, report) = median_time(3, || consolidate(&reviews, &opts));
+    println!(
+        "first round {:.3}s CPU, fifth round {:.3}s CPU ({} earlier findings declined, {} resolved, {} persisting)",
+        first.as_secs_f64(),
+        fifth.as_secs_f64(),
+        report.prior_rounds.declined.len(),
+        report.prior_rounds.resolved.len(),
+        report.prior_rounds.persisting.len(),
+    );
 }

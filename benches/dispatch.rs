@@ -1,112 +1,127 @@
-//! Dispatch overhead: three stand-in agents that each take the same time (a script that sleeps,
-//! as a model that waits would), run at once. What matters is the whole run's wall clock over
-//! the slowest agent's own duration: worktrees, process start, output reading and cleanup are
-//! the only cost dispatch adds, and the target is a ratio of at most 1.05.
+//! What dispatch adds around the agents, on the shape the issue measured: ten stand-in agents
+//! (scripts that wait, as an agent waiting on its model does) on a generated real repository of
+//! 20,000 files. Measured: the whole dispatch's wall clock, the slowest agent's own duration,
+//! and the difference (checkouts, process start, output reading, cleanup); and when the last
+//! agent started (setup). Both ways of checking out:
 //!
-//! `cargo bench --bench dispatch` (debug profile is fine: the cost is processes and git, not
-//! code). `DEEP_REVIEW_BENCH_AGENT_SECS` sets how long each agent takes (default 2).
+//! - **sandboxed** (the default where Landlock is available): one shared read-only checkout;
+//! - **per-agent worktrees** (no sandbox): ten checkouts made in parallel.
+//!
+//! `cargo bench --bench dispatch` (debug is fine with `--profile dev`: the cost is processes and
+//! git, not code). `DEEP_REVIEW_BENCH_AGENT_SECS` (default 5), `..._AGENTS` (10), `..._FILES`
+//! (20000), `..._ROUNDS` (3).
+
+#[path = "../tests/integration/brief_fixtures.rs"]
+mod fixtures;
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
-use deep_review::dispatch::{AgentSpec, ProgressMode, dispatch_blocking};
+use deep_review::dispatch::events::{EventKind, Recorder};
+use deep_review::dispatch::{AgentSpec, DispatchOptions, ProgressMode, dispatch_blocking, sandbox};
+use fixtures::{Commit, import};
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 
 fn main() {
-    divan::main();
-}
+    // `cargo test --benches` runs this too: keep that quick.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("dispatch: not run under `cargo test` (use `cargo bench --bench dispatch`)");
+        return;
+    }
+    let secs = env_number("DEEP_REVIEW_BENCH_AGENT_SECS", 5);
+    let n_agents = env_number("DEEP_REVIEW_BENCH_AGENTS", 10) as usize;
+    let n_files = env_number("DEEP_REVIEW_BENCH_FILES", 20_000) as usize;
+    let rounds = env_number("DEEP_REVIEW_BENCH_ROUNDS", 3).max(1) as usize;
 
-struct Setup {
-    _tmp: tempfile::TempDir,
-    repo: PathBuf,
-    bundle: PathBuf,
-    agents: Vec<AgentSpec>,
-}
-
-fn setup(agent_secs: f64) -> Setup {
     let tmp = tempfile::tempdir().expect("temp dir");
     let repo = tmp.path().join("repo");
-    std::fs::create_dir(&repo).expect("repo dir");
-    let git = |args: &[&str]| {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(&repo)
-            .args(args)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "git {args:?}");
-    };
-    git(&["init", "-q"]);
-    // A few hundred files, so the worktree checkout costs what a small project's does.
-    for i in 0..300 {
-        std::fs::write(
-            repo.join(format!("f{i}.rs")),
-            format!("fn f{i}() {{}}\n").repeat(40),
-        )
-        .expect("write file");
+    std::fs::create_dir(&repo).unwrap();
+    let ok = Command::new("git")
+        .arg("-C")
+        .arg(&repo)
+        .args(["init", "-q", "-b", "main"])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let mut commit = Commit::new("a big repository");
+    for i in 0..n_files {
+        commit = commit.write(
+            format!("src/m{}/f{i}.rs", i % 200),
+            format!("pub fn f{i}() -> u32 {{ {i} }}\n").repeat(30),
+        );
     }
-    git(&["add", "."]);
-    git(&[
-        "-c",
-        "user.name=b",
-        "-c",
-        "user.email=b@e",
-        "commit",
-        "-qm",
-        "one",
-    ]);
+    import(&repo, "main", None, [commit]);
 
-    // What each CLI prints for a one-line review (see src/dispatch/output.rs).
-    let streams = [
-        (
-            "claude",
-            r#"{"type":"result","subtype":"success","is_error":false,"result":"Summary: ok","duration_ms":1}"#,
-        ),
-        (
-            "codex",
-            r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"Summary: ok"}}"#,
-        ),
-        (
-            "gemini",
-            r#"{"type":"message","role":"assistant","content":"Summary: ok","delta":true}"#,
-        ),
-    ];
     let mut agents = Vec::new();
-    for (name, stream) in streams {
-        let script = tmp.path().join(format!("agent-{name}"));
+    for a in 0..n_agents {
+        let script = tmp.path().join(format!("agent-{a}"));
         std::fs::write(
             &script,
-            format!("#!/bin/sh\ncat > /dev/null\nsleep {agent_secs}\necho '{stream}'\n"),
+            format!("#!/bin/sh\ncat > /dev/null\nsleep {secs}\necho 'Summary: ok'\n"),
         )
-        .expect("write script");
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
-            .expect("chmod script");
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
         agents.push(AgentSpec {
             timeout: Duration::from_secs(600),
-            ..AgentSpec::new(name, script.to_string_lossy())
+            ..AgentSpec::new(&format!("agent{a}"), script.to_string_lossy())
         });
     }
-    let bundle = tmp.path().join("bundle");
-    Setup {
-        _tmp: tmp,
-        repo,
-        bundle,
-        agents,
+    println!(
+        "dispatch: {n_agents} agents waiting {secs} s each, repository of {n_files} files, \
+         median of {rounds} (Landlock available: {})",
+        sandbox::available()
+    );
+    for (label, sandboxed) in [
+        ("sandboxed, shared checkout", true),
+        ("per-agent worktrees", false),
+    ] {
+        let mut results = Vec::new();
+        for round in 0..rounds {
+            results.push(run_once(
+                &repo,
+                &agents,
+                &tmp.path().join(format!("{label}-{round}")),
+                sandboxed,
+            ));
+        }
+        results.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (wall, slowest, setup) = results[results.len() / 2];
+        println!(
+            "  {label}: wall {wall:.2} s, slowest agent {slowest:.2} s, wall - slowest {:.2} s, \
+             ratio {:.3}, last agent started after {setup:.2} s",
+            wall - slowest,
+            wall / slowest
+        );
     }
 }
 
-fn run_once(s: &Setup, n: usize) -> f64 {
-    let bundle = s.bundle.join(n.to_string());
+/// One dispatch: (wall clock, slowest agent, when the last agent started), in seconds.
+fn run_once(repo: &Path, agents: &[AgentSpec], bundle: &Path, sandboxed: bool) -> (f64, f64, f64) {
+    let recorder = Arc::new(Recorder::default());
+    let options = DispatchOptions {
+        sandbox: sandboxed,
+        sinks: vec![recorder.clone()],
+        ..DispatchOptions::default()
+    };
     let brief = "Review this change.\n".repeat(5_000);
     let outcome = dispatch_blocking(
-        &s.repo,
+        repo,
         "HEAD",
         &brief,
-        &s.agents,
-        Path::new(&bundle),
+        agents,
+        bundle,
         ProgressMode::Silent,
-        Default::default(),
+        options,
     )
     .expect("runtime");
     for r in &outcome.reviews {
@@ -116,38 +131,12 @@ fn run_once(s: &Setup, n: usize) -> f64 {
         .reviews
         .iter()
         .map(|r| r.duration_s)
-        .fold(0.0_f64, f64::max);
-    let ratio = outcome.wall_clock_s / slowest;
-    // Where the overhead goes, from the bundle's meta.json.
-    let worst = |key: &str| {
-        ["claude", "codex", "gemini"]
-            .iter()
-            .filter_map(|a| std::fs::read_to_string(bundle.join(a).join("meta.json")).ok())
-            .filter_map(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .filter_map(|m| m[key].as_f64())
-            .fold(0.0_f64, f64::max)
-    };
-    eprintln!(
-        "dispatch: wall clock {:.3}s / slowest agent {:.3}s = {:.3} (worktree setup <= {:.3}s, cleanup <= {:.3}s)",
-        outcome.wall_clock_s,
-        slowest,
-        ratio,
-        worst("worktree_setup_s"),
-        worst("worktree_cleanup_s")
-    );
-    ratio
-}
-
-#[divan::bench(sample_count = 5, sample_size = 1)]
-fn three_agents_at_once(bencher: divan::Bencher) {
-    let secs = std::env::var("DEEP_REVIEW_BENCH_AGENT_SECS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2.0);
-    let s = setup(secs);
-    let mut n = 0;
-    bencher.bench_local(|| {
-        n += 1;
-        run_once(&s, n)
-    });
+        .fold(0.0, f64::max);
+    let setup = recorder
+        .events()
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Started { .. }))
+        .map(|e| e.at_s)
+        .fold(0.0, f64::max);
+    (outcome.wall_clock_s, slowest, setup)
 }

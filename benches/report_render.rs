@@ -53,11 +53,13 @@ fn finding(i: usize) -> MergedFinding {
                 agent: "claude".into(),
                 id: format!("I{i}"),
                 severity: Some(severity),
+                noted_in: None,
             },
             SourceRef {
                 agent: "codex".into(),
                 id: format!("S{i}"),
                 severity: Some(Severity::Suggestion),
+                noted_in: None,
             },
         ],
         calibration: None,
@@ -107,6 +109,8 @@ fn report(n: usize) -> Report {
         warnings: vec![],
         prior_rounds: Default::default(),
         resolution: None,
+        checkout: None,
+        unresolved_feedback: vec![],
     }
 }
 

@@ -1,138 +1,289 @@
-//! Verify 3 agents x 200 findings against a generated repository of 5,000 files.
+//! The verify stage on generated repositories: its cost must follow the findings, not the
+//! repository, and stay linear on hostile quotes.
 //!
-//! Target: under 1 s per run. Run with `cargo bench --bench verify` (or, on the shared
-//! machine where release builds are off limits, `cargo bench --bench verify --profile dev`).
+//! Three scenarios, each measured in a child process of this binary (so its peak memory is its
+//! own), five samples, the median printed:
 //!
-//! The repository is made once with the git CLI (base commit, then a head commit changing 200
-//! files); each sample verifies fresh copies of the same 600 findings: quotes at the right
-//! lines, quotes at the wrong lines, quotes that are not there, bare file names, findings
-//! without quotes, regressions on untouched lines, and identifiers that do and do not exist.
+//! - **findings**: 600 findings of 3 agents against a 50,000-file repository (500 directories of
+//!   100 Go files of 6 functions, 95 lines and 1.75 kB each: 87 MB of text), a change of 200
+//!   files. The findings mix quotes at the cited lines, lines off by 14, quotes that are not
+//!   there, partial paths, findings without quotes, regressions on untouched lines, files
+//!   outside the change with elided quotes, and 10% paths that do not exist (half of them with a
+//!   quote that is elsewhere in the tree, half with one that is nowhere). Every finding names
+//!   identifiers: common ones (`err`, `fmt.Errorf`, `compute`), ones of its file, and one that
+//!   exists nowhere. Target: < 1 s.
+//! - **big change**: the same repository, a change of 20,000 files, one regression finding on
+//!   lines the change did not touch (so the change's added lines are searched for a call).
+//! - **hostile elision**: 8 findings, each quoting `},` / `...` / `x();` (and variants)
+//!   against a file of 100,000 repetitive lines. Target: < 2 s, < 200 MB.
+//!
+//! Run with `nice cargo bench --bench verify` (release). The repositories are written with
+//! `git fast-import`, so making them takes seconds. `VERIFY_BENCH_ONLY=findings,hostile` runs
+//! some scenarios, `VERIFY_BENCH_SAMPLES=1` fewer samples.
 
-#[path = "../tests/integration/support/repo.rs"]
-mod repo_support;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use std::sync::LazyLock;
-
+use deep_review::target::diff::changed_files;
 use deep_review::types::{Category, CodeSnippet, Finding, Location, Review, Severity};
-use deep_review::verify::{VerifyContext, verify_reviews};
-use repo_support::Repo;
+use deep_review::verify::{VerifyContext, verify_reviews_with_changes};
 
-const DIRS: usize = 50;
+const DIRS: usize = 500;
 const FILES_PER_DIR: usize = 100;
-const FUNCS_PER_FILE: usize = 10;
-const CHANGED: usize = 200;
+const FUNCS_PER_FILE: usize = 6;
+const SMALL_CHANGE: usize = 200;
+const BIG_CHANGE: usize = 20_000;
 const AGENTS: [&str; 3] = ["claude", "codex", "gemini"];
 const FINDINGS_PER_AGENT: usize = 200;
-
-struct Fixture {
-    _repo: Repo,
-    ctx: VerifyContext,
-    reviews: Vec<Review>,
-}
+const HOSTILE_LINES: usize = 100_000;
+const HOSTILE_FINDINGS: usize = 8;
+/// Samples per scenario (`VERIFY_BENCH_SAMPLES` overrides).
+const SAMPLES: usize = 5;
+/// The fast-import mark of the base commit (above every blob's).
+const BASE_MARK: usize = 1_000_000_000;
 
 fn file_path(d: usize, f: usize) -> String {
-    format!("pkg/mod{d:02}/file{f:03}.go")
+    format!("pkg/mod{d:03}/file{f:03}.go")
 }
 
-/// A Go file of `FUNCS_PER_FILE` functions, 8 lines each after a 2-line header.
+/// A Go file of `FUNCS_PER_FILE` functions of 15 lines each (a doc comment, error handling,
+/// a log line), after a 7-line header.
 fn file_text(d: usize, f: usize) -> String {
-    let mut s = format!("package mod{d:02}\n\n");
+    let mut s = format!("package mod{d:03}\n\nimport (\n\t\"errors\"\n\t\"fmt\"\n)\n\n");
     for k in 0..FUNCS_PER_FILE {
         s.push_str(&format!(
-            "func handle_{d}_{f}_{k}(req Request) error {{\n\tif req.ID == {k} {{\n\t\treturn errInvalid\n\t}}\n\tvalue := compute(req, {f})\n\tlog.Printf(\"handled %d\", value)\n\treturn nil\n}}\n"
+            "// handle_{d}_{f}_{k} validates the request and logs the outcome.\n\
+             func handle_{d}_{f}_{k}(req Request) error {{\n\
+             \tif req.ID == {k} {{\n\
+             \t\treturn errInvalid\n\
+             \t}}\n\
+             \tvalue, err := compute(req, {f})\n\
+             \tif err != nil {{\n\
+             \t\treturn fmt.Errorf(\"handle: %w\", err)\n\
+             \t}}\n\
+             \tlog.Printf(\"handled %d\", value)\n\
+             \treturn nil\n\
+             }}\n\n"
         ));
     }
     s
 }
 
-/// The head version of a changed file: a retry block inserted into its fourth function.
+/// The first line of function `k` (1-based): 7 header lines, then 14 lines per function, the
+/// doc comment first.
+fn func_line(k: usize) -> usize {
+    8 + k * 14 + 1
+}
+
+/// The head version of a changed file: a retry loop inserted at the top of its fourth function
+/// (lines 52-54).
 fn changed_text(d: usize, f: usize) -> String {
-    let base = file_text(d, f);
     let anchor = format!("func handle_{d}_{f}_3(req Request) error {{\n");
-    base.replace(
+    file_text(d, f).replace(
         &anchor,
-        &format!("{anchor}\tfor attempt := 0; attempt < {f}; attempt++ {{\n\t\tretryRequest(req, attempt)\n\t}}\n"),
+        &format!(
+            "{anchor}\tfor attempt := 0; attempt < {f}; attempt++ {{\n\t\tretryRequest(req, attempt)\n\t}}\n"
+        ),
     )
 }
 
-fn make_fixture() -> Fixture {
-    let r = Repo::new();
+/// Files of the change of `n` files, spread over the repository: the `i`-th is file
+/// `i * 7919 mod 50,000` (7919 is prime to 50,000, so no file repeats).
+fn change(n: usize) -> Vec<(usize, usize)> {
+    (0..n)
+        .map(|i| {
+            let k = i * 7919 % (DIRS * FILES_PER_DIR);
+            (k % DIRS, k / DIRS)
+        })
+        .collect()
+}
+
+/// Writes commits with `git fast-import`: `base`, then `small` (200 files changed) and `big`
+/// (20,000 files changed), both on top of `base`.
+fn make_repo(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["fast-import", "--quiet"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("git fast-import starts");
+    let mut w = std::io::BufWriter::new(child.stdin.take().expect("stdin"));
+    let mut mark = 0usize;
+    let mut blob = |w: &mut dyn Write, text: &str| -> usize {
+        mark += 1;
+        write!(w, "blob\nmark :{mark}\ndata {}\n{text}\n", text.len()).expect("write");
+        mark
+    };
+    let mut files = Vec::new();
     for d in 0..DIRS {
         for f in 0..FILES_PER_DIR {
-            r.write(&file_path(d, f), file_text(d, f));
+            files.push((file_path(d, f), blob(&mut w, &file_text(d, f))));
         }
     }
-    let base = r.commit("base");
-    // The change: 200 files spread over all directories.
-    let changed: Vec<(usize, usize)> = (0..CHANGED)
-        .map(|i| (i % DIRS, i / DIRS * 7 % FILES_PER_DIR))
+    let small: Vec<_> = change(SMALL_CHANGE)
+        .into_iter()
+        .map(|(d, f)| (file_path(d, f), blob(&mut w, &changed_text(d, f))))
         .collect();
-    for &(d, f) in &changed {
-        r.write(&file_path(d, f), changed_text(d, f));
-    }
-    r.commit("head");
+    let big: Vec<_> = change(BIG_CHANGE)
+        .into_iter()
+        .map(|(d, f)| (file_path(d, f), blob(&mut w, &changed_text(d, f))))
+        .collect();
+    let commit = |w: &mut dyn Write,
+                  branch: &str,
+                  from: Option<&str>,
+                  msg: &str,
+                  files: &[(String, usize)]| {
+        write!(
+            w,
+            "commit refs/heads/{branch}\nmark :{}\ncommitter A <a@example.com> 1700000000 +0000\ndata {}\n{msg}\n",
+            BASE_MARK + usize::from(from.is_some()) + usize::from(branch == "big"),
+            msg.len()
+        )
+        .expect("write");
+        if let Some(from) = from {
+            writeln!(w, "from {from}").expect("write");
+        }
+        for (path, m) in files {
+            writeln!(w, "M 100644 :{m} {path}").expect("write");
+        }
+        writeln!(w).expect("write");
+    };
+    commit(&mut w, "main", None, "base", &files);
+    commit(
+        &mut w,
+        "small",
+        Some(&format!(":{BASE_MARK}")),
+        "retry busy requests",
+        &small,
+    );
+    commit(
+        &mut w,
+        "big",
+        Some(&format!(":{BASE_MARK}")),
+        "retry every request",
+        &big,
+    );
+    drop(w);
+    assert!(child.wait().expect("fast-import ends").success());
+}
 
+/// The hostile repository: one file of 100,000 repetitive lines (`{`, `id: N,`, `},`).
+fn make_hostile_repo(dir: &Path) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    let mut text = String::from("const table = [\n");
+    let mut n = 1;
+    while n < HOSTILE_LINES - 1 {
+        text.push_str("  {\n    id: 1,\n  },\n");
+        n += 3;
+    }
+    text.push_str("];\n");
+    std::fs::write(dir.join("table.js"), "const table = [];\n").expect("write");
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "base"]);
+    std::fs::write(dir.join("table.js"), text).expect("write");
+    git(dir, &["commit", "-qam", "table"]);
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "A")
+        .env("GIT_AUTHOR_EMAIL", "a@example.com")
+        .env("GIT_COMMITTER_NAME", "A")
+        .env("GIT_COMMITTER_EMAIL", "a@example.com")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn finding(id: String, title: String, loc: &str, code: Option<String>) -> Finding {
+    let mut f = Finding::new(id, title);
+    f.severity = Some(Severity::Important);
+    f.category = Some(Category::Regression);
+    f.locations.push(loc.parse::<Location>().expect("location"));
+    f.code = code.map(|code| CodeSnippet {
+        language: Some("go".into()),
+        code,
+    });
+    f
+}
+
+/// The 600 findings of the `findings` scenario.
+fn findings_600() -> Vec<Review> {
+    let changed = change(SMALL_CHANGE);
     let mut reviews = Vec::new();
     for (a, agent) in AGENTS.iter().enumerate() {
         let mut findings = Vec::new();
         for i in 0..FINDINGS_PER_AGENT {
             let n = a * FINDINGS_PER_AGENT + i;
-            let (d, f) = changed[n % CHANGED];
-            // Function 3 starts at line 3 + 3*8 = 27; the inserted loop is lines 28-30.
-            let mut finding = Finding::new(format!("I{}", i + 1), format!("finding {n}"));
-            finding.severity = Some(Severity::Important);
-            finding.category = Some(Category::Regression);
+            let (d, f) = changed[n % changed.len()];
             let path = file_path(d, f);
-            let (loc, code): (String, Option<String>) = match n % 6 {
+            let retry = format!(
+                "for attempt := 0; attempt < {f}; attempt++ {{\n    retryRequest(req, attempt)\n}}"
+            );
+            let (loc, code): (String, Option<String>) = match n % 10 {
                 // Quote at the cited lines.
-                0 => (
-                    format!("{path}:28-30"),
-                    Some(format!(
-                        "for attempt := 0; attempt < {f}; attempt++ {{\n    retryRequest(req, attempt)\n}}"
-                    )),
-                ),
+                0 | 7 => (format!("{path}:52-54"), Some(retry)),
                 // Lines off by 14.
-                1 => (
-                    format!("{path}:14-16"),
-                    Some(format!(
-                        "for attempt := 0; attempt < {f}; attempt++ {{\n    retryRequest(req, attempt)"
-                    )),
-                ),
+                1 => (format!("{path}:38-40"), Some(retry)),
                 // A quote that is not there.
                 2 => (
-                    format!("{path}:28"),
+                    format!("{path}:52"),
                     Some("for attempt := 1; attempt <= max; attempt++ {".to_string()),
                 ),
                 // Partial path (no `pkg/`), untouched function (pre-existing).
                 3 => (
-                    format!("mod{d:02}/file{f:03}.go:6-7"),
-                    Some(
-                        "value := compute(req, ".to_string()
-                            + &f.to_string()
-                            + ")\nlog.Printf(\"handled %d\", value)",
-                    ),
+                    format!("mod{d:03}/file{f:03}.go:14-15"),
+                    Some(format!("value, err := compute(req, {f})\nif err != nil {{")),
                 ),
                 // No quote: lines only.
                 4 => (format!("{path}:60-62"), None),
                 // A file outside the change, with an elided quote.
+                5 | 8 => {
+                    let (d2, f2) = ((d + 1) % DIRS, (f + 1) % FILES_PER_DIR);
+                    (
+                        format!(
+                            "{}:{}-{}",
+                            file_path(d2, f2),
+                            func_line(0) + 1,
+                            func_line(0) + 10
+                        ),
+                        Some(format!(
+                            "func handle_{d2}_{f2}_0(req Request) error {{\n    // ...\n    return nil"
+                        )),
+                    )
+                }
+                // A path that does not exist: its quote is in an unchanged file of the tree...
+                6 if n % 20 == 6 => {
+                    let (d2, f2) = ((d + 250) % DIRS, (f + 50) % FILES_PER_DIR);
+                    (
+                        format!("pkg/gone{d2:03}/removed{f2:03}.go:20"),
+                        Some(format!("func handle_{d2}_{f2}_4(req Request) error {{")),
+                    )
+                }
+                // ... or nowhere.
                 _ => (
-                    file_path((d + 1) % DIRS, (f + 1) % FILES_PER_DIR) + ":3-10",
-                    Some(format!(
-                        "func handle_{}_{}_0(req Request) error {{\n    // ...\n    return nil",
-                        (d + 1) % DIRS,
-                        (f + 1) % FILES_PER_DIR
-                    )),
+                    format!("pkg/gone{d:03}/missing{f:03}.go:20"),
+                    Some(format!("return retryWithBackoff(ctx, req, {n})")),
                 ),
             };
-            finding
-                .locations
-                .push(loc.parse::<Location>().expect("location"));
-            finding.code = code.map(|code| CodeSnippet {
-                language: Some("go".into()),
-                code,
-            });
+            let mut finding = finding(format!("I{}", i + 1), format!("finding {n}"), &loc, code);
             finding.explanation = format!(
-                "`handle_{d}_{f}_3` calls `retryRequest` and `compute`; `validateAttempt{n}` is never called."
+                "`handle_{d}_{f}_3` calls `retryRequest` and `compute`, then returns `err` \
+                 through `fmt.Errorf`; `validateAttempt{n}` is never called."
             );
             findings.push(finding);
         }
@@ -142,38 +293,247 @@ fn make_fixture() -> Fixture {
             ..Review::default()
         });
     }
-    Fixture {
-        ctx: VerifyContext {
-            repo: r.path().to_path_buf(),
-            head: "HEAD".into(),
-            base: Some(base),
-        },
-        _repo: r,
-        reviews,
+    reviews
+}
+
+/// The one regression finding of the `big change` scenario: untouched lines of a changed file.
+fn one_regression() -> Vec<Review> {
+    let (d, f) = change(BIG_CHANGE)[4321];
+    let mut finding = finding(
+        "I1".into(),
+        "errors are wrapped twice".into(),
+        &format!(
+            "{}:{}-{}",
+            file_path(d, f),
+            func_line(1) + 5,
+            func_line(1) + 7
+        ),
+        Some(format!(
+            "value, err := compute(req, {f})\nif err != nil {{\n    return fmt.Errorf(\"handle: %w\", err)"
+        )),
+    );
+    finding.explanation = format!("`handle_{d}_{f}_1` wraps `err` again.");
+    vec![Review {
+        agent: "claude".into(),
+        findings: vec![finding],
+        ..Review::default()
+    }]
+}
+
+/// The hostile findings: elided quotes whose anchor line (`},`, `{`) is on every third line.
+fn hostile_findings() -> Vec<Review> {
+    let quotes = [
+        "},\n...\nx();",
+        "{\n    id: 1,\n...\nx();",
+        "},\n// ...\n},\n...\nnever_there();",
+        "id: 1,\n...\n},\n...\n];\n...\nx();",
+    ];
+    let findings = (0..HOSTILE_FINDINGS)
+        .map(|i| {
+            finding(
+                format!("I{}", i + 1),
+                "the table is wrong".into(),
+                &format!("table.js:{}", 1000 + i * 7000),
+                Some(quotes[i % quotes.len()].to_string()),
+            )
+        })
+        .collect();
+    vec![Review {
+        agent: "claude".into(),
+        findings,
+        ..Review::default()
+    }]
+}
+
+/// Runs one scenario in this process (the child) and prints `seconds counts`.
+fn child(scenario: &str, repo: &Path) {
+    let (head, base, mut reviews) = match scenario {
+        "findings" => ("small", "main", findings_600()),
+        "big-change" => ("big", "main", one_regression()),
+        "hostile" => ("HEAD", "HEAD~1", hostile_findings()),
+        other => panic!("unknown scenario {other}"),
+    };
+    let ctx = VerifyContext {
+        repo: repo.to_path_buf(),
+        head: head.into(),
+        base: Some(base.into()),
+    };
+    // The change's files as the target stage lists them (`run` passes them in; `consolidate
+    // --repo` lists them inside `verify_reviews`), then the verify stage.
+    let start = Instant::now();
+    let changed = changed_files(repo, base, head).expect("the change lists");
+    let listed = start.elapsed();
+    let outcome = verify_reviews_with_changes(&ctx, changed, &mut reviews).expect("verify runs");
+    let took = start.elapsed();
+    let missing = reviews
+        .iter()
+        .flat_map(|r| &r.findings)
+        .filter_map(|f| f.verification.as_ref())
+        .filter(|v| !v.symbols_missing.is_empty())
+        .count();
+    println!(
+        "{:.6}\t{:.6}\t{}\t{}; {} changed files; {missing} with missing symbols",
+        took.as_secs_f64(),
+        listed.as_secs_f64(),
+        own_peak_rss(),
+        outcome.counts,
+        outcome.changed_files.len()
+    );
+}
+
+/// This process's own peak resident memory in bytes (`VmHWM`), without its git children.
+fn own_peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Runs the scenario in a child process: its time (measured inside) and its peak RSS.
+#[allow(
+    clippy::zombie_processes,
+    reason = "reaped with wait4, which also gives its rusage"
+)]
+fn sample(scenario: &str, repo: &Path) -> Sample {
+    let exe = std::env::current_exe().expect("own path");
+    let child = Command::new(exe)
+        .args(["--verify-child", scenario])
+        .arg(repo)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("child starts");
+    let pid = child.id() as libc::pid_t;
+    let mut stdout = child.stdout.expect("stdout");
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut out).expect("child output");
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed: {out}"
+    );
+    let mut fields = out.trim().splitn(4, '\t');
+    let mut secs = || -> Duration {
+        Duration::from_secs_f64(fields.next().and_then(|s| s.parse().ok()).expect("seconds"))
+    };
+    let (took, listed) = (secs(), secs());
+    let own_rss = fields
+        .next()
+        .and_then(|s| s.parse().ok())
+        .expect("peak RSS");
+    let counts = fields.next().expect("counts").to_string();
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Sample {
+        took,
+        listed,
+        cpu: Duration::from_secs_f64(seconds(usage.ru_utime) + seconds(usage.ru_stime)),
+        own_rss,
+        max_rss: usage.ru_maxrss as u64 * 1024,
+        counts,
     }
 }
 
-static FIXTURE: LazyLock<Fixture> = LazyLock::new(make_fixture);
-
-fn main() {
-    // Check the fixture once so the benchmark measures real work, not failures.
-    let fx = &*FIXTURE;
-    let mut reviews = fx.reviews.clone();
-    let outcome = verify_reviews(&fx.ctx, &mut reviews).expect("verify runs");
-    assert_eq!(outcome.changed_files.len(), CHANGED);
-    eprintln!(
-        "verify fixture: 5,000 files, 600 findings: {}",
-        outcome.counts
-    );
-    divan::main();
+/// One run of a scenario.
+struct Sample {
+    /// Listing the change's files and verifying.
+    took: Duration,
+    /// Of which listing the change's files (the target stage's `git diff`).
+    listed: Duration,
+    /// CPU time of the whole child and its git processes (user + system): less sensitive than
+    /// wall time to what else the machine runs.
+    cpu: Duration,
+    /// The verifying process's peak resident memory.
+    own_rss: u64,
+    /// The largest peak of the process and the git processes it ran (what `wait4` reports).
+    max_rss: u64,
+    counts: String,
 }
 
-#[divan::bench(sample_count = 10)]
-fn verify_3_agents_x_200_findings(bencher: divan::Bencher) {
-    let fx = &*FIXTURE;
-    bencher
-        .with_inputs(|| fx.reviews.clone())
-        .bench_local_values(|mut reviews| {
-            verify_reviews(&fx.ctx, &mut reviews).expect("verify runs")
-        });
+fn measure(name: &str, what: &str, scenario: &str, repo: &Path) {
+    let only = std::env::var("VERIFY_BENCH_ONLY").unwrap_or_default();
+    if !only.is_empty() && !only.split(',').any(|s| s == scenario) {
+        return;
+    }
+    let samples = std::env::var("VERIFY_BENCH_SAMPLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(SAMPLES)
+        .max(1);
+    let mut runs: Vec<Sample> = (0..samples).map(|_| sample(scenario, repo)).collect();
+    runs.sort_by_key(|r| r.took);
+    let median = &runs[samples / 2];
+    let max_rss = runs.iter().map(|r| r.max_rss).max().unwrap_or(0);
+    let own_rss = runs.iter().map(|r| r.own_rss).max().unwrap_or(0);
+    let all: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{:.0}", r.took.as_secs_f64() * 1000.0))
+        .collect();
+    println!(
+        "{name:<14} {what}\n{:<14} median {:.0} ms, of which {:.0} ms listing the change's files \
+         (samples {} ms), CPU {:.0} ms with git\n{:<14} peak RSS {:.0} MB (with its git processes {:.0} MB)\n{:<14} {}\n",
+        "",
+        median.took.as_secs_f64() * 1000.0,
+        median.listed.as_secs_f64() * 1000.0,
+        all.join(" / "),
+        median.cpu.as_secs_f64() * 1000.0,
+        "",
+        own_rss as f64 / 1e6,
+        max_rss as f64 / 1e6,
+        "",
+        median.counts
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "--verify-child") {
+        child(&args[at + 1], &PathBuf::from(&args[at + 2]));
+        return;
+    }
+    // `VERIFY_BENCH_DIR` keeps the repositories there (made once, reused), for profiling a
+    // scenario with `verify --verify-child <scenario> <dir>/big`.
+    let temp = tempfile::tempdir().expect("temp dir");
+    let dir = std::env::var_os("VERIFY_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| temp.path().to_path_buf());
+    let repo = dir.join("big");
+    let hostile = dir.join("hostile");
+    let start = Instant::now();
+    if !repo.join(".git").exists() {
+        std::fs::create_dir_all(&repo).expect("mkdir");
+        make_repo(&repo);
+    }
+    if !hostile.join(".git").exists() {
+        std::fs::create_dir_all(&hostile).expect("mkdir");
+        make_hostile_repo(&hostile);
+    }
+    eprintln!(
+        "repositories made in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    measure(
+        "findings",
+        "600 findings (60 with paths that do not exist), 50,000 files (87 MB), change of 200 files",
+        "findings",
+        &repo,
+    );
+    measure(
+        "big change",
+        "1 regression finding on untouched lines, change of 20,000 files (diff included)",
+        "big-change",
+        &repo,
+    );
+    measure(
+        "hostile",
+        "8 elided quotes against a file of 100,000 repetitive lines",
+        "hostile",
+        &hostile,
+    );
 }

@@ -4,6 +4,8 @@
 #
 #   scripts/install-agent-clis.sh            # prints e.g. /root/.cache/deep-review/agent-clis/node_modules/.bin
 #   PATH="$(scripts/install-agent-clis.sh):$PATH"
+#   scripts/install-agent-clis.sh claude gemini   # only these (claude, codex, gemini): the GitHub
+#                                                 # Action installs the agents it has keys for
 #
 # The folder defaults to $HOME/.cache/deep-review/agent-clis; DEEP_REVIEW_AGENT_CLIS_DIR overrides
 # it. When every CLI is already installed there at its pinned version, nothing is downloaded.
@@ -30,11 +32,19 @@ installed_version() {
   node -e 'try { process.stdout.write(require(process.argv[1]).version || "") } catch (e) {}' "$manifest"
 }
 
-want=(
-  "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
-  "@openai/codex@$CODEX_VERSION"
-  "@google/gemini-cli@$GEMINI_CLI_VERSION"
-)
+# The agents asked for (all three by default), as npm packages and their commands.
+agents=("$@")
+[ "${#agents[@]}" -gt 0 ] || agents=(claude codex gemini)
+want=()
+exes=()
+for agent in "${agents[@]}"; do
+  case "$agent" in
+    claude) want+=("@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"); exes+=(claude) ;;
+    codex) want+=("@openai/codex@$CODEX_VERSION"); exes+=(codex) ;;
+    gemini) want+=("@google/gemini-cli@$GEMINI_CLI_VERSION"); exes+=(gemini) ;;
+    *) echo "install-agent-clis: unknown agent '$agent': give claude, codex or gemini" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for spec in "${want[@]}"; do
@@ -56,10 +66,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
   npm install --prefix "$dir" --no-save --no-audit --no-fund --loglevel=error "${want[@]}" >&2
   echo "install-agent-clis: done in $(( $(date +%s) - start )) s" >&2
 else
-  echo "install-agent-clis: claude $CLAUDE_CODE_VERSION, codex $CODEX_VERSION, gemini $GEMINI_CLI_VERSION already in $dir" >&2
+  echo "install-agent-clis: ${want[*]} already in $dir" >&2
 fi
 
-for exe in claude codex gemini; do
+for exe in "${exes[@]}"; do
   if [ ! -x "$bin/$exe" ]; then
     echo "install-agent-clis: $bin/$exe is missing after the install; remove $dir and run again" >&2
     exit 1

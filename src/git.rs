@@ -122,3 +122,57 @@ pub fn git_probe(repo: &Path, args: &[&str]) -> Option<String> {
             .to_string(),
     )
 }
+
+/// `git commit-tree TREE -p PARENT... -m MESSAGE`, unsigned, with deep-review as the identity
+/// when none is configured (a CI container often has none). Returns the new commit's sha.
+pub fn commit_tree(
+    repo: &Path,
+    tree: &str,
+    parents: &[&str],
+    message: &str,
+) -> anyhow::Result<String> {
+    let mut cmd = command(repo);
+    cmd.args(["commit-tree", "--no-gpg-sign", tree]);
+    for parent in parents {
+        cmd.args(["-p", parent]);
+    }
+    cmd.args(["-m", message]);
+    if git_probe(repo, &["var", "GIT_AUTHOR_IDENT"]).is_none() {
+        cmd.env("GIT_AUTHOR_NAME", "deep-review")
+            .env("GIT_AUTHOR_EMAIL", "deep-review@localhost");
+    }
+    if git_probe(repo, &["var", "GIT_COMMITTER_IDENT"]).is_none() {
+        cmd.env("GIT_COMMITTER_NAME", "deep-review")
+            .env("GIT_COMMITTER_EMAIL", "deep-review@localhost");
+    }
+    let out = cmd
+        .output()
+        .with_context(|| format!("could not start `git` in {}", repo.display()))?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "`git commit-tree` failed in {}: {}",
+            repo.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Runs `git ARGS` with a private index file (`GIT_INDEX_FILE`), so the user's index is never
+/// read or written; returns stdout trimmed.
+pub fn with_index(repo: &Path, index: &Path, args: &[&str]) -> anyhow::Result<String> {
+    let out = command(repo)
+        .args(args)
+        .env("GIT_INDEX_FILE", index)
+        .output()
+        .with_context(|| format!("could not start `git` in {}", repo.display()))?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "`git {}` failed in {}: {}",
+            args.join(" "),
+            repo.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}

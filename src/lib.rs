@@ -9,6 +9,7 @@
 //!
 //! [`types`] holds the data that flows between them; [`text`] the small helpers they share;
 //! [`rounds`] ties a change's reports together across its rounds of review.
+//! [`forge`] reads pull requests and posts reports back to them (GitHub today).
 
 pub mod bench;
 pub mod brief;
@@ -16,6 +17,7 @@ pub mod cli;
 pub mod config;
 pub mod consolidate;
 pub mod dispatch;
+pub mod forge;
 pub mod git;
 pub mod parse;
 pub mod pipeline;

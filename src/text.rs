@@ -128,6 +128,23 @@ fn is_unsafe_control(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
 }
 
+/// Writes one line to standard error. Unlike `eprintln!`, a closed stderr (`deep-review run
+/// 2>&1 | head -1`) is not a panic: the line is dropped, the run goes on and its report is
+/// written.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "{line}");
+}
+
+/// [`say`] with `format!` arguments.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::text::say(&format!($($arg)*))
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,8 @@ pub struct ToolEvaluation {
 #[derive(Debug, Clone)]
 pub struct PrData {
     pub url: String,
+    /// The repository: the name of the golden-comments file the PR is in (`grafana`).
+    pub repo: String,
     pub title: String,
     pub golden: Vec<GoldenBug>,
     /// One review per tool that has an entry for this PR, in the dataset's tool order. Finding
@@ -183,7 +185,7 @@ pub fn load(dir: &Path, judge: Option<&str>) -> anyhow::Result<Dataset> {
 
     let mut prs = Vec::new();
     for (url, by_tool) in &candidates {
-        let Some((title, bugs)) = golden.get(url) else {
+        let Some((repo, title, bugs)) = golden.get(url) else {
             bail!(
                 "{}: PR {url} has candidates but no golden comments in {}",
                 results.join("candidates.json").display(),
@@ -197,7 +199,9 @@ pub fn load(dir: &Path, judge: Option<&str>) -> anyhow::Result<Dataset> {
             ));
             &empty
         });
-        prs.push(build_pr(url, title, bugs, by_tool, evals, &mut warnings));
+        let mut pr = build_pr(url, title, bugs, by_tool, evals, &mut warnings);
+        pr.repo = repo.clone();
+        prs.push(pr);
     }
     for url in golden.keys() {
         if !candidates.contains_key(url) {
@@ -277,6 +281,7 @@ fn build_pr(
         .collect();
     PrData {
         url: url.to_string(),
+        repo: String::new(),
         title: title.to_string(),
         golden: bugs.to_vec(),
         reviews,
@@ -373,8 +378,10 @@ fn list_or_none(items: &[String]) -> String {
     }
 }
 
-/// Golden comments of every `<repo>.json` in `dir`: url → (title, bugs).
-fn read_golden(dir: &Path) -> anyhow::Result<BTreeMap<String, (String, Vec<GoldenBug>)>> {
+/// Golden comments of every `<repo>.json` in `dir`: url → (repo, title, bugs).
+type Golden = BTreeMap<String, (String, String, Vec<GoldenBug>)>;
+
+fn read_golden(dir: &Path) -> anyhow::Result<Golden> {
     let mut files: Vec<PathBuf> = fs::read_dir(dir)
         .with_context(|| {
             format!(
@@ -393,6 +400,10 @@ fn read_golden(dir: &Path) -> anyhow::Result<BTreeMap<String, (String, Vec<Golde
     let mut out = BTreeMap::new();
     for file in files {
         let prs: Vec<GoldenPrFile> = read_json(&file)?;
+        let repo = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         for pr in prs {
             let bugs = pr
                 .comments
@@ -403,7 +414,10 @@ fn read_golden(dir: &Path) -> anyhow::Result<BTreeMap<String, (String, Vec<Golde
                 })
                 .collect();
             if out
-                .insert(pr.url.clone(), (pr.pr_title.unwrap_or_default(), bugs))
+                .insert(
+                    pr.url.clone(),
+                    (repo.clone(), pr.pr_title.unwrap_or_default(), bugs),
+                )
                 .is_some()
             {
                 bail!(

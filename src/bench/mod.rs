@@ -6,6 +6,7 @@
 //! anything about a tool beyond its agent id.
 
 pub mod dataset;
+pub mod generalize;
 pub mod score;
 
 use std::collections::BTreeMap;
@@ -40,6 +41,7 @@ pub struct KeptOut {
 #[derive(Debug, Clone, Serialize)]
 pub struct PrOut {
     pub url: String,
+    pub repo: String,
     pub consolidated: Figures,
     pub tools: BTreeMap<String, Figures>,
     pub kept: Vec<KeptOut>,
@@ -57,6 +59,11 @@ pub struct BenchResult {
     pub weights: String,
     pub tools: BTreeMap<String, Figures>,
     pub consolidated: Figures,
+    /// The same figures per repository of the split.
+    pub repos: Vec<generalize::RepoFigures>,
+    /// Each repository held out, the thresholds chosen on the others (filled by the `bench`
+    /// command; empty when the split has one repository).
+    pub leave_one_out: Vec<generalize::HeldOut>,
     pub prs: Vec<PrOut>,
     pub warnings: Vec<String>,
     pub wall_time_s: f64,
@@ -104,7 +111,13 @@ pub fn union_consolidator(reviews: &[Review]) -> Vec<KeptFinding> {
 /// The project's consolidation: the confident merged findings of the report, each with its
 /// sources in the report's order (the first is the representative).
 pub fn project_consolidator(reviews: &[Review]) -> Vec<KeptFinding> {
-    let report = crate::consolidate::consolidate(reviews, &ConsolidateOptions::default());
+    project_kept(reviews, crate::consolidate::Tuning::default())
+}
+
+/// [`project_consolidator`] with other thresholds.
+pub fn project_kept(reviews: &[Review], tuning: crate::consolidate::Tuning) -> Vec<KeptFinding> {
+    let report =
+        crate::consolidate::consolidate_tuned(reviews, &ConsolidateOptions::default(), tuning);
     report
         .findings
         .iter()
@@ -169,22 +182,27 @@ pub fn run(ds: &Dataset, agents: &[String], consolidator: &dyn Consolidator) -> 
         consolidated.add(&t);
         prs.push(PrOut {
             url: pr.url.clone(),
+            repo: pr.repo.clone(),
             consolidated: t.figures(),
             tools: pr_tools,
             kept: kept.iter().map(|k| kept_out(pr, k)).collect(),
         });
     }
-    BenchResult {
+    let mut result = BenchResult {
         dataset: ds.dir.display().to_string(),
         judge: ds.judge.clone(),
         agents: agents.to_vec(),
         weights: "none (fixed rules, nothing learnt)".to_string(),
         tools: tools.into_iter().map(|(k, v)| (k, v.figures())).collect(),
         consolidated: consolidated.figures(),
+        repos: Vec::new(),
+        leave_one_out: Vec::new(),
         prs,
         warnings: ds.warnings.clone(),
         wall_time_s: started.elapsed().as_secs_f64(),
-    }
+    };
+    result.repos = generalize::per_repo(&result);
+    result
 }
 
 fn kept_out(pr: &PrData, k: &KeptFinding) -> KeptOut {

@@ -75,6 +75,26 @@ pub(crate) fn fit(
         }
         vars.context = Some(ctx);
     }
+    // The pull request's review threads: the oldest first, within the description's share.
+    if !vars.threads.is_empty() {
+        let max = budget / 8 * 4;
+        let mut used = 0;
+        let keep = vars
+            .threads
+            .iter()
+            .take_while(|t| {
+                used += t.body.len() + t.location.as_ref().map_or(0, String::len) + 80;
+                used <= max
+            })
+            .count();
+        if keep < vars.threads.len() {
+            cut_text.push(format!(
+                "the last {} of the pull request's unresolved review threads (the report lists them all)",
+                vars.threads.len() - keep
+            ));
+            vars.threads.truncate(keep);
+        }
+    }
 
     let all_files = std::mem::take(&mut vars.files);
     let all_commits = std::mem::take(&mut vars.commits);

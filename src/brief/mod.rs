@@ -13,8 +13,9 @@
 //!   the brief with its counts, and [`Brief::warning`] says so to the user ([`fit`]);
 //! - **the base steers**: the context file comes from the merge-base ([`context`]);
 //! - **material, not instructions**: everything the change's author wrote (title, description,
-//!   commit subjects, file names) stands between `<change-material>` lines, escaped of control
-//!   characters and of the marker itself ([`escape`]).
+//!   commit subjects, file names) and the pull request's unresolved review comments stand
+//!   between `<change-material>` lines, escaped of control characters and of the marker itself
+//!   ([`escape`]).
 //!
 //! [`pack`] builds the prompt for reviewers that cannot explore the repository (model APIs):
 //! the same template, with the change's code packed into it within a token budget.
@@ -155,6 +156,50 @@ pub struct BriefFile {
     pub relevance: Relevance,
 }
 
+/// One unresolved review thread of the pull request as the template sees it: every field
+/// escaped ([`escape`]), the body as a quote.
+#[derive(Debug, Clone, Serialize)]
+pub struct BriefThread {
+    /// `path:line`, `path`, or `None` for a thread on the pull request as a whole.
+    pub location: Option<String>,
+    pub author: Option<String>,
+    /// The code has changed since the thread was written.
+    pub outdated: bool,
+    pub replies: usize,
+    /// The first comment, each line quoted with `> `.
+    pub body: String,
+}
+
+/// Unresolved review threads shown in the brief at most; the report lists them all.
+pub const MAX_BRIEF_THREADS: usize = 20;
+/// The longest thread comment shown in the brief, in characters.
+const MAX_THREAD_CHARS: usize = 2_000;
+
+impl BriefThread {
+    fn new(t: &crate::types::ReviewThread) -> BriefThread {
+        let location = t.path.as_deref().map(|p| match t.line {
+            Some(line) => escape_line(&format!("{p}:{line}")),
+            None => escape_line(p),
+        });
+        let mut text: String = t.body.trim().chars().take(MAX_THREAD_CHARS).collect();
+        if text.len() < t.body.trim().len() {
+            text.push_str(" …(cut)");
+        }
+        let body = escape_block(&text)
+            .lines()
+            .map(|l| format!("> {l}").trim_end().to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
+        BriefThread {
+            location,
+            author: t.author.as_deref().map(escape_line),
+            outdated: t.outdated,
+            replies: t.replies,
+            body,
+        }
+    }
+}
+
 /// The variables a brief template can use.
 #[derive(Debug, Clone, Serialize)]
 pub struct BriefContext {
@@ -183,6 +228,11 @@ pub struct BriefContext {
     pub added: u64,
     pub removed: u64,
     pub context: Option<ContextFile>,
+    /// The pull request's unresolved review threads shown (people's comments: material to
+    /// weigh), oldest first.
+    pub threads: Vec<BriefThread>,
+    /// How many unresolved threads the pull request has.
+    pub threads_total: usize,
     /// What was left out to fit the budget, one sentence each.
     pub omitted: Vec<String>,
     pub budget_tokens: Option<usize>,
@@ -254,6 +304,13 @@ impl BriefContext {
             added,
             removed,
             context,
+            threads: target
+                .review_threads
+                .iter()
+                .take(MAX_BRIEF_THREADS)
+                .map(BriefThread::new)
+                .collect(),
+            threads_total: target.review_threads.len(),
             omitted: Vec::new(),
             budget_tokens: None,
             packed: None,
@@ -330,8 +387,8 @@ pub fn render(source: &str, name: &str, vars: &BriefContext) -> anyhow::Result<S
         anyhow::anyhow!(
             "{}: {}: a brief template can use title, description, pr, branch, author, base_ref, \
              base, head, head_short, merge_base, merge_base_short, diff_command, commits, \
-             commits_total, files, files_total, added, removed, context, omitted, budget_tokens, \
-             packed and rounds",
+             commits_total, files, files_total, added, removed, context, threads, \
+             threads_total, omitted, budget_tokens, packed and rounds",
             where_(&e),
             e.detail()
                 .map(str::to_string)

@@ -44,7 +44,7 @@ pub fn execute(args: AgentsArgs) -> anyhow::Result<ExitCode> {
         Some(root) => {
             let loaded = config::load(root, config::RepoConfig::WorkingTree)?;
             for note in &loaded.notes {
-                eprintln!("deep-review: {}", crate::text::printable_line(note));
+                crate::say!("deep-review: {}", crate::text::printable_line(note));
             }
             loaded.config
         }
@@ -143,7 +143,7 @@ fn print_and_exit_code(found: &[Found], json: bool) -> anyhow::Result<ExitCode> 
     }
     let usable = found.iter().filter(|f| f.status == "found").count();
     if usable == 0 {
-        eprintln!(
+        crate::say!(
             "deep-review: no agent CLI is usable; install at least one: npm install -g @anthropic-ai/claude-code @openai/codex @google/gemini-cli"
         );
         return Ok(ExitCode::from(1));

@@ -42,6 +42,7 @@ pub fn execute(args: BenchArgs) -> anyhow::Result<ExitCode> {
     });
     let agents = bench::resolve_agents(&ds, agents.as_deref())?;
     let mut result = bench::run(&ds, &agents, &bench::project_consolidator);
+    result.leave_one_out = bench::generalize::leave_one_out(&ds, &agents);
     result.wall_time_s = started.elapsed().as_secs_f64();
     match args.format {
         BenchFormat::Json => {
@@ -91,6 +92,52 @@ pub fn table(r: &BenchResult) -> String {
             out,
             "\ndelta F1 (consolidated - {name}): {:+.3}",
             r.consolidated.f1 - f.f1
+        );
+    }
+    if !r.repos.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nper repository (default thresholds)\n{:<14} {:>4} {:>28} {:>16} {:>8}",
+            "repository", "PRs", "best single (F1)", "consolidated F1", "delta"
+        );
+        for f in &r.repos {
+            let _ = writeln!(
+                out,
+                "{:<14} {:>4} {:>28} {:>16.3} {:>+8.3}",
+                f.repo,
+                f.prs,
+                format!("{} {:.3}", f.best_tool, f.best.f1),
+                f.consolidated.f1,
+                f.delta_f1
+            );
+        }
+    }
+    if !r.leave_one_out.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nleave one repository out (thresholds chosen on the others)\n{:<14} {:>22} {:>28} {:>16} {:>8}",
+            "held out", "merge / keep chosen", "best single (F1)", "consolidated F1", "delta"
+        );
+        for h in &r.leave_one_out {
+            let _ = writeln!(
+                out,
+                "{:<14} {:>22} {:>28} {:>16.3} {:>+8.3}",
+                h.held_out,
+                format!(
+                    "{:.2} / {:+.1}",
+                    h.tuning.merge_threshold, h.tuning.keep_log_odds
+                ),
+                format!("{} {:.3}", h.best_tool, h.best.f1),
+                h.consolidated.f1,
+                h.delta_f1
+            );
+        }
+        let met = r.leave_one_out.iter().all(|h| h.delta_f1 >= 0.05)
+            && r.repos.iter().all(|f| f.delta_f1 >= 0.05);
+        let _ = writeln!(
+            out,
+            "target (delta >= +0.05 in every row above): {}",
+            if met { "met" } else { "not met" }
         );
     }
     let _ = writeln!(out, "weights: {}", r.weights);

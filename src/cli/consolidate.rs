@@ -59,9 +59,13 @@ pub struct ConsolidateArgs {
     #[arg(long, value_enum, default_value = "md")]
     pub format: Format,
 
-    /// Write the report to this file instead of standard output.
+    /// Write the report to this file instead of standard output (`-` for standard output).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+
+    /// Exit 1 when a shown finding at this level or above stands (a CI gate).
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub fail_on: Option<super::output::FailOn>,
 }
 
 /// What to verify against: `repo` at `head`, with the merge-base of `base` and `head` as the
@@ -120,7 +124,7 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
         let source = report_reader::read_report(path)
             .with_context(|| format!("cannot consolidate from the report {}", path.display()))?;
         for w in &source.warnings {
-            eprintln!(
+            crate::say!(
                 "deep-review: warning: {}: {}",
                 path.display(),
                 printable_line(w)
@@ -175,7 +179,7 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
     for review in &reviews {
         for w in &review.warnings {
             let at = w.line.map(|l| format!(" line {l}:")).unwrap_or_default();
-            eprintln!(
+            crate::say!(
                 "deep-review: warning: {} review:{at} {}",
                 printable_line(&review.agent),
                 printable_line(&w.message)
@@ -247,19 +251,12 @@ fn prior_rounds(files: &[PathBuf], meta: &ReportMeta) -> anyhow::Result<History>
 /// Prints what was learned and writes the report to `--out` or stdout.
 fn output(args: &ConsolidateArgs, analysis: pipeline::Analysis) -> anyhow::Result<ExitCode> {
     for warning in &analysis.warnings {
-        eprintln!("deep-review: warning: {}", printable_line(warning));
+        crate::say!("deep-review: warning: {}", printable_line(warning));
     }
     if let Some(counts) = analysis.verified {
-        eprintln!("deep-review: verified findings: {counts}");
+        crate::say!("deep-review: verified findings: {counts}");
     }
     let text = report::render(&analysis.report, args.format);
-    match &args.out {
-        Some(path) => {
-            std::fs::write(path, &text)
-                .with_context(|| format!("cannot write the report to {}", path.display()))?;
-            eprintln!("deep-review: wrote {}", path.display());
-        }
-        None => super::print_out(&text)?,
-    }
-    Ok(ExitCode::SUCCESS)
+    super::output::write_to(args.out.as_deref(), &text)?;
+    Ok(super::output::exit_code(&analysis.report, args.fail_on))
 }

@@ -22,13 +22,13 @@ pub struct ListArgs {
     pub format: ListFormat,
 
     /// The store's root: the repository (default: the one around the current directory) or the
-    /// `--out DIR` a run was given.
+    /// `--store DIR` a run was given.
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub store: Option<PathBuf>,
 }
 
 pub fn execute(args: ListArgs) -> anyhow::Result<ExitCode> {
-    let store = store_at(args.out.as_deref())?;
+    let store = store_at(args.store.as_deref())?;
     let entries = store.list()?;
     match args.format {
         ListFormat::Json => {
@@ -38,7 +38,7 @@ pub fn execute(args: ListArgs) -> anyhow::Result<ExitCode> {
         }
         ListFormat::Text => {
             if entries.is_empty() {
-                eprintln!(
+                crate::say!(
                     "deep-review: no report in {} yet: `deep-review run` writes one",
                     store.dir().display()
                 );
@@ -80,7 +80,7 @@ pub fn store_at(out: Option<&std::path::Path>) -> anyhow::Result<Store> {
     let root = crate::git::git_text(std::path::Path::new("."), &["rev-parse", "--show-toplevel"])
         .map_err(|_| {
             anyhow::anyhow!(
-                "the current directory is not inside a git repository: run this in the repository that was reviewed, or pass `--out DIR`"
+                "the current directory is not inside a git repository: run this in the repository that was reviewed, or pass `--store DIR`"
             )
         })?;
     Ok(Store::new(std::path::Path::new(&root)))

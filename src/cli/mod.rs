@@ -1,23 +1,47 @@
-//! The command line: one file per subcommand, each turning arguments into calls of the stages.
+//! The command line: one file per subcommand, each turning arguments into calls of the pipeline
+//! and printing what comes back.
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 pub mod agents;
 pub mod bench;
 pub mod consolidate;
+pub mod docs;
 pub mod list;
+pub mod output;
+pub mod post;
+pub mod publish;
 pub mod resolve;
 pub mod run;
 pub mod schema;
 pub mod show;
 pub mod trust;
 
+const EXAMPLES_AND_EXIT_CODES: &str = "\
+Examples:
+  deep-review run                          review the current branch with every installed agent
+  deep-review run main..feature --format sarif --fail-on important
+  deep-review run --uncommitted            review what is not committed yet
+  deep-review run --dry-run                print the brief and each agent's command; run nothing
+  deep-review list                         the reports in .reviews/, newest first
+  deep-review show latest --format json --out -
+  deep-review consolidate --raw claude=a.md --raw codex=b.md
+  deep-review trust                        trust this repository's .deep-review.toml as it is
+
+Exit codes:
+  0    done (the review ran; the gate, if any, passed)
+  1    the gate failed: a finding at the --fail-on level or above stands
+  2    usage or input error (the message says what to fix)
+  3    no review: every agent failed (the report still says why)
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what the agents wrote is kept
+";
+
 /// Runs several AI code reviewers on one change, checks their findings against the code and
 /// writes one consolidated Deep Review report.
 #[derive(Debug, Parser)]
-#[command(name = "deep-review", version, about, long_about = None)]
+#[command(name = "deep-review", version, about, long_about = None, after_help = EXAMPLES_AND_EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -27,7 +51,7 @@ pub struct Cli {
 pub enum Command {
     /// Review a change with every enabled agent at once and write the report.
     Run(run::RunArgs),
-    /// Consolidate saved raw reviews (or an old report's appendix) into one report, offline.
+    /// Consolidate saved raw reviews, an old report's appendix or a run bundle, offline.
     Consolidate(consolidate::ConsolidateArgs),
     /// List the reports in the store (`.reviews/`), newest first.
     List(list::ListArgs),
@@ -35,6 +59,10 @@ pub enum Command {
     Show(show::ShowArgs),
     /// Record what was done about a report's findings (Fixed, Skipped, ...) in its Resolution.
     Resolve(resolve::ResolveArgs),
+    /// Commit the store's reports to a branch (default `reviews`) for GitHub Pages.
+    Publish(publish::PublishArgs),
+    /// Post a pull request's report on it: a summary comment and inline comments, once.
+    Post(post::PostArgs),
     /// List the agent CLIs found on PATH, with their versions.
     Agents(agents::AgentsArgs),
     /// Trust this repository's `.deep-review.toml` as it is now (its commands and paths apply).
@@ -43,6 +71,10 @@ pub enum Command {
     Schema(schema::SchemaArgs),
     /// Measure consolidation on a public code-review benchmark's data.
     Bench(bench::BenchArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell).
+    Completions(docs::CompletionsArgs),
+    /// Print the manual page (roff): `deep-review man > deep-review.1`.
+    Man,
 }
 
 /// Writes `text` to standard output. A reader that went away (`deep-review ... | head`) is not
@@ -58,6 +90,11 @@ pub fn print_out(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// The clap definition, for completions and the man page.
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
 /// Parses the command line and runs it. Errors are printed as one sentence with their causes,
 /// never as a panic.
 pub fn main() -> ExitCode {
@@ -68,25 +105,41 @@ pub fn main() -> ExitCode {
         Command::List(args) => list::execute(args),
         Command::Show(args) => show::execute(args),
         Command::Resolve(args) => resolve::execute(args),
+        Command::Publish(args) => publish::execute(args),
+        Command::Post(args) => post::execute(args),
         Command::Agents(args) => agents::execute(args),
         Command::Trust(args) => trust::execute(args),
         Command::Schema(args) => schema::execute(args),
         Command::Bench(args) => bench::execute(args),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man => docs::man(),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("deep-review: error: {err}");
-            let mut previous = err.to_string();
-            for cause in err.chain().skip(1) {
-                // Errors that already quote their source would otherwise say it twice.
-                let text = cause.to_string();
-                if !previous.contains(&text) {
-                    eprintln!("  caused by: {text}");
-                }
-                previous = text;
-            }
+            eprint_error(&err);
             ExitCode::from(2)
         }
+    }
+}
+
+/// "deep-review: error: ..." with each cause that adds something, on stderr. A closed stderr
+/// (`run 2>&1 | head -1`) is not a panic: the message is dropped.
+fn eprint_error(err: &anyhow::Error) {
+    use std::io::Write;
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(
+        stderr,
+        "deep-review: error: {}",
+        crate::text::printable(&err.to_string())
+    );
+    let mut previous = err.to_string();
+    for cause in err.chain().skip(1) {
+        // Errors that already quote their source would otherwise say it twice.
+        let text = cause.to_string();
+        if !previous.contains(&text) {
+            let _ = writeln!(stderr, "  caused by: {}", crate::text::printable(&text));
+        }
+        previous = text;
     }
 }

@@ -6,17 +6,18 @@ use std::process::ExitCode;
 
 use clap::Args;
 
+use super::output::{self, FailOn};
 use crate::dispatch::{self, ProgressMode, command_for};
 use crate::pipeline::{self, Plan, PlanRequest, RunOptions, RunOutcome};
-use crate::report::Format;
+use crate::report::{self, Format};
 use crate::target::TargetSpec;
 use crate::text::{plural, printable_line};
-use crate::types::Verdict;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// What to review: a branch, `BASE..HEAD`, or nothing for the current branch against its
-    /// upstream's merge-base (else the default branch's).
+    /// What to review: a branch, `BASE..HEAD`, a pull request (`236`, `#236` or its URL; needs
+    /// GITHUB_TOKEN), or nothing for the current branch against its upstream's merge-base (else
+    /// the default branch's).
     #[arg(value_name = "TARGET")]
     pub target: Option<String>,
 
@@ -37,13 +38,23 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub brief_template: Option<PathBuf>,
 
-    /// Put `.reviews/` under DIR instead of the repository root.
+    /// Put the store (`.reviews/`) under DIR instead of the repository root.
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub store: Option<PathBuf>,
 
-    /// Formats written besides Markdown and JSON (always written): `html`, `sarif`.
+    /// Formats written to the store besides Markdown, JSON and HTML (always written):
+    /// `sarif`. Several at once: `--format json,sarif`. The first also goes to `--out`.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub format: Vec<Format>,
+
+    /// Also write the report (in the first `--format`, else Markdown) to FILE; `-` for
+    /// standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Exit 1 when a shown finding at this level or above stands (a CI gate).
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub fail_on: Option<FailOn>,
 
     /// Review the working tree's changes (staged, unstaged and untracked files that are not
     /// ignored) against HEAD, before committing. The index, the working tree and the stash are
@@ -59,6 +70,14 @@ pub struct RunArgs {
     /// a review, reuse the others' saved output, and write the run's report.
     #[arg(long, value_name = "ID", conflicts_with_all = ["target", "base", "head", "dry_run", "brief_template", "uncommitted"])]
     pub resume: Option<String>,
+
+    /// Post the report on the pull request under review (see `deep-review post`).
+    #[arg(long, conflicts_with = "dry_run")]
+    pub post: bool,
+
+    /// With `--post`: where the full report can be read, linked from the summary comment.
+    #[arg(long, value_name = "URL", requires = "post", value_parser = super::post::report_url)]
+    pub report_url: Option<String>,
 
     /// One plain line per event instead of live progress.
     #[arg(long, short)]
@@ -83,7 +102,7 @@ impl RunArgs {
             },
             agents: self.agents.clone(),
             brief_template: self.brief_template.clone(),
-            out: self.out.clone(),
+            out: self.store.clone(),
         }
     }
 
@@ -106,14 +125,42 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let plan = pipeline::plan(&args.request())?;
     for note in &plan.notes {
-        eprintln!("deep-review: {}", printable_line(note));
+        crate::say!("deep-review: {}", printable_line(note));
     }
     if args.dry_run {
         super::print_out(&dry_run_text(&plan))?;
         return Ok(ExitCode::SUCCESS);
     }
+    if args.post && plan.target.pr.is_none() {
+        anyhow::bail!(
+            "`--post` posts on a pull request, and {} is not one: review a pull request by number or URL (`deep-review run 236 --post`)",
+            printable_line(&plan.target.label)
+        );
+    }
     let outcome = pipeline::execute(&plan, &args.options())?;
-    finish(&outcome)
+    let code = finish(&outcome, &args)?;
+    post_outcome(&args, &plan.target, &outcome)?;
+    Ok(code)
+}
+
+/// `run --post`: the report just written, posted on its pull request.
+fn post_outcome(
+    args: &RunArgs,
+    target: &crate::types::Target,
+    outcome: &RunOutcome,
+) -> anyhow::Result<()> {
+    let Some(analysis) = outcome.analysis.as_ref().filter(|_| args.post) else {
+        return Ok(());
+    };
+    let posted = crate::forge::post::post_report(
+        &analysis.report,
+        target,
+        &crate::forge::post::PostOptions {
+            dry_run: false,
+            report_url: args.report_url.clone(),
+        },
+    )?;
+    super::post::print(&posted, false)
 }
 
 /// `run --resume ID`: the agents come from today's config, by the names the run recorded.
@@ -126,7 +173,7 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
                 args.repo.display()
             )
         })?;
-    let store = crate::store::Store::new(args.out.as_deref().unwrap_or(&root));
+    let store = crate::store::Store::new(args.store.as_deref().unwrap_or(&root));
     // The run's own target decides which config applies, as it did for the run.
     let bundle = store.open_run(id)?;
     let saved = crate::store::bundle::read(&bundle.dir)?;
@@ -136,39 +183,53 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
     };
     let (_, agents, notes) = pipeline::plan::agents_for(&saved.target, Some(&names.join(",")))?;
     for note in &notes {
-        eprintln!("deep-review: {}", printable_line(note));
+        crate::say!("deep-review: {}", printable_line(note));
     }
     let outcome = pipeline::resume(&store, &bundle.id, &agents, &args.options())?;
-    finish(&outcome)
+    let code = finish(&outcome, args)?;
+    post_outcome(args, &saved.target, &outcome)?;
+    Ok(code)
 }
 
-/// Prints where the report went and ends with the exit code.
-fn finish(outcome: &RunOutcome) -> anyhow::Result<ExitCode> {
+/// Prints where the report went and what it says, and ends with the exit code.
+fn finish(outcome: &RunOutcome, args: &RunArgs) -> anyhow::Result<ExitCode> {
     if outcome.cancelled {
-        eprintln!(
+        crate::say!(
             "deep-review: cancelled; what the agents wrote so far is kept in {} (`deep-review run --resume {}` finishes it)",
             outcome.bundle_dir.display(),
             outcome.id
         );
-        return Ok(ExitCode::from(130));
+        return Ok(ExitCode::from(output::EXIT_INTERRUPTED));
     }
     let Some(analysis) = &outcome.analysis else {
-        return Ok(ExitCode::from(3));
+        return Ok(ExitCode::from(output::EXIT_NO_REVIEW));
     };
     for warning in &analysis.warnings {
-        eprintln!("deep-review: warning: {}", printable_line(warning));
+        crate::say!("deep-review: warning: {}", printable_line(warning));
     }
     if let Some(counts) = analysis.verified {
-        eprintln!("deep-review: verified findings: {counts}");
+        crate::say!("deep-review: verified findings: {counts}");
     }
-    for path in &outcome.written {
-        super::print_out(&format!("{}\n", path.display()))?;
+    let page = outcome
+        .written
+        .iter()
+        .find(|p| p.extension().is_some_and(|e| e == "html"))
+        .or(outcome.written.first());
+    crate::text::say(
+        output::run_summary(&analysis.report, page.map(|p| p.as_path())).trim_end_matches('\n'),
+    );
+    match &args.out {
+        Some(out) => {
+            let format = args.format.first().copied().unwrap_or(Format::Md);
+            output::write_to(Some(out), &report::render(&analysis.report, format))?;
+        }
+        None => {
+            for path in &outcome.written {
+                super::print_out(&format!("{}\n", path.display()))?;
+            }
+        }
     }
-    Ok(if analysis.report.verdict == Verdict::NoReview {
-        ExitCode::from(3)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(output::exit_code(&analysis.report, args.fail_on))
 }
 
 /// What `--dry-run` prints: the brief, then a summary with each agent's command line. The

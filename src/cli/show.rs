@@ -19,20 +19,30 @@ pub struct ShowArgs {
 
     /// The store's root (see `deep-review list --help`).
     #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+
+    /// Write the report to this file instead of standard output (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+
+    /// Exit 1 when a shown finding at this level or above stands (a CI gate).
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub fail_on: Option<super::output::FailOn>,
 }
 
 pub fn execute(args: ShowArgs) -> anyhow::Result<ExitCode> {
-    let store = super::list::store_at(args.out.as_deref())?;
+    let store = super::list::store_at(args.store.as_deref())?;
     let id = store.resolve_report_id(&args.id)?;
     let json = store.report_path(&id, "json");
-    let text = if !json.is_file() && args.format == Format::Md {
+    if !json.is_file() && args.format == Format::Md && args.fail_on.is_none() {
         // A Markdown report with no JSON record (copied in, or the reference system's).
         let md = store.report_path(&id, "md");
-        std::fs::read_to_string(&md).with_context(|| format!("cannot read {}", md.display()))?
-    } else {
-        report::render(&store.read_report(&id)?, args.format)
-    };
-    super::print_out(&text)?;
-    Ok(ExitCode::SUCCESS)
+        let text = std::fs::read_to_string(&md)
+            .with_context(|| format!("cannot read {}", md.display()))?;
+        super::output::write_to(args.out.as_deref(), &text)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let report = store.read_report(&id)?;
+    super::output::write_to(args.out.as_deref(), &report::render(&report, args.format))?;
+    Ok(super::output::exit_code(&report, args.fail_on))
 }

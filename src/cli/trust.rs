@@ -34,7 +34,7 @@ pub fn execute(args: TrustArgs) -> anyhow::Result<ExitCode> {
     let file = root.join(REPO_CONFIG_FILE);
     if args.revoke {
         let had = trust::revoke(&file)?;
-        eprintln!(
+        crate::say!(
             "deep-review: {} {}",
             file.display(),
             if had {
@@ -64,12 +64,12 @@ pub fn execute(args: TrustArgs) -> anyhow::Result<ExitCode> {
     let (_, keys) = config::parse_layer(&text, &file, &names)?.without_execution(&names);
     let store = trust::trust(&file, &text)?;
     if keys.is_empty() {
-        eprintln!(
+        crate::say!(
             "deep-review: trusted {} (it sets nothing that runs or reads files)",
             file.display()
         );
     } else {
-        eprintln!(
+        crate::say!(
             "deep-review: trusted {}: {} now apply (sha256 {}, recorded in {})",
             file.display(),
             printable(&keys.join(", ")),
@@ -77,7 +77,7 @@ pub fn execute(args: TrustArgs) -> anyhow::Result<ExitCode> {
             store.display()
         );
     }
-    eprintln!(
+    crate::say!(
         "deep-review: any change to the file needs `deep-review trust` again; a change under review that edits it never counts"
     );
     Ok(ExitCode::SUCCESS)

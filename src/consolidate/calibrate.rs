@@ -9,7 +9,14 @@
 //!    same file and did not call it out, is shown as important.
 //! 3. **Unverified critical.** A critical whose quoted code is not in the repository at head is
 //!    not a critical: it is shown as important.
-//! 4. **No severity.** A finding whose source gave no severity (benchmark data) is a suggestion.
+//! 4. **Marked as known.** When the code at or around the cited lines itself marks the issue as
+//!    known or temporary (a `TODO`, `FIXME` or "temporary" comment in the enclosing block, which
+//!    verify quotes in [`Verification::known_issue_comment`]), the severity goes one level down
+//!    (a suggestion stays a suggestion) and the comment is quoted as the reason: the author has
+//!    already said so, in the code.
+//! 5. **No severity.** A finding whose source gave no severity (benchmark data) is a suggestion.
+//!
+//! [`Verification::known_issue_comment`]: crate::types::Verification::known_issue_comment
 //!
 //! Every change is recorded per agent ("Gemini: critical → important") with the rule's reason.
 
@@ -24,12 +31,18 @@ pub struct Vote<'a> {
 
 /// What calibration knows beyond the votes.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct CalibrationContext {
+pub struct CalibrationContext<'a> {
     /// Another agent reviewed a file this finding is in and did not raise it.
     pub others_saw_the_code: bool,
     /// The finding quotes code that verification did not find at head.
     pub quote_missing: bool,
+    /// A comment in the code around the cited lines that marks the issue as known or
+    /// temporary, as verify quoted it.
+    pub known_issue_comment: Option<&'a str>,
 }
+
+/// How many characters of a known-issue comment the reason quotes.
+const QUOTE_CHARS: usize = 120;
 
 /// The calibrated severity and, when it differs from what an agent wrote, the reason.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +55,7 @@ pub struct Calibration {
     pub changes: Vec<(String, Severity, Severity)>,
 }
 
-pub fn calibrate(votes: &[Vote<'_>], ctx: CalibrationContext) -> Calibration {
+pub fn calibrate(votes: &[Vote<'_>], ctx: CalibrationContext<'_>) -> Calibration {
     let mut written: Vec<Severity> = votes.iter().filter_map(|v| v.severity).collect();
     if written.is_empty() {
         return Calibration {
@@ -69,6 +82,20 @@ pub fn calibrate(votes: &[Vote<'_>], ctx: CalibrationContext) -> Calibration {
         severity = Severity::Important;
         why = "its quoted code is not in the file at head".into();
     }
+    if let Some(comment) = ctx
+        .known_issue_comment
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        && let Some(lower) = one_level_down(severity)
+    {
+        severity = lower;
+        let marked = format!("the code marks it as known: \"{}\"", quote(comment));
+        why = if why.is_empty() {
+            marked
+        } else {
+            format!("{why}; {marked}")
+        };
+    }
 
     let changes: Vec<(String, Severity, Severity)> = votes
         .iter()
@@ -90,6 +117,26 @@ pub fn calibrate(votes: &[Vote<'_>], ctx: CalibrationContext) -> Calibration {
         reason,
         changes,
     }
+}
+
+/// The next severity down; `None` for a suggestion, the lowest.
+fn one_level_down(severity: Severity) -> Option<Severity> {
+    match severity {
+        Severity::Critical => Some(Severity::Important),
+        Severity::Important => Some(Severity::Suggestion),
+        Severity::Suggestion => None,
+    }
+}
+
+/// The comment on one line, cut at [`QUOTE_CHARS`] characters, with its quotes made single so
+/// that it reads inside the reason's double quotes.
+fn quote(comment: &str) -> String {
+    let one_line = comment.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out: String = one_line.chars().take(QUOTE_CHARS).collect();
+    if one_line.chars().count() > QUOTE_CHARS {
+        out.push('…');
+    }
+    out.replace('"', "'")
 }
 
 #[cfg(test)]
@@ -158,6 +205,47 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(calibrate(&v, ctx).severity, Important);
+    }
+
+    #[test]
+    fn a_known_issue_comment_lowers_one_level_and_is_quoted() {
+        let known = CalibrationContext {
+            known_issue_comment: Some("// TODO: this is \"temporary\"\n// until v2"),
+            ..Default::default()
+        };
+        let c = calibrate(&votes(&[("Codex", Important)]), known);
+        assert_eq!(c.severity, Suggestion);
+        assert_eq!(
+            c.reason.as_deref(),
+            Some(
+                "Codex: important → suggestion (the code marks it as known: \"// TODO: this is \
+                 'temporary' // until v2\")"
+            )
+        );
+        // Agreement first, then one level down: [important, critical] → important → suggestion.
+        let c = calibrate(
+            &votes(&[("Claude", Important), ("Gemini", Critical)]),
+            known,
+        );
+        assert_eq!(c.severity, Suggestion);
+        assert!(
+            c.reason
+                .as_deref()
+                .unwrap()
+                .contains("(1 of 2 agents rated it important; the code marks it as known: ")
+        );
+        // A suggestion stays a suggestion, with nothing to explain.
+        let c = calibrate(&votes(&[("Claude", Suggestion)]), known);
+        assert_eq!((c.severity, c.reason), (Suggestion, None));
+        // A blank comment is no mark.
+        let blank = CalibrationContext {
+            known_issue_comment: Some("  "),
+            ..Default::default()
+        };
+        assert_eq!(
+            calibrate(&votes(&[("Codex", Important)]), blank).severity,
+            Important
+        );
     }
 
     #[test]

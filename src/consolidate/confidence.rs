@@ -191,6 +191,12 @@ pub fn confidence(e: &Evidence) -> f64 {
     1.0 / (1.0 + (-log_odds(e)).exp())
 }
 
+/// The log-odds of a confidence in 0..1 (the inverse of the logistic).
+pub fn log_odds_of(confidence: f64) -> f64 {
+    let p = confidence.clamp(1e-12, 1.0 - 1e-12);
+    (p / (1.0 - p)).ln()
+}
+
 /// The keep rule: shown among the findings at confidence ≥ [`KEEP_THRESHOLD`] (log-odds ≥ 0).
 pub fn is_confident(score: f64) -> bool {
     score >= KEEP_THRESHOLD

@@ -3,7 +3,9 @@
 //! 1. findings that verification found pre-existing leave the findings for the design
 //!    observations (tagged `future, pre-existing`);
 //! 2. the rest are clustered across agents ([`cluster`]): one defect, one merged finding, with
-//!    every source finding's id kept so that attribution is a fact, not a claim;
+//!    every source finding's id kept so that attribution is a fact, not a claim; testing,
+//!    documentation and design notes that cite a finding's place and say the same back it, and
+//!    file-specific gaps no finding covers become suggestions ([`noted`]);
 //! 3. each cluster's severity is calibrated ([`calibrate`]) and its confidence computed
 //!    ([`confidence`]);
 //! 4. in a later round, each merged finding is matched to the earlier rounds' findings
@@ -17,6 +19,7 @@ pub mod calibrate;
 pub mod cluster;
 pub mod confidence;
 pub mod fingerprint;
+pub mod noted;
 pub mod notes;
 pub mod retro;
 pub mod similarity;
@@ -27,13 +30,14 @@ use std::collections::BTreeMap;
 
 use crate::rounds::{History, matching};
 use crate::types::{
-    AppendixEntry, Finding, MergedFinding, MergedObservation, Observation, ObservationKind,
-    PriorRounds, RawReview, Report, ReportMeta, Review, Reviewer, RoundStatus, Severity, SourceRef,
-    Tier, Verdict, Verification, VerificationStatus,
+    AppendixEntry, AttributedNote, Category, Finding, Location, MergedFinding, MergedObservation,
+    Observation, ObservationKind, PriorRounds, RawReview, Report, ReportMeta, Review, Reviewer,
+    RoundStatus, Severity, SourceRef, Tier, Verdict, Verification, VerificationStatus,
 };
 use crate::verify::coverage::paths_match;
 
 use calibrate::{CalibrationContext, Vote};
+use noted::LocatedNote;
 use notes::Note;
 use retro::AgentOutcome;
 use similarity::{Corpus, FindingProfile};
@@ -51,6 +55,27 @@ pub struct ConsolidateOptions {
     pub history: History,
 }
 
+/// The thresholds consolidation decides by: the defaults everywhere but in the benchmark's
+/// leave-one-repository-out check, which chooses them on one repository and scores another
+/// ([`consolidate_tuned`]).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Tuning {
+    /// Pair score at which two findings name one defect ([`cluster::MERGE_THRESHOLD`]).
+    pub merge_threshold: f64,
+    /// Log-odds at which a finding is confident enough to be shown (0: confidence 0.5, see
+    /// [`confidence`]).
+    pub keep_log_odds: f64,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            merge_threshold: cluster::MERGE_THRESHOLD,
+            keep_log_odds: 0.0,
+        }
+    }
+}
+
 /// A finding of one agent, with where it came from.
 struct SourceFinding<'a> {
     agent: usize,
@@ -59,6 +84,11 @@ struct SourceFinding<'a> {
 
 /// Consolidates the reviews into one report.
 pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
+    consolidate_tuned(reviews, opts, Tuning::default())
+}
+
+/// [`consolidate`] with other thresholds.
+pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: Tuning) -> Report {
     let roster = Roster::new(reviews, opts);
 
     // 1. Pre-existing findings become design observations; the rest are clustered.
@@ -131,24 +161,101 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
 
     // 3. Cluster.
     let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
-    let corpus = Corpus::new(profiles);
-    let clusters = cluster::cluster(&corpus, &agents_of);
+    let corpus = Corpus::new(profiles, agents_of);
+    let clusters = cluster::cluster_at(&corpus, tuning.merge_threshold);
+
+    // Notes that cite the places of a cluster's findings and say the same back it.
+    let located_notes = located_notes(reviews, &roster);
+    let finding_refs: Vec<&Finding> = sources.iter().map(|s| s.finding).collect();
+    let mut support: Vec<Vec<&LocatedNote>> = vec![Vec::new(); clusters.len()];
+    for (note, backs) in located_notes.iter().zip(noted::backing(
+        &located_notes,
+        &clusters,
+        &finding_refs,
+        &corpus.agents,
+    )) {
+        if let Some(c) = backs {
+            support[c].push(note);
+        }
+    }
+
+    // A finding that continues an earlier one keeps that one's fingerprint, whatever its
+    // wording now: the pull request's thread of it continues instead of a second comment.
+    let prior_prints: std::collections::HashMap<(u32, String), &str> = opts
+        .history
+        .findings()
+        .filter(|p| !p.fingerprint.is_empty())
+        .map(|p| (p.key(), p.fingerprint.as_str()))
+        .collect();
 
     // 4. One merged finding per cluster; it continues what its best-matched member continues.
     let mut kept: Vec<(MergedFinding, usize, matching::Fate)> = clusters
         .iter()
-        .map(|members| {
+        .zip(&support)
+        .map(|(members, support)| {
             let first = members[0];
-            let mut f = merge_cluster(members, &sources, &roster, reviews, &corpus);
+            let mut f = merge_cluster(
+                members, support, &sources, &roster, reviews, &corpus, tuning,
+            );
             let fate = members
                 .iter()
                 .filter_map(|&i| matches[i].as_ref())
                 .max_by(|a, b| a.score.total_cmp(&b.score))
                 .map_or(matching::Fate::New, |m| m.fate.clone());
             matching::apply(&mut f, &fate);
+            if let Some(p) = &f.prior
+                && let Some(print) = prior_prints.get(&(p.round, p.id.to_ascii_uppercase()))
+            {
+                f.fingerprint = (*print).to_string();
+            }
             (f, first, fate)
         })
         .collect();
+
+    // Testing and documentation notes that cite a place no finding covers are gaps of that
+    // file: suggestions of their agents.
+    let total_agents = reviews.iter().filter(|r| !r.findings.is_empty()).count();
+    let mut testing_gaps = notes::merge_notes(
+        &collect_notes(reviews, &roster, |r| r.testing.gaps.clone()),
+        &roster.names,
+    );
+    let mut documentation = notes::merge_notes(
+        &collect_notes(reviews, &roster, |r| r.documentation.clone()),
+        &roster.names,
+    );
+    for (section, list) in [
+        ("Testing", &mut testing_gaps),
+        ("Documentation", &mut documentation),
+    ] {
+        list.retain(|note| {
+            let locations = noted::cited_locations(&note.text);
+            if locations.is_empty() || !noted::reads_as_gap(&note.text) {
+                return true;
+            }
+            let probe = LocatedNote {
+                agent: roster.index(&note.agents[0]),
+                section,
+                position: 0,
+                text: note.text.clone(),
+                locations: locations.clone(),
+            };
+            let covered = noted::backing(
+                std::slice::from_ref(&probe),
+                &clusters,
+                &finding_refs,
+                &corpus.agents,
+            )[0]
+            .is_some();
+            if !covered {
+                kept.push((
+                    gap_finding(note, section, locations, total_agents),
+                    usize::MAX,
+                    matching::Fate::New,
+                ));
+            }
+            covered
+        });
+    }
 
     // Report order: severity, then support, then the order the agents wrote them in.
     kept.sort_by(|(a, ia, _), (b, ib, _)| {
@@ -218,14 +325,6 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         verdict::verdict(&findings)
     };
     let observations = merge_all_observations(reviews, &roster, pre_existing);
-    let testing_gaps = notes::merge_notes(
-        &collect_notes(reviews, &roster, |r| r.testing.gaps.clone()),
-        &roster.names,
-    );
-    let documentation = notes::merge_notes(
-        &collect_notes(reviews, &roster, |r| r.documentation.clone()),
-        &roster.names,
-    );
     let limitations = notes::merge_notes(
         &collect_notes(reviews, &roster, |r| r.limitations.clone()),
         &roster.names,
@@ -247,7 +346,7 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         .collect();
 
     let files = opts.changed_files.as_ref().map_or(0, Vec::len);
-    let mut summary = summary::executive_summary(verdict, &findings, &agents, files);
+    let mut summary = summary::executive_summary(verdict, &findings, &agents, reviews, files);
     let round = opts.meta.round.unwrap_or(1);
     if let Some(rounds) =
         summary::rounds_paragraph(round, opts.meta.round_of.as_deref(), &prior_rounds)
@@ -323,6 +422,8 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
         warnings,
         prior_rounds,
         resolution: None,
+        checkout: None,
+        unresolved_feedback: Vec::new(),
     }
 }
 
@@ -390,10 +491,12 @@ fn counts_as_review(review: &Review, runs: &[RawReview]) -> bool {
 /// Builds the merged finding of one cluster.
 fn merge_cluster(
     members: &[usize],
+    support: &[&LocatedNote],
     sources: &[SourceFinding<'_>],
     roster: &Roster,
     reviews: &[Review],
     corpus: &Corpus,
+    tuning: Tuning,
 ) -> MergedFinding {
     let votes: Vec<Vote<'_>> = members
         .iter()
@@ -412,6 +515,13 @@ fn merge_cluster(
                 .as_ref()
                 .is_some_and(|v| v.quote_ok == Some(false))
         }),
+        known_issue_comment: members.iter().find_map(|&i| {
+            sources[i]
+                .finding
+                .verification
+                .as_ref()
+                .and_then(|v| v.known_issue_comment.as_deref())
+        }),
     };
     let calibration = calibrate::calibrate(&votes, ctx);
     let representative = choose_representative(members, sources, calibration.severity, corpus);
@@ -421,15 +531,28 @@ fn merge_cluster(
     // The representative first: it is the source the report shows.
     let mut ordered: Vec<usize> = members.to_vec();
     ordered.sort_by_key(|&i| (i != representative, sources[i].agent));
-    let sources_out: Vec<SourceRef> = ordered
+    let mut sources_out: Vec<SourceRef> = ordered
         .iter()
         .map(|&i| SourceRef {
             agent: roster.names[sources[i].agent].clone(),
             id: sources[i].finding.id.clone(),
             severity: sources[i].finding.severity,
+            noted_in: None,
         })
         .collect();
     let mut agent_idx: Vec<usize> = members.iter().map(|&i| sources[i].agent).collect();
+    // An agent whose note backs the finding supports it, once.
+    for note in support {
+        if !agent_idx.contains(&note.agent) {
+            agent_idx.push(note.agent);
+            sources_out.push(SourceRef {
+                agent: roster.names[note.agent].clone(),
+                id: note.id(),
+                severity: None,
+                noted_in: Some(note.section.to_string()),
+            });
+        }
+    }
     agent_idx.sort_unstable();
     let agents: Vec<String> = agent_idx.iter().map(|&a| roster.names[a].clone()).collect();
 
@@ -467,7 +590,7 @@ fn merge_cluster(
         body: rep.explanation.clone(),
         severity: calibration.severity,
         category: rep.category.clone(),
-        locations: rep.locations.clone(),
+        locations: merged_locations(&ordered, sources),
         code: rep.code.clone(),
         fix: rep.fix.clone(),
         fix_diff: rep.fix_diff.clone(),
@@ -476,7 +599,7 @@ fn merge_cluster(
         calibration: calibration.reason,
         confidence: Some((score * 100.0).round() / 100.0),
         tier: tier(
-            confidence::is_confident(score),
+            confidence::log_odds_of(score) >= tuning.keep_log_odds,
             agent_idx.len(),
             verification.as_ref(),
         ),
@@ -489,10 +612,30 @@ fn merge_cluster(
     merged
 }
 
+/// Every place the members cite, the representative's first: a location another member cites
+/// in the same file at overlapping lines (`app.go:73-84` beside `pkg/app.go:73-86`) is the
+/// same place and is left out, so is one already listed.
+fn merged_locations(ordered: &[usize], sources: &[SourceFinding<'_>]) -> Vec<Location> {
+    let mut out: Vec<Location> = Vec::new();
+    for &i in ordered {
+        for l in &sources[i].finding.locations {
+            let same_place = out.iter().any(|k| {
+                similarity::location_relation(std::slice::from_ref(k), std::slice::from_ref(l))
+                    == similarity::LocationRelation::Overlap
+                    || (k.path == l.path && (k.start.is_none() || l.start.is_none()))
+            });
+            if !same_place {
+                out.push(l.clone());
+            }
+        }
+    }
+    out
+}
+
 /// The member the report shows: the most checkable and most explained one. Grounded before
-/// unverified, then one whose severity is the calibrated one (an outlier's wording tends to
-/// overstate), with a location (a full path before a bare file name) and a quote before without,
-/// then the one most like the other members (it states what they agree on), the longer
+/// unverified, then one with a location (a full path before a bare file name), then one whose
+/// severity is the calibrated one (an outlier's wording tends to overstate), with a quote before
+/// without, then the one most like the other members (it states what they agree on), the longer
 /// explanation, and the earlier agent on ties.
 fn choose_representative(
     members: &[usize],
@@ -511,9 +654,9 @@ fn choose_representative(
             });
             (
                 grounded,
-                f.severity == Some(severity),
                 !f.locations.is_empty(),
                 f.locations.iter().any(|l| l.path.contains('/')),
+                f.severity == Some(severity),
                 f.code.is_some(),
                 similarity::centrality(corpus, i, members),
                 f.explanation.len(),
@@ -628,6 +771,94 @@ fn merge_all_observations(
     out
 }
 
+/// The testing, documentation and design-concern notes of every review that cite a place.
+fn located_notes(reviews: &[Review], roster: &Roster) -> Vec<LocatedNote> {
+    let mut out = Vec::new();
+    for r in reviews {
+        let agent = roster.index(&r.agent);
+        let concerns: Vec<String> = r
+            .observations
+            .iter()
+            .filter(|o| o.kind == ObservationKind::Concern)
+            .map(|o| match &o.title {
+                Some(t) => format!("**{t}** {}", o.text),
+                None => o.text.clone(),
+            })
+            .collect();
+        for (section, list) in [
+            ("Testing", &r.testing.gaps),
+            ("Documentation", &r.documentation),
+            ("Design", &concerns),
+        ] {
+            for (k, text) in list.iter().enumerate() {
+                let locations = noted::cited_locations(text);
+                if !locations.is_empty() {
+                    out.push(LocatedNote {
+                        agent,
+                        section,
+                        position: k + 1,
+                        text: text.clone(),
+                        locations,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A suggestion made of a testing or documentation note that cites a place no finding covers.
+fn gap_finding(
+    note: &AttributedNote,
+    section: &str,
+    locations: Vec<Location>,
+    total_agents: usize,
+) -> MergedFinding {
+    let severity = Severity::Suggestion;
+    let mut as_finding = Finding::new("", noted::note_title(&note.text));
+    as_finding.explanation = note.text.clone();
+    let score = confidence::confidence(&confidence::Evidence {
+        agents: note.agents.len(),
+        total_agents,
+        verification: None,
+        located: true,
+        names_identifiers: !similarity::backticked(&note.text).is_empty(),
+        severity: Some(severity),
+        wording: confidence::Wording::of_findings([&as_finding]),
+    });
+    let mut merged = MergedFinding {
+        id: String::new(),
+        title: as_finding.title.clone(),
+        body: note.text.clone(),
+        severity,
+        category: Some(Category::Gap),
+        locations,
+        code: None,
+        fix: None,
+        fix_diff: None,
+        agents: note.agents.clone(),
+        sources: note
+            .agents
+            .iter()
+            .map(|a| SourceRef {
+                agent: a.clone(),
+                id: section.to_string(),
+                severity: None,
+                noted_in: Some(section.to_string()),
+            })
+            .collect(),
+        calibration: None,
+        confidence: Some((score * 100.0).round() / 100.0),
+        tier: tier(confidence::is_confident(score), note.agents.len(), None),
+        verification: None,
+        fingerprint: String::new(),
+        round_status: RoundStatus::default(),
+        prior: None,
+    };
+    merged.fingerprint = fingerprint::fingerprint(&merged);
+    merged
+}
+
 fn collect_notes(
     reviews: &[Review],
     roster: &Roster,
@@ -735,6 +966,253 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["I1", "I2"]
         );
+    }
+
+    #[test]
+    fn a_finding_the_code_marks_as_temporary_goes_one_level_down_with_the_comment() {
+        let mut f = finding(
+            "I1",
+            "Hardcoded SSH port collides across instances",
+            Severity::Important,
+            "lima.yaml:14",
+            "localPort: 51422",
+        );
+        let mut v = Verification::unchecked("");
+        v.status = VerificationStatus::Grounded;
+        v.note = None;
+        v.known_issue_comment =
+            Some("# This is temporary and will be removed once the controller is done.".into());
+        f.verification = Some(v);
+        let report = consolidate(
+            &[review("codex", vec![f], &["lima.yaml"])],
+            &ConsolidateOptions::default(),
+        );
+        let merged = &report.findings[0];
+        assert_eq!(merged.severity, Severity::Suggestion);
+        assert_eq!(
+            merged.calibration.as_deref(),
+            Some(
+                "Codex: important → suggestion (the code marks it as known: \"# This is \
+                 temporary and will be removed once the controller is done.\")"
+            )
+        );
+        assert_eq!(report.verdict, Verdict::MergeWithOptionalFixes);
+        assert!(report.agents[0].calibrations[0].starts_with("I1 important → suggestion"));
+    }
+
+    #[test]
+    fn a_merged_finding_keeps_every_place_once_and_shows_a_located_source() {
+        let code = "if cmErr := r.Delete(ctx, templateCM); cmErr != nil {";
+        let mut unlocated = finding(
+            "I1",
+            "Template ConfigMap deleted by the wrong controller",
+            Severity::Important,
+            "x.go:1",
+            code,
+        );
+        unlocated.locations.clear();
+        unlocated.explanation = "The App finalizer deletes the LimaVM-owned template \
+            ConfigMap `templateCM` with the wrong finalizer kind, so deletion wedges."
+            .into();
+        let mut bare = finding(
+            "I1",
+            "App finalizer deletes the LimaVM-owned template ConfigMap",
+            Severity::Important,
+            "app_controller.go:73-84",
+            code,
+        );
+        bare.explanation = "The finalizer deletes the template ConfigMap `templateCM` that \
+            the LimaVM controller owns, with the wrong finalizer kind: deletion wedges."
+            .into();
+        let mut full = finding(
+            "C2",
+            "Deleting the template ConfigMap owned by LimaVM",
+            Severity::Critical,
+            "pkg/app/app_controller.go:76",
+            code,
+        );
+        full.locations
+            .push("pkg/app/webhook.go:53-58".parse().unwrap());
+        full.explanation = "The App finalizer deletes the template ConfigMap `templateCM` \
+            owned by the LimaVM controller with the wrong finalizer kind; deletion wedges."
+            .into();
+        let report = consolidate(
+            &[
+                review("claude", vec![unlocated], &[]),
+                review("codex", vec![bare], &[]),
+                review("gemini", vec![full], &[]),
+            ],
+            &ConsolidateOptions::default(),
+        );
+        assert_eq!(report.findings.len(), 1, "{:#?}", report.findings);
+        let f = &report.findings[0];
+        assert_eq!(f.agents, ["claude", "codex", "gemini"]);
+        // The representative has a location with a full path; the unlocated one is never shown.
+        assert_eq!(f.sources[0].agent, "gemini");
+        let places: Vec<String> = f.locations.iter().map(ToString::to_string).collect();
+        // `app_controller.go:73-84` overlaps `pkg/app/app_controller.go:76`: one place.
+        assert_eq!(
+            places,
+            ["pkg/app/app_controller.go:76", "pkg/app/webhook.go:53-58"]
+        );
+        assert!(!f.fingerprint.is_empty());
+    }
+
+    fn run(agent: &str, status: crate::types::RunStatus, error: Option<&str>) -> RawReview {
+        RawReview {
+            agent: agent.into(),
+            display_name: None,
+            model: None,
+            effort: None,
+            status,
+            text: String::new(),
+            exit_code: None,
+            duration_s: 1.0,
+            tokens: None,
+            cost_usd: None,
+            tool_calls: Default::default(),
+            stderr_tail: String::new(),
+            error: error.map(Into::into),
+            failure: None,
+            output_cut_bytes: None,
+            retries: 0,
+            worktree_changes: vec![],
+            sandbox: None,
+        }
+    }
+
+    #[test]
+    fn the_summary_says_what_the_change_does_what_decides_and_what_failed() {
+        let mut claude = review(
+            "claude",
+            vec![finding(
+                "I1",
+                "Retry loop never gives up",
+                Severity::Important,
+                "client.go:40-52",
+                "for { if err := send(); err == nil { break } }",
+            )],
+            &["client.go"],
+        );
+        claude.summary = "Good. This change moves the HTTP retry loop into the shared client \
+                          and adds jittered backoff. One loop never ends."
+            .into();
+        let mut gemini = review("gemini", vec![], &["client.go"]);
+        gemini.summary = "The change moves the retry loop into the shared HTTP client with \
+                          jittered backoff between attempts."
+            .into();
+        let mut copilot = review("copilot", vec![], &["client.go"]);
+        copilot.summary = "Adds a Prometheus exporter for queue depth metrics.".into();
+        let codex = review("codex", vec![], &[]);
+        let opts = ConsolidateOptions {
+            runs: vec![
+                run("claude", crate::types::RunStatus::Ok, None),
+                run("gemini", crate::types::RunStatus::Ok, None),
+                run("copilot", crate::types::RunStatus::Ok, None),
+                run(
+                    "codex",
+                    crate::types::RunStatus::Failed,
+                    Some("HTTP 429 from the model API after 2 retries."),
+                ),
+            ],
+            ..ConsolidateOptions::default()
+        };
+        let report = consolidate(&[claude, gemini, copilot, codex], &opts);
+        let paragraphs: Vec<&str> = report.summary.split("\n\n").collect();
+        assert_eq!(
+            paragraphs[0],
+            "This change moves the HTTP retry loop into the shared client and adds jittered \
+             backoff. (Claude; Gemini says the same)",
+            "{}",
+            report.summary
+        );
+        assert!(
+            paragraphs[1].starts_with(
+                "The verdict is **Merge with fixes** because of I1 Retry loop never gives up \
+                 (`client.go:40-52`) [Claude]."
+            ),
+            "{}",
+            paragraphs[1]
+        );
+        assert_eq!(
+            paragraphs[2],
+            "**Codex** failed: HTTP 429 from the model API after 2 retries. The report stands \
+             on the other reviewers."
+        );
+        assert_eq!(
+            report.verdict_rationale,
+            "1 important issue to fix before merging: I1 Retry loop never gives up"
+        );
+    }
+
+    #[test]
+    fn notes_that_cite_a_place_back_its_finding_or_become_gap_suggestions() {
+        let mut claude = review(
+            "claude",
+            vec![finding(
+                "I1",
+                "Retry loop never gives up on a dead server",
+                Severity::Important,
+                "pkg/client.go:40-52",
+                "for { if err := send(); err == nil { break } }",
+            )],
+            &["pkg/client.go"],
+        );
+        claude.documentation = vec![
+            "`pkg/client.go:12`: the package comment is accurate.".into(),
+            "The retry budget is not documented anywhere (`pkg/config.go:30`).".into(),
+        ];
+        let mut codex = review("codex", vec![], &["pkg/client.go"]);
+        codex.summary = "Moves retries into the client.".into();
+        codex.testing.gaps = vec![
+            "No test covers a dead server: the retry loop in `pkg/client.go:44` would spin \
+             forever and the loop never gives up."
+                .into(),
+        ];
+        let mut gemini = review("gemini", vec![], &["pkg/client.go"]);
+        gemini.documentation =
+            vec!["`config.go:30` should document the retry budget it reads.".into()];
+        let report = consolidate(&[claude, codex, gemini], &ConsolidateOptions::default());
+
+        let retry = &report.findings[0];
+        assert_eq!(retry.agents, ["claude", "codex"]);
+        let noted = &retry.sources[1];
+        assert_eq!(
+            (
+                noted.agent.as_str(),
+                noted.id.as_str(),
+                noted.noted_in.as_deref()
+            ),
+            ("codex", "Testing 1", Some("Testing"))
+        );
+        // The undocumented budget is a gap of config.go that no finding covers: a suggestion of
+        // both agents that noted it.
+        let gap = report
+            .findings
+            .iter()
+            .find(|f| f.category == Some(Category::Gap))
+            .expect("a gap suggestion");
+        assert_eq!(gap.severity, Severity::Suggestion);
+        assert_eq!(gap.agents, ["claude", "gemini"]);
+        assert_eq!(gap.locations[0].path, "pkg/config.go");
+        assert!(
+            gap.sources
+                .iter()
+                .all(|s| s.noted_in.as_deref() == Some("Documentation"))
+        );
+        assert!(!gap.fingerprint.is_empty());
+        // What is fine stays a note, and so does a note that backs a finding; what became a
+        // suggestion leaves the notes.
+        let docs: Vec<&str> = report
+            .documentation
+            .iter()
+            .map(|n| n.text.as_str())
+            .collect();
+        assert_eq!(
+            docs,
+            ["`pkg/client.go:12`: the package comment is accurate."]
+        );
+        assert_eq!(report.testing_gaps.len(), 1);
     }
 
     #[test]

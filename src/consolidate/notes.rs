@@ -88,7 +88,7 @@ fn group(notes: &[Note]) -> Vec<Vec<usize>> {
         })
         .collect();
     let agents: Vec<usize> = notes.iter().map(|n| n.agent).collect();
-    cluster(&Corpus::new(profiles), &agents)
+    cluster(&Corpus::new(profiles, agents))
 }
 
 #[cfg(test)]

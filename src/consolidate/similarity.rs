@@ -29,6 +29,9 @@ pub struct FindingProfile {
     pub tokens: Vec<String>,
     /// Identifiers quoted in backticks in title and explanation, lower case.
     pub identifiers: BTreeSet<String>,
+    /// The tokens of those identifiers (whole and split): where the finding points, not what it
+    /// claims (see [`PairEvidence::text_evidence`]).
+    pub named: BTreeSet<String>,
     /// Quoted code lines with whitespace folded, without trivial lines (braces, `...`).
     pub quote_lines: BTreeSet<String>,
     pub locations: Vec<Location>,
@@ -36,13 +39,11 @@ pub struct FindingProfile {
 
 impl FindingProfile {
     pub fn of(finding: &Finding) -> Self {
-        let mut text = String::new();
-        text.push_str(&finding.title);
-        text.push('\n');
-        text.push_str(&finding.title); // the title says what the defect is: count it twice
-        text.push('\n');
-        text.push_str(&finding.explanation);
-        let mut tokens = tokenize(&text);
+        // The title says what the defect is: it counts twice.
+        let title = tokenize(&finding.title);
+        let mut tokens = title.clone();
+        tokens.extend(title);
+        tokens.extend(tokenize(&finding.explanation));
         let quote_lines: BTreeSet<String> = finding
             .code
             .as_ref()
@@ -57,47 +58,17 @@ impl FindingProfile {
         if let Some(code) = &finding.code {
             tokens.extend(tokenize(&code.code));
         }
-        let mut identifiers = backticked(&finding.title);
-        identifiers.extend(backticked(&finding.explanation));
+        let mut written = backticked_as_written(&finding.title);
+        written.extend(backticked_as_written(&finding.explanation));
+        let identifiers: BTreeSet<String> = written.iter().map(|s| s.to_lowercase()).collect();
+        let named: BTreeSet<String> = written.iter().flat_map(|i| tokenize(i)).collect();
         FindingProfile {
             tokens,
+            named,
             identifiers,
             quote_lines,
             locations: finding.locations.clone(),
         }
-    }
-}
-
-/// Inverse document frequencies over all findings of one consolidation: rare words weigh more.
-#[derive(Debug, Clone, Default)]
-pub struct Idf {
-    weights: HashMap<String, f64>,
-    docs: usize,
-}
-
-impl Idf {
-    pub fn new<'a>(profiles: impl IntoIterator<Item = &'a FindingProfile>) -> Self {
-        let mut df: HashMap<String, usize> = HashMap::new();
-        let mut docs = 0;
-        for p in profiles {
-            docs += 1;
-            let unique: BTreeSet<&String> = p.tokens.iter().chain(p.identifiers.iter()).collect();
-            for t in unique {
-                *df.entry(t.clone()).or_default() += 1;
-            }
-        }
-        let weights = df
-            .into_iter()
-            .map(|(t, n)| (t, ((1.0 + docs as f64) / (1.0 + n as f64)).ln() + 1.0))
-            .collect();
-        Idf { weights, docs }
-    }
-
-    pub fn weight(&self, token: &str) -> f64 {
-        self.weights
-            .get(token)
-            .copied()
-            .unwrap_or_else(|| (1.0 + self.docs as f64).ln() + 1.0)
     }
 }
 
@@ -165,7 +136,10 @@ fn stronger(a: LocationRelation, b: LocationRelation) -> LocationRelation {
 /// The evidence that two findings name the same defect, each part in 0..1.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PairEvidence {
+    /// TF-IDF cosine of all the words (title, body, quoted code).
     pub text: f64,
+    /// The same without the words of the identifiers each finding names: what it claims.
+    pub claim: f64,
     pub identifiers: f64,
     pub quote: f64,
     pub location: LocationRelation,
@@ -184,30 +158,57 @@ pub const TEXT_FULL: f64 = 0.4;
 /// Weight of the scaled text when neither finding has a location.
 const TEXT_ONLY_WEIGHT: f64 = 0.6;
 
+/// How much a shared place strengthens the text evidence of a pair: overlapping lines half as
+/// much again, lines within [`NEAR_LINES`] a third, the same file a tenth.
+///
+/// A factor, not a term: a place is evidence that two findings name one defect only together
+/// with text that says so (the words, identifiers or quoted code). Different defects often sit in
+/// the same lines; with no text in common, the same lines alone never merge them.
+pub fn location_factor(relation: LocationRelation) -> f64 {
+    match relation {
+        LocationRelation::Overlap => 1.5,
+        LocationRelation::Near => 1.3,
+        LocationRelation::SameFile => 1.1,
+        LocationRelation::Unknown | LocationRelation::Different => 1.0,
+    }
+}
+
+/// The largest [`location_factor`]: what the text evidence of a pair must reach, times this, for
+/// the pair to be able to merge at all.
+pub const MAX_LOCATION_FACTOR: f64 = 1.5;
+
+/// What findings in different files lose: they are almost never one defect.
+const DIFFERENT_FILES: f64 = 0.3;
+
 impl PairEvidence {
-    /// One number in 0..1.
+    /// The text evidence, in 0..1: what the words claim, strengthened (up to twice) by shared
+    /// identifiers and quoted code.
     ///
-    /// With locations on both sides, text carries most weight and a shared quote or
-    /// overlapping lines add to it; findings in different files are almost never one defect.
-    /// Where either finding has no location (benchmark data, a finding about the change as a
-    /// whole), the text is the main evidence, read on the scale of reworded text
-    /// ([`TEXT_FULL`]); identifiers and quotes still add.
+    /// Without a location on both sides (benchmark data, a finding about the change as a whole),
+    /// all words count, on the scale of reworded text ([`TEXT_FULL`]). When both findings point
+    /// at code, the identifiers they name say where, like the location, so their words are left
+    /// out of the claim (two defects of one function must not read alike for naming it), and
+    /// the claim is read on a scale [`MAX_LOCATION_FACTOR`] times stricter: overlapping lines
+    /// bring a located pair back to exactly the text-only scale, never past it, and a pair
+    /// farther apart needs more words in common. Shared identifiers and quoted lines confirm a
+    /// claim; they never make one, so they add at most what the words give.
+    pub fn text_evidence(&self) -> f64 {
+        let (cosine, full) = match self.location {
+            LocationRelation::Unknown => (self.text, TEXT_FULL),
+            _ => (self.claim, TEXT_FULL * MAX_LOCATION_FACTOR),
+        };
+        let words = TEXT_ONLY_WEIGHT * (cosine / full).min(1.0);
+        let pointers = 0.2 * self.identifiers + 0.2 * self.quote;
+        (words + pointers.min(words)).clamp(0.0, 1.0)
+    }
+
+    /// One number in 0..1: the text evidence, strengthened by a shared place
+    /// ([`location_factor`]) or weakened by different files.
     pub fn score(&self) -> f64 {
+        let text = self.text_evidence();
         let s = match self.location {
-            LocationRelation::Unknown => {
-                TEXT_ONLY_WEIGHT * (self.text / TEXT_FULL).min(1.0)
-                    + 0.2 * self.identifiers
-                    + 0.2 * self.quote
-            }
-            located => {
-                let loc = match located {
-                    LocationRelation::Overlap => 0.25,
-                    LocationRelation::Near => 0.15,
-                    LocationRelation::SameFile => 0.05,
-                    _ => -0.3,
-                };
-                0.55 * self.text + 0.2 * self.identifiers + 0.2 * self.quote + loc
-            }
+            LocationRelation::Different => text - DIFFERENT_FILES,
+            relation => text * location_factor(relation),
         };
         s.clamp(0.0, 1.0)
     }
@@ -219,11 +220,17 @@ impl PairEvidence {
 #[derive(Debug, Clone)]
 pub struct Corpus {
     pub profiles: Vec<FindingProfile>,
-    pub idf: Idf,
+    /// The agent of each finding.
+    pub agents: Vec<usize>,
     vectors: Vec<SparseVector>,
-    identifiers: Vec<SparseVector>,
-    quotes: Vec<Vec<u32>>,
-    keys: Vec<Vec<u32>>,
+    /// The vectors without the words of the identifiers each finding names.
+    claims: Vec<SparseVector>,
+    /// Per finding: the interned file name of each location, beside `profiles[i].locations`.
+    file_names: Vec<Vec<u32>>,
+    /// Per finding, sorted by id.
+    identifiers: Vec<Vec<Term>>,
+    quotes: Vec<Vec<Term>>,
+    keys: Vec<Vec<u64>>,
 }
 
 /// A sparse vector over interned ids, sorted by id.
@@ -253,21 +260,15 @@ impl SparseVector {
         self.shared(other, |x, y| sum += x * y);
         sum
     }
+}
 
-    fn total(&self) -> f64 {
-        self.0.iter().map(|(_, w)| w).sum()
-    }
-
-    /// Weighted Jaccard of two sets whose members carry one weight each.
-    fn jaccard(&self, other: &SparseVector) -> f64 {
-        if self.0.is_empty() || other.0.is_empty() {
-            return 0.0;
-        }
-        let mut inter = 0.0;
-        self.shared(other, |x, _| inter += x);
-        let union = self.total() + other.total() - inter;
-        if union > 0.0 { inter / union } else { 0.0 }
-    }
+/// An identifier or quoted line of a finding: interned, with its rarity weight and its
+/// specificity ([`specificity`]).
+#[derive(Debug, Clone, Copy)]
+struct Term {
+    id: u32,
+    weight: f64,
+    specificity: f64,
 }
 
 /// Gives each distinct string a small integer.
@@ -279,18 +280,113 @@ impl<'a> Interner<'a> {
         let next = self.0.len() as u32;
         *self.0.entry(s).or_insert(next)
     }
+
+    fn get(&self, s: &str) -> Option<u32> {
+        self.0.get(s).copied()
+    }
+}
+
+/// A TF-IDF vector of unit length from `(id, term count, weight)`: `(1 + ln tf) * idf`, where
+/// the weight of a word is its inverse document frequency over the findings of one
+/// consolidation, `ln((1 + N) / (1 + df)) + 1`: rare words weigh more.
+fn unit_vector(terms: impl Iterator<Item = (u32, f64, f64)>) -> SparseVector {
+    let mut v: Vec<(u32, f64)> = terms
+        .map(|(id, n, w)| (id, (1.0 + f64::ln(n)) * w))
+        .collect();
+    v.sort_unstable_by_key(|(id, _)| *id);
+    let norm = v.iter().map(|(_, w)| w * w).sum::<f64>().sqrt();
+    if norm > 0.0 {
+        for (_, w) in &mut v {
+            *w /= norm;
+        }
+    }
+    SparseVector(v)
+}
+
+/// How many of a finding's rarest words serve as its blocking keys however common they are
+/// (words rare enough to pair in full always do).
+const WORD_KEYS: usize = 8;
+/// At most this many identifiers and quoted lines per finding serve as keys (the rarest).
+const TERM_KEYS: usize = 16;
+/// Lines per location bucket; a range also counts in the buckets [`NEAR_LINES`] / 2 around it,
+/// so two ranges within [`NEAR_LINES`] of each other always share a bucket.
+const BUCKET_LINES: u32 = 32;
+/// At most this many locations of a finding serve as keys.
+const LOCATION_KEYS: usize = 4;
+
+/// Blocking key kinds, in the low two bits of a key.
+const KEY_WORD: u64 = 0;
+const KEY_IDENTIFIER: u64 = 1;
+const KEY_QUOTE: u64 = 2;
+const KEY_PLACE: u64 = 3;
+
+/// How specific a term named by `df` findings is to one defect, in 0..1. One agent names one
+/// defect once, so a term more findings name than there are agents names several defects: its
+/// evidence shrinks as `agents / df`.
+fn specificity(df: usize, agents: usize) -> f64 {
+    if df <= agents.max(1) {
+        1.0
+    } else {
+        agents.max(1) as f64 / df as f64
+    }
 }
 
 impl Corpus {
-    pub fn new(profiles: Vec<FindingProfile>) -> Self {
-        let idf = Idf::new(&profiles);
+    /// Prepares the findings `profiles`, whose agents are `agents` (one per profile).
+    pub fn new(profiles: Vec<FindingProfile>, agents: Vec<usize>) -> Self {
+        assert_eq!(profiles.len(), agents.len(), "one agent per finding");
+        let agent_count = {
+            let mut distinct = agents.clone();
+            distinct.sort_unstable();
+            distinct.dedup();
+            distinct.len()
+        };
+        let limit = super::cluster::max_posting(agent_count);
         let mut words = Interner::default();
         let mut quotes_ids = Interner::default();
         let mut files = Interner::default();
-        let mut vectors = Vec::with_capacity(profiles.len());
-        let mut identifiers = Vec::with_capacity(profiles.len());
-        let mut quotes = Vec::with_capacity(profiles.len());
-        let mut keys = Vec::with_capacity(profiles.len());
+        let mut quote_df: HashMap<&str, usize> = HashMap::new();
+        for p in &profiles {
+            for l in &p.quote_lines {
+                *quote_df.entry(l.as_str()).or_default() += 1;
+            }
+        }
+        // Every word and identifier interned once; document frequencies and weights by id.
+        let token_ids: Vec<Vec<u32>> = profiles
+            .iter()
+            .map(|p| {
+                let mut ids: Vec<u32> = p.tokens.iter().map(|t| words.id(t)).collect();
+                ids.sort_unstable();
+                ids
+            })
+            .collect();
+        let ident_ids: Vec<Vec<u32>> = profiles
+            .iter()
+            .map(|p| p.identifiers.iter().map(|t| words.id(t)).collect())
+            .collect();
+        let mut df: Vec<usize> = vec![0; words.0.len()];
+        let mut unique: Vec<u32> = Vec::new();
+        for (t, i) in token_ids.iter().zip(&ident_ids) {
+            unique.clear();
+            unique.extend(t.iter().chain(i));
+            unique.sort_unstable();
+            unique.dedup();
+            for &id in &unique {
+                df[id as usize] += 1;
+            }
+        }
+        let docs = profiles.len() as f64;
+        let weight: Vec<f64> = df
+            .iter()
+            .map(|&n| ((1.0 + docs) / (1.0 + n as f64)).ln() + 1.0)
+            .collect();
+        let n = profiles.len();
+        let mut vectors = Vec::with_capacity(n);
+        let mut claims = Vec::with_capacity(n);
+        let mut file_names = Vec::with_capacity(n);
+        let mut identifiers = Vec::with_capacity(n);
+        let mut quotes = Vec::with_capacity(n);
+        let mut keys = Vec::with_capacity(n);
         let lowered: Vec<Vec<String>> = profiles
             .iter()
             .map(|p| {
@@ -300,51 +396,134 @@ impl Corpus {
                     .collect()
             })
             .collect();
-        for (p, names) in profiles.iter().zip(&lowered) {
-            let mut tf: HashMap<u32, (f64, f64)> = HashMap::new();
-            for t in &p.tokens {
-                let id = words.id(t);
-                tf.entry(id).or_insert((0.0, idf.weight(t))).0 += 1.0;
-            }
-            let mut v: Vec<(u32, f64)> = tf
-                .into_iter()
-                .map(|(id, (n, w))| (id, (1.0 + f64::ln(n)) * w))
-                .collect();
-            v.sort_unstable_by_key(|(id, _)| *id);
-            let norm = v.iter().map(|(_, w)| w * w).sum::<f64>().sqrt();
-            if norm > 0.0 {
-                for (_, w) in &mut v {
-                    *w /= norm;
+        for (k, (p, names)) in profiles.iter().zip(&lowered).enumerate() {
+            // Term counts from the sorted ids: (id, count).
+            let mut tf: Vec<(u32, f64)> = Vec::new();
+            for &id in &token_ids[k] {
+                match tf.last_mut() {
+                    Some((last, count)) if *last == id => *count += 1.0,
+                    _ => tf.push((id, 1.0)),
                 }
             }
-            let mut key: Vec<u32> = v.iter().map(|(id, _)| *id * 3).collect();
-
-            let mut ids: Vec<(u32, f64)> = p
-                .identifiers
+            let v = unit_vector(tf.iter().map(|&(id, n)| (id, n, weight[id as usize])));
+            let claim = if p.named.is_empty() {
+                v.clone()
+            } else {
+                let named: Vec<u32> = p.named.iter().filter_map(|t| words.get(t)).collect();
+                unit_vector(
+                    tf.iter()
+                        .filter(|(id, _)| !named.contains(id))
+                        .map(|&(id, n)| (id, n, weight[id as usize])),
+                )
+            };
+            let mut key: Vec<u64> = Vec::new();
+            // Words other findings share: the rarest few always, the rest while they are rare
+            // enough to pair in full.
+            let mut rare: Vec<(usize, u32)> = tf
                 .iter()
-                .map(|i| (words.id(i), idf.weight(i)))
+                .map(|&(id, _)| (df[id as usize], id))
+                .filter(|&(n, _)| n >= 2)
                 .collect();
-            ids.sort_unstable_by_key(|(id, _)| *id);
-            ids.dedup_by_key(|(id, _)| *id);
-            key.extend(ids.iter().map(|(id, _)| *id * 3));
+            rare.sort_unstable();
+            key.extend(
+                rare.iter()
+                    .enumerate()
+                    .take_while(|&(k, &(df, _))| k < WORD_KEYS || df <= limit)
+                    .map(|(_, &(_, id))| u64::from(id) << 2 | KEY_WORD),
+            );
 
-            let mut q: Vec<u32> = p.quote_lines.iter().map(|l| quotes_ids.id(l)).collect();
-            q.sort_unstable();
-            q.dedup();
+            let mut ids: Vec<(u32, f64, usize)> = ident_ids[k]
+                .iter()
+                .map(|&id| (id, weight[id as usize], df[id as usize]))
+                .collect();
+            ids.sort_unstable_by_key(|(id, _, _)| *id);
+            ids.dedup_by_key(|(id, _, _)| *id);
+            let mut rare_ids: Vec<(usize, u32)> = ids
+                .iter()
+                .filter(|(_, _, df)| *df >= 2)
+                .map(|&(id, _, df)| (df, id))
+                .collect();
+            rare_ids.sort_unstable();
+            key.extend(
+                rare_ids
+                    .iter()
+                    .take(TERM_KEYS)
+                    .map(|&(_, id)| u64::from(id) << 2 | KEY_IDENTIFIER),
+            );
 
-            key.extend(names.iter().map(|n| files.id(n) * 3 + 1));
+            let mut q: Vec<(u32, f64, usize)> = p
+                .quote_lines
+                .iter()
+                .map(|l| {
+                    let df = quote_df[l.as_str()];
+                    (quotes_ids.id(l), specificity(df, agent_count), df)
+                })
+                .collect();
+            q.sort_unstable_by_key(|(id, _, _)| *id);
+            let mut rare_q: Vec<(usize, u32)> = q
+                .iter()
+                .filter(|(_, _, df)| *df >= 2)
+                .map(|&(id, _, df)| (df, id))
+                .collect();
+            rare_q.sort_unstable();
+            key.extend(
+                rare_q
+                    .iter()
+                    .take(TERM_KEYS)
+                    .map(|&(_, id)| u64::from(id) << 2 | KEY_QUOTE),
+            );
+
+            for (l, name) in p.locations.iter().zip(names).take(LOCATION_KEYS) {
+                let file = u64::from(files.id(name));
+                let buckets = match (l.start, l.end_line()) {
+                    (Some(s), Some(e)) => {
+                        let first = s.saturating_sub(NEAR_LINES.div_ceil(2)) / BUCKET_LINES;
+                        let last = e.saturating_add(NEAR_LINES.div_ceil(2)) / BUCKET_LINES;
+                        // A long range counts at its two ends.
+                        if last - first <= 2 {
+                            (first..=last).collect::<Vec<_>>()
+                        } else {
+                            vec![first, first + 1, last - 1, last]
+                        }
+                    }
+                    _ => vec![u32::MAX],
+                };
+                for b in buckets {
+                    key.push((file << 32 | u64::from(b)) << 2 | KEY_PLACE);
+                }
+            }
             key.sort_unstable();
             key.dedup();
 
-            vectors.push(SparseVector(v));
-            identifiers.push(SparseVector(ids));
-            quotes.push(q);
+            vectors.push(v);
+            claims.push(claim);
+            file_names.push(names.iter().map(|n| files.id(n)).collect());
+            identifiers.push(
+                ids.iter()
+                    .map(|&(id, weight, df)| Term {
+                        id,
+                        weight,
+                        specificity: specificity(df, agent_count),
+                    })
+                    .collect(),
+            );
+            quotes.push(
+                q.iter()
+                    .map(|&(id, specificity, _)| Term {
+                        id,
+                        weight: specificity,
+                        specificity,
+                    })
+                    .collect(),
+            );
             keys.push(key);
         }
         Corpus {
             profiles,
-            idf,
+            agents,
             vectors,
+            claims,
+            file_names,
             identifiers,
             quotes,
             keys,
@@ -359,22 +538,120 @@ impl Corpus {
         self.profiles.is_empty()
     }
 
-    /// Blocking keys of finding `i`: its words, identifiers and file names as integers. Two
-    /// findings are compared only when they share a key that is rare enough to mean something.
-    pub fn blocking_keys(&self, i: usize) -> &[u32] {
+    /// Blocking keys of finding `i`, sorted: the words it shares with other findings (the
+    /// rarest [`WORD_KEYS`] of them, and every one held by no more than
+    /// [`max_posting`](super::cluster::max_posting) findings), its rarest shared identifiers and
+    /// quoted lines, and the places it points at (file and bucket of lines). Two findings are
+    /// compared when they share a key ([`cluster`](super::cluster)).
+    pub fn blocking_keys(&self, i: usize) -> &[u64] {
         &self.keys[i]
     }
 
     /// The evidence that findings `a` and `b` of the corpus name the same defect.
     pub fn evidence(&self, a: usize, b: usize) -> PairEvidence {
-        let (pa, pb) = (&self.profiles[a], &self.profiles[b]);
+        let text = self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0);
+        let claim = self.claims[a].dot(&self.claims[b]).clamp(0.0, 1.0);
+        self.evidence_with(a, b, text, claim)
+    }
+
+    fn evidence_with(&self, a: usize, b: usize, text: f64, claim: f64) -> PairEvidence {
         PairEvidence {
-            text: self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0),
-            identifiers: self.identifiers[a].jaccard(&self.identifiers[b]),
-            quote: sorted_overlap(&self.quotes[a], &self.quotes[b]),
-            location: location_relation(&pa.locations, &pb.locations),
+            text,
+            claim,
+            identifiers: identifier_overlap(&self.identifiers[a], &self.identifiers[b]),
+            quote: quote_overlap(&self.quotes[a], &self.quotes[b]),
+            location: self.location_relation(a, b),
         }
     }
+
+    /// The pair's score when it can reach `threshold`, else `None`, cheaply: the words bound
+    /// what the pointers and the place can add (at most twice the words, then half again), so a
+    /// pair whose words are too far apart is not scored further.
+    pub fn score_if_at_least(&self, a: usize, b: usize, threshold: f64) -> Option<f64> {
+        let located =
+            !self.profiles[a].locations.is_empty() && !self.profiles[b].locations.is_empty();
+        // One cosine decides the words: all of them without a place, the claim with one.
+        let (text, claim, words) = if located {
+            let claim = self.claims[a].dot(&self.claims[b]).clamp(0.0, 1.0);
+            let words = claim / (TEXT_FULL * MAX_LOCATION_FACTOR);
+            (0.0, claim, words)
+        } else {
+            let text = self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0);
+            (text, 0.0, text / TEXT_FULL)
+        };
+        let words = TEXT_ONLY_WEIGHT * words.min(1.0);
+        if 2.0 * words * MAX_LOCATION_FACTOR < threshold {
+            return None;
+        }
+        let text = if located {
+            self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0)
+        } else {
+            text
+        };
+        let s = self.evidence_with(a, b, text, claim).score();
+        (s >= threshold).then_some(s)
+    }
+
+    /// [`location_relation`] of two findings of the corpus; locations in files of different
+    /// names are told apart by their interned names, without comparing paths.
+    fn location_relation(&self, a: usize, b: usize) -> LocationRelation {
+        let (la, lb) = (&self.profiles[a].locations, &self.profiles[b].locations);
+        if la.is_empty() || lb.is_empty() {
+            return LocationRelation::Unknown;
+        }
+        let (na, nb) = (&self.file_names[a], &self.file_names[b]);
+        if !na.iter().any(|x| nb.contains(x)) {
+            return LocationRelation::Different;
+        }
+        location_relation(la, lb)
+    }
+}
+
+/// Weighted Jaccard of two identifier sets (weight: rarity), times the largest specificity
+/// among the shared ones: two findings that name only `err` share everything they name, and
+/// that still says little when many findings name `err`.
+fn identifier_overlap(a: &[Term], b: &[Term]) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j) = (0, 0);
+    let (mut inter, mut spec) = (0.0, 0.0f64);
+    while i < a.len() && j < b.len() {
+        match a[i].id.cmp(&b[j].id) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                inter += a[i].weight;
+                spec = spec.max(a[i].specificity);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    if inter == 0.0 {
+        return 0.0;
+    }
+    let total = |t: &[Term]| t.iter().map(|t| t.weight).sum::<f64>();
+    let union = total(a) + total(b) - inter;
+    if union > 0.0 {
+        inter / union * spec
+    } else {
+        0.0
+    }
+}
+
+/// The specificity-weighted share of the shorter quote found in the other.
+fn quote_overlap(a: &[Term], b: &[Term]) -> f64 {
+    let (small, large) = if a.len() < b.len() { (a, b) } else { (b, a) };
+    if small.is_empty() {
+        return 0.0;
+    }
+    let shared: f64 = small
+        .iter()
+        .filter(|t| large.binary_search_by_key(&t.id, |u| u.id).is_ok())
+        .map(|t| t.specificity)
+        .sum();
+    shared / small.len() as f64
 }
 
 /// How well finding `i` speaks for `members` (its cluster): the summed score of its pairs with the
@@ -389,23 +666,11 @@ pub fn centrality(corpus: &Corpus, i: usize, members: &[usize]) -> u64 {
     (total * 1000.0).round() as u64
 }
 
-/// The share of the shorter sorted list's members found in the other.
-fn sorted_overlap(a: &[u32], b: &[u32]) -> f64 {
-    let (small, large) = if a.len() < b.len() { (a, b) } else { (b, a) };
-    if small.is_empty() {
-        return 0.0;
-    }
-    let shared = small
-        .iter()
-        .filter(|x| large.binary_search(x).is_ok())
-        .count();
-    shared as f64 / small.len() as f64
-}
-
 /// Lower-case tokens: words of three letters or more without stopwords, numbers of two digits or
 /// more, and identifiers both whole and split at camelCase and snake_case boundaries.
 pub fn tokenize(text: &str) -> Vec<String> {
     let mut out = Vec::new();
+    let mut lower = String::new();
     for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
         if raw.is_empty() {
             continue;
@@ -415,14 +680,19 @@ pub fn tokenize(text: &str) -> Vec<String> {
             out.push(raw.to_lowercase());
         }
         for p in parts {
-            let p = p.to_lowercase();
-            let keep = if p.chars().all(|c| c.is_ascii_digit()) {
-                p.len() >= 2
+            lower.clear();
+            if p.is_ascii() {
+                lower.extend(p.chars().map(|c| c.to_ascii_lowercase()));
             } else {
-                p.chars().count() >= 3 && !STOPWORDS.contains(&p.as_str())
+                lower.push_str(&p.to_lowercase());
+            }
+            let keep = if lower.bytes().all(|c| c.is_ascii_digit()) {
+                lower.len() >= 2
+            } else {
+                lower.chars().count() >= 3 && !STOPWORDS.contains(&lower.as_str())
             };
             if keep {
-                out.push(stem(&p));
+                out.push(stem(&lower));
             }
         }
     }
@@ -443,6 +713,11 @@ fn stem(word: &str) -> String {
 pub fn split_identifier(s: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     for piece in s.split('_').filter(|p| !p.is_empty()) {
+        // Most words are one part: no boundary to look for.
+        if piece.bytes().all(|b| b.is_ascii_lowercase()) {
+            parts.push(piece);
+            continue;
+        }
         let chars: Vec<(usize, char)> = piece.char_indices().collect();
         let mut start = 0;
         for i in 1..chars.len() {
@@ -463,8 +738,16 @@ pub fn split_identifier(s: &str) -> Vec<&str> {
 }
 
 /// Text in single backticks that looks like an identifier or a code expression (not a path
-/// with line numbers: locations are compared separately).
+/// with line numbers: locations are compared separately), lower case.
 pub fn backticked(text: &str) -> BTreeSet<String> {
+    backticked_as_written(text)
+        .into_iter()
+        .map(|s| s.to_lowercase())
+        .collect()
+}
+
+/// [`backticked`] as written, case kept.
+fn backticked_as_written(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut rest = text;
     while let Some(open) = rest.find('`') {
@@ -478,7 +761,7 @@ pub fn backticked(text: &str) -> BTreeSet<String> {
         if looks_like_location(inner) {
             continue;
         }
-        out.insert(inner.to_lowercase());
+        out.insert(inner.to_string());
     }
     out
 }
@@ -532,7 +815,10 @@ mod tests {
             "tagDeviceUI caches the device ID before the store call returns, so a rejected device stays cached.",
         ];
         let findings: Vec<Finding> = texts.iter().map(|t| finding(t, t, None, None)).collect();
-        let corpus = Corpus::new(findings.iter().map(FindingProfile::of).collect());
+        let corpus = Corpus::new(
+            findings.iter().map(FindingProfile::of).collect(),
+            (0..findings.len()).collect(),
+        );
         let threshold = crate::consolidate::cluster::MERGE_THRESHOLD;
         for (a, b) in [(0, 1), (0, 2), (1, 2)] {
             let e = corpus.evidence(a, b);
@@ -555,13 +841,15 @@ mod tests {
     }
 
     #[test]
-    fn text_only_scores_are_scaled_and_located_ones_are_not() {
+    fn a_place_strengthens_text_evidence_and_never_makes_it() {
         let text_only = PairEvidence {
             text: 0.2,
+            claim: 0.0,
             identifiers: 0.0,
             quote: 0.0,
             location: LocationRelation::Unknown,
         };
+        // Reworded text: cosine 0.2 reaches the merge threshold.
         assert!((text_only.score() - 0.3).abs() < 1e-9);
         let full = PairEvidence {
             text: 0.9,
@@ -570,10 +858,42 @@ mod tests {
         assert!((full.score() - TEXT_ONLY_WEIGHT).abs() < 1e-9);
         // With locations in different files the same text stays apart.
         let apart = PairEvidence {
+            claim: 0.2,
             location: LocationRelation::Different,
             ..text_only
         };
         assert_eq!(apart.score(), 0.0);
+        // The same lines with nothing claimed in common: nothing, whatever identifier and
+        // quote they share.
+        let same_lines = PairEvidence {
+            text: 0.3,
+            claim: 0.0,
+            identifiers: 1.0,
+            quote: 1.0,
+            location: LocationRelation::Overlap,
+        };
+        assert_eq!(same_lines.score(), 0.0);
+        // A weak claim in common: the identifiers add at most as much, the lines half again,
+        // which is where the same words would stand with no location at all.
+        let weak = PairEvidence {
+            claim: 0.12,
+            ..same_lines
+        };
+        assert!((weak.text_evidence() - 0.24).abs() < 1e-9);
+        assert!((weak.score() - 0.36).abs() < 1e-9);
+        let unlocated = PairEvidence {
+            text: 0.12,
+            location: LocationRelation::Unknown,
+            ..weak
+        };
+        assert!((unlocated.score() - weak.score()).abs() < 1e-9);
+        let elsewhere = PairEvidence {
+            location: LocationRelation::SameFile,
+            identifiers: 0.0,
+            quote: 0.0,
+            ..weak
+        };
+        assert!(elsewhere.score() < crate::consolidate::cluster::MERGE_THRESHOLD);
     }
 
     #[test]
@@ -611,7 +931,10 @@ mod tests {
             Some("pkg/app/app_controller.go:173-176"),
             Some("log.Error(err, \"Failed to fetch input ConfigMap\")"),
         );
-        let corpus = Corpus::new([&a, &b, &c].iter().map(|f| FindingProfile::of(f)).collect());
+        let corpus = Corpus::new(
+            [&a, &b, &c].iter().map(|f| FindingProfile::of(f)).collect(),
+            vec![0, 1, 2],
+        );
         let ab = corpus.evidence(0, 1);
         let bc = corpus.evidence(1, 2);
         assert_eq!(ab.location, LocationRelation::Near);

@@ -439,6 +439,6 @@ async fn cancel_on_signal(cancel: CancelToken, mut signals: Signals) {
     cancel.cancel();
     next_signal(&mut signals).await;
     backend::process::kill_all_now();
-    eprintln!("deep-review: stopped at once; checkouts left behind are removed by the next run");
+    crate::say!("deep-review: stopped at once; checkouts left behind are removed by the next run");
     std::process::exit(130);
 }

@@ -129,10 +129,10 @@ impl StreamReader {
 
     /// Ends the stream. `stderr` is the captured standard error (Gemini reports fatal errors
     /// there); `last_message` is the text the CLI wrote to its own last-message file, if any.
-    pub fn finish(self, stderr: &str, last_message: Option<&str>) -> RunOutput {
+    pub fn finish(mut self, stderr: &str, last_message: Option<&str>) -> RunOutput {
         let mut text = match self.kind {
             AgentKind::Codex => self.texts.last().cloned().unwrap_or_default(),
-            AgentKind::Generic => self.raw.clone(),
+            AgentKind::Generic => std::mem::take(&mut self.raw),
             AgentKind::Claude | AgentKind::Gemini => join_blocks(&self.texts),
         };
         if text.trim().is_empty()

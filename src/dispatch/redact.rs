@@ -69,8 +69,30 @@ fn secret_values() -> &'static [String] {
     })
 }
 
+/// One pass that says whether `text` may hold anything to redact: the secret values and the
+/// three patterns together, so the common case (nothing to hide) costs one scan of the text.
+fn anything_to_redact(text: &str) -> bool {
+    static ANY: OnceLock<Option<regex::RegexSet>> = OnceLock::new();
+    let set = ANY.get_or_init(|| {
+        let mut patterns: Vec<String> = secret_values().iter().map(|v| regex::escape(v)).collect();
+        patterns.extend(
+            [&*URL_CREDENTIALS, &*AUTH_HEADER, &*TOKENS]
+                .iter()
+                .map(|re| re.as_str().to_string()),
+        );
+        regex::RegexSet::new(patterns).ok()
+    });
+    match set {
+        Some(set) => set.is_match(text),
+        None => true,
+    }
+}
+
 /// `text` with every secret replaced by `***`.
 pub fn redact(text: &str) -> Cow<'_, str> {
+    if !anything_to_redact(text) {
+        return Cow::Borrowed(text);
+    }
     let mut out = Cow::Borrowed(text);
     for value in secret_values() {
         if out.contains(value.as_str()) {

@@ -165,7 +165,10 @@ pub async fn run_reviewer(
     review.output_cut_bytes = last.output_cut;
     extra.cli_duration_s = last.output.duration_s;
     let output = last.output;
-    review.text = redact(&output.text).into_owned();
+    review.text = match redact(&output.text) {
+        std::borrow::Cow::Borrowed(_) => output.text,
+        std::borrow::Cow::Owned(redacted) => redacted,
+    };
     review.tokens = output.tokens;
     review.cost_usd = output.cost_usd;
     review.tool_calls = output.tool_calls;

@@ -7,7 +7,7 @@
 
 use std::ops::Range;
 
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 
 /// What a block is.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,13 +40,17 @@ pub(crate) enum BlockKind {
 
 /// A piece of inline text: plain text, a code span, or a line break.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Inline {
+pub(crate) struct Inline<'a> {
     pub kind: InlineKind,
-    pub text: String,
+    /// The text, borrowed from the review where it is written as it reads.
+    pub text: CowStr<'a>,
     /// Inside `**strong**`.
     pub strong: bool,
     /// Inside `*emphasis*`.
     pub emph: bool,
+    /// Inside a link: its destination (`[a.go#L3](https://…/a.go#L3)`), which may hold the
+    /// line the text leaves out.
+    pub link: Option<std::rc::Rc<str>>,
     pub range: Range<usize>,
 }
 
@@ -60,14 +64,14 @@ pub(crate) enum InlineKind {
 /// One block of the document with its children (list items, cells, nested blocks) and, for
 /// paragraphs, headings and cells, its inline content.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Block {
+pub(crate) struct Block<'a> {
     pub kind: BlockKind,
     pub range: Range<usize>,
-    pub children: Vec<Block>,
-    pub inlines: Vec<Inline>,
+    pub children: Vec<Block<'a>>,
+    pub inlines: Vec<Inline<'a>>,
 }
 
-impl Block {
+impl<'a> Block<'a> {
     fn new(kind: BlockKind, range: Range<usize>) -> Self {
         Block {
             kind,
@@ -78,21 +82,44 @@ impl Block {
     }
 
     /// The inline content split at line breaks.
-    pub fn lines(&self) -> Vec<Vec<&Inline>> {
+    pub fn lines(&self) -> Vec<Vec<&Inline<'a>>> {
         split_lines(&self.inlines)
+    }
+
+    /// Line `n` (from 0) of the inline content, without splitting the lines after it.
+    pub fn line(&self, n: usize) -> Option<Vec<&Inline<'a>>> {
+        line_of(&self.inlines, n)
     }
 
     /// The plain text of the inline content, code spans in backticks, lines joined by `\n`.
     pub fn plain(&self) -> String {
-        self.lines()
-            .iter()
-            .map(|l| plain(l))
-            .collect::<Vec<_>>()
-            .join("\n")
+        // As `split_lines` then `plain` per line joined by `\n`, without the vectors.
+        let mut s = String::new();
+        let mut line_has_text = false;
+        let mut newline_due = false;
+        for i in &self.inlines {
+            if i.kind == InlineKind::Break {
+                newline_due |= line_has_text;
+                line_has_text = false;
+                continue;
+            }
+            if std::mem::take(&mut newline_due) {
+                s.push('\n');
+            }
+            line_has_text = true;
+            if i.kind == InlineKind::Code {
+                s.push('`');
+                s.push_str(&i.text);
+                s.push('`');
+            } else {
+                s.push_str(&i.text);
+            }
+        }
+        s
     }
 
     /// For a list item or other container: the first paragraph in it, if any.
-    pub fn first_paragraph(&self) -> Option<&Block> {
+    pub fn first_paragraph(&self) -> Option<&Block<'a>> {
         self.children
             .first()
             .filter(|b| matches!(b.kind, BlockKind::Paragraph | BlockKind::Heading(_)))
@@ -100,7 +127,7 @@ impl Block {
 }
 
 /// Splits inline content into lines at soft and hard breaks.
-pub(crate) fn split_lines(inlines: &[Inline]) -> Vec<Vec<&Inline>> {
+pub(crate) fn split_lines<'b, 'a>(inlines: &'b [Inline<'a>]) -> Vec<Vec<&'b Inline<'a>>> {
     let mut lines = vec![Vec::new()];
     for i in inlines {
         if i.kind == InlineKind::Break {
@@ -111,6 +138,27 @@ pub(crate) fn split_lines(inlines: &[Inline]) -> Vec<Vec<&Inline>> {
     }
     lines.retain(|l| !l.is_empty());
     lines
+}
+
+/// Line `n` (from 0) of inline content, counted as [`split_lines`] does (empty lines are not
+/// lines), reading no further than that line.
+pub(crate) fn line_of<'b, 'a>(inlines: &'b [Inline<'a>], n: usize) -> Option<Vec<&'b Inline<'a>>> {
+    let mut current: Vec<&Inline> = Vec::new();
+    let mut k = 0;
+    for i in inlines {
+        if i.kind == InlineKind::Break {
+            if !current.is_empty() {
+                if k == n {
+                    return Some(current);
+                }
+                k += 1;
+                current.clear();
+            }
+        } else {
+            current.push(i);
+        }
+    }
+    (k == n && !current.is_empty()).then_some(current)
 }
 
 /// The plain text of one line: text as written, code spans wrapped in backticks.
@@ -161,23 +209,57 @@ pub(crate) fn options() -> Options {
 pub(crate) const MAX_DEPTH: usize = 48;
 
 /// Parses Markdown into top-level blocks.
-pub(crate) fn parse_blocks(text: &str) -> Vec<Block> {
+#[cfg(test)]
+pub(crate) fn parse_blocks(text: &str) -> Vec<Block<'_>> {
     parse_blocks_checked(text).0
 }
 
 /// Parses Markdown into top-level blocks; also returns the offset of the first block that was
 /// nested deeper than [`MAX_DEPTH`], if any.
-pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
+#[cfg(test)]
+pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block<'_>>, Option<usize>) {
+    parse_blocks_at(text, 0)
+}
+
+/// Parses a part of a text into top-level blocks whose ranges are offsets in the whole text
+/// (`offset` is where the part starts); also returns the offset of the first block that was
+/// nested deeper than [`MAX_DEPTH`], if any.
+pub(crate) fn parse_blocks_at(text: &str, offset: usize) -> (Vec<Block<'_>>, Option<usize>) {
+    let (mut blocks, too_deep) = parse_part(text);
+    if offset > 0 {
+        for b in &mut blocks {
+            shift(b, offset);
+        }
+    }
+    (blocks, too_deep.map(|at| at + offset))
+}
+
+/// Moves a block's ranges (and its children's) by `by` bytes.
+fn shift(b: &mut Block<'_>, by: usize) {
+    // Iterative: the tree is at most MAX_DEPTH deep, but stay clear of recursion anyway.
+    let mut stack: Vec<&mut Block<'_>> = vec![b];
+    while let Some(b) = stack.pop() {
+        b.range = b.range.start + by..b.range.end + by;
+        for i in &mut b.inlines {
+            i.range = i.range.start + by..i.range.end + by;
+        }
+        stack.extend(b.children.iter_mut());
+    }
+}
+
+fn parse_part(text: &str) -> (Vec<Block<'_>>, Option<usize>) {
     let mut root = Block::new(BlockKind::Other, 0..text.len());
     let mut stack: Vec<Block> = Vec::new();
     let mut strong = 0usize;
     let mut emph = 0usize;
+    // The destination of the link being read, if any (links do not nest).
+    let mut link: Option<std::rc::Rc<str>> = None;
     // Containers opened beyond MAX_DEPTH and not pushed; their ends are skipped too.
     let mut flattened = 0usize;
     let mut too_deep: Option<usize> = None;
 
     // Attach a finished block to its parent (or the root).
-    fn attach(stack: &mut [Block], root: &mut Block, b: Block) {
+    fn attach<'a>(stack: &mut [Block<'a>], root: &mut Block<'a>, b: Block<'a>) {
         match stack.last_mut() {
             Some(parent) => parent.children.push(b),
             None => root.children.push(b),
@@ -187,7 +269,7 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
     // content in a paragraph so the order of text and blocks is kept.
     // The paragraph's range runs from the first inline (backed up over the `**`, `_` or `[`
     // that open it) to where the next block starts, so its source is the text as written.
-    fn flush_item_inlines(stack: &mut [Block], text: &str, next: usize) {
+    fn flush_item_inlines(stack: &mut [Block<'_>], text: &str, next: usize) {
         if let Some(top) = stack.last_mut()
             && top.kind == BlockKind::Item
             && !top.inlines.is_empty()
@@ -250,11 +332,13 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                         emph += 1;
                         None
                     }
-                    Tag::Strikethrough
-                    | Tag::Superscript
-                    | Tag::Subscript
-                    | Tag::Link { .. }
-                    | Tag::Image { .. } => None,
+                    Tag::Link { dest_url, .. } => {
+                        link = Some(std::rc::Rc::from(dest_url.as_ref()));
+                        None
+                    }
+                    Tag::Strikethrough | Tag::Superscript | Tag::Subscript | Tag::Image { .. } => {
+                        None
+                    }
                     _ => Some(BlockKind::Other),
                 };
                 if let Some(kind) = kind {
@@ -270,11 +354,9 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
             Event::End(end) => match end {
                 TagEnd::Strong => strong = strong.saturating_sub(1),
                 TagEnd::Emphasis => emph = emph.saturating_sub(1),
-                TagEnd::Strikethrough
-                | TagEnd::Superscript
-                | TagEnd::Subscript
-                | TagEnd::Link
-                | TagEnd::Image => {}
+                TagEnd::Link => link = None,
+                TagEnd::Strikethrough | TagEnd::Superscript | TagEnd::Subscript | TagEnd::Image => {
+                }
                 _ if flattened > 0 => flattened -= 1,
                 _ => {
                     flush_item_inlines(&mut stack, text, range.end);
@@ -298,9 +380,10 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                     } else {
                         top.inlines.push(Inline {
                             kind: InlineKind::Text,
-                            text: t.to_string(),
+                            text: t,
                             strong: strong > 0,
                             emph: emph > 0,
+                            link: link.clone(),
                             range,
                         });
                     }
@@ -310,9 +393,10 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                 if let Some(top) = stack.last_mut() {
                     top.inlines.push(Inline {
                         kind: InlineKind::Code,
-                        text: t.to_string(),
+                        text: t,
                         strong: strong > 0,
                         emph: emph > 0,
+                        link: link.clone(),
                         range,
                     });
                 }
@@ -321,9 +405,10 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                 if let Some(top) = stack.last_mut() {
                     top.inlines.push(Inline {
                         kind: InlineKind::Break,
-                        text: String::new(),
+                        text: CowStr::Borrowed(""),
                         strong: false,
                         emph: false,
+                        link: None,
                         range,
                     });
                 }
@@ -338,18 +423,24 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                         } else {
                             InlineKind::Text
                         },
-                        text: if is_br { String::new() } else { h.to_string() },
+                        text: if is_br {
+                            CowStr::Borrowed("")
+                        } else {
+                            h.clone()
+                        },
                         strong: strong > 0,
                         emph: emph > 0,
+                        link: link.clone(),
                         range,
                     });
                 } else {
                     let mut b = Block::new(BlockKind::Html, range);
                     b.inlines.push(Inline {
                         kind: InlineKind::Text,
-                        text: h.to_string(),
+                        text: h,
                         strong: false,
                         emph: false,
+                        link: None,
                         range: b.range.clone(),
                     });
                     root.children.push(b);
@@ -363,9 +454,10 @@ pub(crate) fn parse_blocks_checked(text: &str) -> (Vec<Block>, Option<usize>) {
                 if let Some(top) = stack.last_mut() {
                     top.inlines.push(Inline {
                         kind: InlineKind::Text,
-                        text: if done { "[x] " } else { "[ ] " }.into(),
+                        text: CowStr::Borrowed(if done { "[x] " } else { "[ ] " }),
                         strong: false,
                         emph: false,
+                        link: None,
                         range,
                     });
                 }
@@ -409,17 +501,18 @@ pub(crate) fn dedented(text: &str, range: &Range<usize>) -> String {
         return String::new();
     };
     let src = src.trim_end();
-    let mut lines = src.lines();
-    let first = lines.next().unwrap_or("");
-    let rest: Vec<&str> = lines.collect();
+    let Some((first, rest)) = src.split_once('\n') else {
+        return src.trim_start().to_string();
+    };
     let indent = rest
-        .iter()
+        .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| l.len() - l.trim_start().len())
         .min()
         .unwrap_or(0);
-    let mut out = first.trim_start().to_string();
-    for l in rest {
+    let mut out = String::with_capacity(src.len());
+    out.push_str(first.trim_start().trim_end_matches('\r'));
+    for l in rest.lines() {
         out.push('\n');
         out.push_str(l.get(indent.min(l.len())..).unwrap_or(l.trim_start()));
     }

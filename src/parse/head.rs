@@ -9,6 +9,7 @@
 //! - **Title** *(future)* [Agent]
 //! ```
 
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -41,10 +42,6 @@ pub(crate) struct FindingHead {
 static ID_RE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s*([A-Z]{1,3}-?\d{1,4})(?:[.:)]|\s*$)\s*").unwrap());
 
-static SEV_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"`?\(\s*([A-Za-z]+)\s*(?:[,/;|—–]\s*([A-Za-z][A-Za-z -]*?)\s*)?\)`?").unwrap()
-});
-
 static SCOPE_RE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
         r"(?i)[*_`]*\(\s*(in[- ]scope|future|pre[- ]existing|persistent|out[- ]of[- ]scope|follow[- ]up)\s*\)[*_`]*",
@@ -53,42 +50,128 @@ static SCOPE_RE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 static PLAIN_LOC_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:^|[\s(])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8}(?::\d+(?:[-–]\d+)?(?:,\s*\d+(?:[-–]\d+)?)*)?)").unwrap()
+    Regex::new(r"(?:^|[\s(\[])((?:[\w.-]+/)*[\w.-]+\.[A-Za-z0-9]{1,8}(?::\d+(?:[-–]\d+)?(?:,\s*\d+(?:[-–]\d+)?)*|#L\d+(?:-L?\d+)?)?)").unwrap()
 });
 
 static RANGE_ONLY_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\d+(?:[-–]\d+)?$").unwrap());
 
+/// `re.captures(text)`, asked only when the pattern matches: a match test allocates nothing,
+/// and most lines a reader looks at do not match.
+fn captures<'t>(re: &Regex, text: &'t str) -> Option<regex::Captures<'t>> {
+    if re.is_match(text) {
+        re.captures(text)
+    } else {
+        None
+    }
+}
+
+/// Whether `text` contains `word`, ignoring ASCII case.
+fn contains_word_ignore_case(text: &str, word: &str) -> bool {
+    text.len() >= word.len()
+        && text
+            .as_bytes()
+            .windows(word.len())
+            .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+}
+
+/// The `(word, category)` notes of a text, left to right: `(important, gap)`,
+/// `` `(suggestion)` ``, `(critical — security)`. Each is the word, the category and the byte
+/// range of the note (with the backticks around it). Read by hand rather than by a regex: every
+/// finding's first line is asked, several times.
+fn notes(text: &str) -> impl Iterator<Item = (&str, Option<&str>, Range<usize>)> {
+    let mut from = 0;
+    let mut last_end = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let open = from + text.get(from..)?.find('(')?;
+            if let Some((word, category, end)) = note_at(text, open) {
+                // A backtick before the note is its own unless the note before took it.
+                let start = if open > last_end && text.as_bytes()[open - 1] == b'`' {
+                    open - 1
+                } else {
+                    open
+                };
+                from = end;
+                last_end = end;
+                return Some((word, category, start..end));
+            }
+            from = open + 1;
+        }
+    })
+}
+
+/// The note that opens at `open` (a `(`): `\(\s*[A-Za-z]+\s*(?:[,/;|—–]\s*[A-Za-z][A-Za-z -]*\s*)?\)`,
+/// and a backtick after it. Returns the word, the category and where the note ends.
+fn note_at(text: &str, open: usize) -> Option<(&str, Option<&str>, usize)> {
+    let rest = &text[open + 1..];
+    let close = rest.find(')')?;
+    let inner = rest[..close].trim_start();
+    let word_len = inner
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .unwrap_or(inner.len());
+    if word_len == 0 {
+        return None;
+    }
+    let word = &inner[..word_len];
+    let after = inner[word_len..].trim_start();
+    let category = match after.chars().next() {
+        None => None,
+        Some(sep @ (',' | '/' | ';' | '|' | '—' | '–')) => {
+            let c = after[sep.len_utf8()..].trim();
+            let ok = c.starts_with(|ch: char| ch.is_ascii_alphabetic())
+                && c.chars()
+                    .all(|ch| ch.is_ascii_alphabetic() || ch == ' ' || ch == '-');
+            if !ok {
+                return None;
+            }
+            Some(c)
+        }
+        Some(_) => return None,
+    };
+    let mut end = open + 1 + close + 1;
+    if text.as_bytes().get(end) == Some(&b'`') {
+        end += 1;
+    }
+    Some((word, category, end))
+}
+
 /// Finds a `(severity, category)` note in text: the severity word must be one
 /// [`Severity::from_str`] knows, so `(e.g., ...)` and `(see above)` never match.
 /// Returns the severity, category and the byte range of the note.
-pub(crate) fn find_severity(
-    text: &str,
-) -> Option<(Severity, Option<Category>, std::ops::Range<usize>)> {
-    SEV_RE.captures_iter(text).find_map(|c| {
-        let sev: Severity = c.get(1)?.as_str().parse().ok()?;
-        let cat = c.get(2).map(|m| Category::from(m.as_str()));
-        let m = c.get(0)?;
-        Some((sev, cat, m.range()))
+pub(crate) fn find_severity(text: &str) -> Option<(Severity, Option<Category>, Range<usize>)> {
+    notes(text).find_map(|(word, category, range)| {
+        let sev: Severity = word.parse().ok()?;
+        Some((sev, category.map(Category::from), range))
     })
+}
+
+/// Where the first `(severity, category)` note of a text is, without reading its category.
+pub(crate) fn severity_note(text: &str) -> Option<Range<usize>> {
+    notes(text)
+        .find(|(word, _, _)| word.parse::<Severity>().is_ok())
+        .map(|(_, _, range)| range)
 }
 
 /// Finds a severity note that ends a paragraph (`... (important, gap)`), the way some
 /// reviewers write it after the body instead of on the first line.
 pub(crate) fn find_trailing_severity(
     text: &str,
-) -> Option<(Severity, Option<Category>, std::ops::Range<usize>)> {
+) -> Option<(Severity, Option<Category>, Range<usize>)> {
     let trimmed = text.trim_end().trim_end_matches('.').trim_end();
-    let (sev, cat, range) = SEV_RE.captures_iter(trimmed).last().and_then(|c| {
-        let sev: Severity = c.get(1)?.as_str().parse().ok()?;
-        let cat = c.get(2).map(|m| Category::from(m.as_str()));
-        Some((sev, cat, c.get(0)?.range()))
-    })?;
-    (range.end == trimmed.len()).then_some((sev, cat, range))
+    if !trimmed.ends_with([')', '`']) {
+        return None;
+    }
+    let (word, category, range) = notes(trimmed).last()?;
+    let sev: Severity = word.parse().ok()?;
+    (range.end == trimmed.len()).then(|| (sev, category.map(Category::from), range))
 }
 
 /// Scope tags in text: `(in-scope)`, `*(future)*`, `` `(pre-existing)` ``.
 pub(crate) fn find_scopes(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
+    if !text.contains('(') {
+        return out;
+    }
     for c in SCOPE_RE.captures_iter(text) {
         let s = c[1].to_ascii_lowercase().replace(' ', "-");
         if !out.contains(&s) {
@@ -99,7 +182,10 @@ pub(crate) fn find_scopes(text: &str) -> Vec<String> {
 }
 
 pub(crate) fn strip_scopes(text: &str) -> String {
-    SCOPE_RE.replace_all(text, "").to_string()
+    if !text.contains('(') {
+        return text.to_string();
+    }
+    SCOPE_RE.replace_all(text, "").into_owned()
 }
 
 /// Whether a code span looks like a place in the code rather than an identifier:
@@ -189,7 +275,7 @@ fn ext_is_fileish(path: &str) -> bool {
         "dockerfile",
     ];
     path.rsplit_once('.')
-        .is_some_and(|(_, e)| EXTS.contains(&e.to_ascii_lowercase().as_str()))
+        .is_some_and(|(_, e)| EXTS.iter().any(|x| x.eq_ignore_ascii_case(e)))
 }
 
 /// Parses one cited location, which may hold several ranges (`a.go:13-14,30-37`): one
@@ -211,22 +297,60 @@ pub(crate) fn parse_locations(s: &str) -> Vec<Location> {
     if !lines.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
         return s.parse().into_iter().collect();
     }
+    // `path:LINE:COL` is the parser's to read (the last number is a column).
+    let plain_path = !path.is_empty()
+        && !path
+            .rsplit_once(':')
+            .is_some_and(|(_, l)| !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()));
     lines
         .split(',')
         .map(str::trim)
         .filter(|r| !r.is_empty())
-        .filter_map(|r| format!("{path}:{r}").parse::<Location>().ok())
+        .filter_map(|r| match line_range(r).filter(|_| plain_path) {
+            // `12` or `12-20`, the common case, without formatting and parsing again.
+            Some((start, end)) => Some(Location::new(path, Some(start), end)),
+            None => format!("{path}:{r}").parse::<Location>().ok(),
+        })
         .collect()
+}
+
+/// `12` → (12, None), `12-20` or `12–20` → (12, Some(20)).
+fn line_range(r: &str) -> Option<(u32, Option<u32>)> {
+    let (a, b) = match r.split_once(['-', '–']) {
+        Some((a, b)) => (a, Some(b)),
+        None => (r, None),
+    };
+    let number = |s: &str| {
+        (!s.is_empty() && s.len() <= 9 && s.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| s.parse::<u32>().ok())
+            .flatten()
+    };
+    let start = number(a)?;
+    match b {
+        Some(b) => Some((start, Some(number(b)?))),
+        None => Some((start, None)),
+    }
 }
 
 /// The locations in free text: code spans that look like paths, else `path:lines` words.
 pub(crate) fn locations_in_text(s: &str) -> Vec<Location> {
     static SPAN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"`([^`]+)`").unwrap());
-    let mut out: Vec<Location> = SPAN
+    static LINK: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\[([^\]\n]+)\]\(([^)\s]+)\)").unwrap());
+    let mut out: Vec<Location> = LINK
         .captures_iter(s)
-        .filter(|c| looks_like_location(&c[1]))
-        .flat_map(|c| parse_locations(&c[1]))
+        .flat_map(|c| link_locations(&c[1], &c[2]))
         .collect();
+    let without_links = if out.is_empty() {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        LINK.replace_all(s, "")
+    };
+    out.extend(
+        SPAN.captures_iter(&without_links)
+            .filter(|c| looks_like_location(&c[1]))
+            .flat_map(|c| parse_locations(&c[1])),
+    );
     if out.is_empty() {
         for c in PLAIN_LOC_RE.captures_iter(s) {
             if looks_like_location(&c[1]) {
@@ -256,7 +380,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         && m.end() == i.text.len()
     {
         // `S1. **Title**`
-        prefix = i.text.clone();
+        prefix = i.text.to_string();
         idx += 1;
     }
     let bold_end = line[idx..]
@@ -266,14 +390,31 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         .unwrap_or(line.len());
     let bold_text = plain(&line[idx..bold_end]);
     let after = plain(&line[bold_end..]);
+    // `**S2. Title — `pkg/x.go:12-20`**`: the location written inside the bold title.
+    let title_end = trailing_location(&line[idx..bold_end])
+        .map(|cut| idx + cut)
+        .unwrap_or(bold_end);
+    let bold_locations = if title_end < bold_end {
+        locations_in(&line[title_end..bold_end], "").0
+    } else {
+        Vec::new()
+    };
 
     let (title_src, rest_src) = if bold_end > idx {
         head.bold = true;
         head.colon_after_bold =
             after.trim_start().starts_with(':') || bold_text.trim_end().ends_with(':');
-        let bt = bold_text.trim().to_string();
+        let bt = if title_end < bold_end {
+            plain(&line[idx..title_end])
+                .trim()
+                .trim_end_matches(TITLE_LOCATION_SEPARATORS)
+                .trim()
+                .to_string()
+        } else {
+            bold_text.trim().to_string()
+        };
         // `**S1.** Title — ...`: the bold holds only the id.
-        if let Some(c) = ID_RE.captures(&bt)
+        if let Some(c) = captures(&ID_RE, &bt)
             && c.get(0).is_some_and(|m| m.end() == bt.len())
         {
             head.id = Some(c[1].to_string());
@@ -287,13 +428,13 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
     };
     let prefix = prefix.trim();
     if head.id.is_none()
-        && let Some(c) = ID_RE.captures(prefix)
+        && let Some(c) = captures(&ID_RE, prefix)
     {
         head.id = Some(c[1].to_string());
     }
     // The id may lead the title itself: `**S1. Title**`, `C2: Title`.
     let mut title = title_src.trim().to_string();
-    if let Some(c) = ID_RE.captures(&title)
+    if let Some(c) = captures(&ID_RE, &title)
         && let Some(m) = c.get(0)
         && m.end() < title.len()
     {
@@ -304,7 +445,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
     }
     static NUM_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*(\d{1,4})[.)]\s+").unwrap());
     if head.id.is_none()
-        && let Some(c) = NUM_RE.captures(&title)
+        && let Some(c) = captures(&NUM_RE, &title)
         && let Some(m) = c.get(0)
     {
         head.number = c[1].parse().ok();
@@ -333,7 +474,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         // `**Title (important, gap)**`
         head.severity = Some(sev);
         head.category = cat;
-        if let Some((_, _, r)) = find_severity(&head.title.clone()) {
+        if let Some(r) = severity_note(&head.title.clone()) {
             head.title.replace_range(r, "");
             head.title = head.title.trim().to_string();
         }
@@ -345,7 +486,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         Regex::new(r"(?i)\bseverity\s*[:=]\s*\**\s*([A-Za-z]+)\**[.,;]?").unwrap()
     });
     if head.severity.is_none()
-        && let Some(c) = TAG_RE.captures(&head.title)
+        && let Some(c) = captures(&TAG_RE, &head.title)
         && let Ok(sev) = c[1].parse::<Severity>()
         && let Some(m) = c.get(0)
     {
@@ -353,6 +494,7 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         head.title = head.title[m.end()..].trim().to_string();
     }
     if head.severity.is_none()
+        && contains_word_ignore_case(&rest, "severity")
         && let Some(c) = LABEL_RE.captures(&rest)
         && let Ok(sev) = c[1].parse::<Severity>()
         && let Some(m) = c.get(0)
@@ -366,11 +508,18 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         .trim()
         .to_string();
     let (locations, used) = locations_in(&line[bold_end.min(line.len())..], &rest);
-    head.locations = locations;
-    for u in used {
-        rest = rest.replacen(&format!("`{u}`"), "", 1);
+    head.locations = bold_locations;
+    head.locations.extend(locations);
+    if title_end < bold_end {
+        dedup_locations(&mut head.locations);
     }
-    let rest = rest.replace(" , ", " ").replace(", ,", ",");
+    let rest = remove_in_order(&rest, &used);
+    // What is left of a list of locations is its commas.
+    let rest = if rest.chars().any(char::is_alphanumeric) {
+        rest.replace(" , ", " ").replace(", ,", ",")
+    } else {
+        String::new()
+    };
     head.rest = strip_scopes(&rest)
         .trim()
         .trim_start_matches(['—', '–', '-', ':', '.'])
@@ -384,11 +533,14 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
 /// such as `` `fs::metadata` `` stays in the title.
 fn split_title(s: &str) -> (String, String) {
     static SPAN_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r" `([^`]+)`").unwrap());
-    let mut cuts: Vec<usize> = [" — ", " – ", " - "]
-        .iter()
-        .filter_map(|sep| s.find(sep))
+    // The first dash separator (` — `, ` – `, ` - `), found in one pass.
+    let mut cuts: Vec<usize> = s
+        .match_indices(['—', '–', '-'])
+        .find(|(i, d)| s[..*i].ends_with(' ') && s[i + d.len()..].starts_with(' '))
+        .map(|(i, _)| i - 1)
+        .into_iter()
         .collect();
-    if let Some((_, _, r)) = find_severity(s) {
+    if let Some(r) = severity_note(s) {
         // Back up over a space and an opening backtick.
         let start = s[..r.start].trim_end_matches('`').trim_end().len();
         cuts.push(start);
@@ -415,57 +567,246 @@ fn split_title(s: &str) -> (String, String) {
 }
 
 /// Whether text holds nothing but more locations, severity notes, `[Agent]` tags and
-/// punctuation.
+/// punctuation. Text longer than a title line's notes ever are is not notes: the check stays
+/// cheap when it is asked about every span of a long line.
 pub(crate) fn only_notes(s: &str) -> bool {
-    static NOTE_RE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"`[^`]*`|\([^)]*\)|\[[^\]]*\]").unwrap());
-    !NOTE_RE
-        .replace_all(s, "")
-        .chars()
-        .any(|c| c.is_alphabetic())
+    if s.len() > 2048 {
+        return false;
+    }
+    // Skip `code`, (parenthesised) and [bracketed] groups; an opener without its closer is
+    // one character like any other.
+    let mut rest = s;
+    while let Some(c) = rest.chars().next() {
+        let closer = match c {
+            '`' => Some('`'),
+            '(' => Some(')'),
+            '[' => Some(']'),
+            _ => None,
+        };
+        if let Some(end) = closer.and_then(|e| rest[1..].find(e)) {
+            rest = &rest[1 + end + 1..];
+            continue;
+        }
+        if c.is_alphabetic() {
+            return false;
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    true
 }
 
-/// The locations cited on the line: code spans that look like paths (a bare `355-374` after a
-/// path adds a range of that path), else plain `path:lines` text.
+/// Drops repeated locations, keeping the first of each in order: by comparison when there are
+/// few (a finding's line names one or two), by hashing when a line names thousands.
+pub(crate) fn dedup_locations(v: &mut Vec<Location>) {
+    if v.len() <= 16 {
+        let mut kept = 0;
+        for i in 0..v.len() {
+            if !v[..kept].contains(&v[i]) {
+                v.swap(kept, i);
+                kept += 1;
+            }
+        }
+        v.truncate(kept);
+    } else {
+        let mut seen = std::collections::HashSet::new();
+        v.retain(|l| seen.insert(l.clone()));
+    }
+}
+
+/// What may separate a title from a location written after it inside the bold.
+const TITLE_LOCATION_SEPARATORS: &[char] = &['—', '–', '-', ':', '(', ',', '@', '|', ' '];
+
+/// Runs of inlines read together: the inlines of one link (its text may be split into code and
+/// plain text), else one inline each. Returns index ranges into `spans`.
+fn groups(spans: &[&Inline]) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for (k, i) in spans.iter().enumerate() {
+        if let (Some(last), Some(link)) = (out.last_mut(), &i.link)
+            && last.end == k
+            && spans[last.start]
+                .link
+                .as_ref()
+                .is_some_and(|l| std::rc::Rc::ptr_eq(l, link))
+        {
+            last.end = k + 1;
+            continue;
+        }
+        out.push(k..k + 1);
+    }
+    out
+}
+
+/// The locations one group names: a link's (see [`link_locations`]) or a code span that looks
+/// like a path.
+fn group_locations(group: &[&Inline]) -> Vec<Location> {
+    let Some(first) = group.first() else {
+        return Vec::new();
+    };
+    if let Some(url) = &first.link {
+        return link_locations(&plain(group), url);
+    }
+    if first.kind == InlineKind::Code && looks_like_location(first.text.trim()) {
+        return parse_locations(first.text.trim());
+    }
+    Vec::new()
+}
+
+/// Where a location that ends a bold title starts (an index into `bold`): the first of the
+/// trailing locations, when only notes (punctuation, severity, more locations) follow it and a
+/// separator (`—`, `:`, `(`, ...) comes before it. `**Rename `a/b.go` to `c.go`**` keeps its
+/// title whole.
+fn trailing_location(bold: &[&Inline]) -> Option<usize> {
+    let mut cut = None;
+    for g in groups(bold).into_iter().rev() {
+        let inl = &bold[g.clone()];
+        if !group_locations(inl).is_empty() {
+            cut = Some(g.start);
+            continue;
+        }
+        if inl.iter().all(|i| {
+            i.kind == InlineKind::Code && RANGE_ONLY_RE.is_match(i.text.trim())
+                || only_notes(&plain(&[*i]))
+        }) {
+            continue;
+        }
+        break;
+    }
+    let cut = cut.filter(|&c| c > 0)?;
+    let before = plain(&bold[..cut]);
+    let before = before.trim_end();
+    (before.ends_with(|c: char| TITLE_LOCATION_SEPARATORS.contains(&c) && c != ' ')
+        && !before
+            .trim_end_matches(TITLE_LOCATION_SEPARATORS)
+            .trim()
+            .is_empty())
+    .then_some(cut)
+}
+
+/// The location a Markdown link names: `[a.go#L47](...)`, `[a.go](https://host/o/r/blob/main/pkg/a.go#L47-L52)`,
+/// `[see here](pkg/a.go#L3)`. The path is the link's repository path when the text is the end
+/// of it (`a.go` of `pkg/a.go`); the lines are the text's, else the anchor's.
+fn link_locations(text: &str, url: &str) -> Vec<Location> {
+    let (url_path, anchor) = match url.split_once('#') {
+        Some((p, f)) => (p, Some(f)),
+        None => (url, None),
+    };
+    let lines = anchor.and_then(anchor_lines);
+    let repo_path = forge_path(url_path).filter(|p| looks_like_location(p));
+    let text = text.trim().trim_matches('`').trim();
+    let mut locs = if looks_like_location(text) {
+        parse_locations(text)
+    } else {
+        Vec::new()
+    };
+    if let Some(rp) = repo_path {
+        for l in &mut locs {
+            if rp.ends_with(&l.path) && rp[..rp.len() - l.path.len()].ends_with('/') {
+                l.path = rp.to_string();
+            }
+        }
+        if locs.is_empty() {
+            locs = vec![Location::new(rp, None, None)];
+        }
+    }
+    if let Some(lines) = lines
+        && locs.len() == 1
+        && locs[0].start.is_none()
+    {
+        let path = locs[0].path.clone();
+        locs = parse_locations(&format!("{path}:{lines}"));
+    }
+    locs
+}
+
+/// `L47` → `47`, `L47-L52` and `L47-52` → `47-52`.
+fn anchor_lines(fragment: &str) -> Option<String> {
+    static ANCHOR_RE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^L(\d+)(?:-L?(\d+))?").unwrap());
+    let c = ANCHOR_RE.captures(fragment)?;
+    Some(match c.get(2) {
+        Some(end) => format!("{}-{}", &c[1], end.as_str()),
+        None => c[1].to_string(),
+    })
+}
+
+/// The repository path a link points at: a relative link's path, or what follows
+/// `/blob/<ref>/` (or `/tree/<ref>/`, `/-/blob/<ref>/`) in a forge URL. Other URLs name no path.
+fn forge_path(url_path: &str) -> Option<&str> {
+    let p = url_path.split(['?']).next().unwrap_or(url_path);
+    if !p.contains("://") {
+        let p = p.trim_start_matches("./").trim_start_matches('/');
+        return (!p.is_empty()).then_some(p);
+    }
+    let after_host = p.split_once("://")?.1.split_once('/')?.1;
+    let (_, rest) = after_host
+        .split_once("/blob/")
+        .or_else(|| after_host.split_once("/tree/"))?;
+    let (_, path) = rest.split_once('/')?;
+    (!path.is_empty()).then_some(path)
+}
+
+/// `text` without each of `parts`, taken in order (each at its first place after the last).
+fn remove_in_order(text: &str, parts: &[String]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pos = 0;
+    for p in parts {
+        if p.is_empty() {
+            continue;
+        }
+        if let Some(i) = text[pos..].find(p.as_str()) {
+            out.push_str(&text[pos..pos + i]);
+            pos += i + p.len();
+        }
+    }
+    out.push_str(&text[pos..]);
+    out
+}
+
+/// The locations cited on the line: code spans that look like paths and links to lines (a bare
+/// `355-374` after a path adds a range of that path), else plain `path:lines` text. Returns the
+/// locations and the text of the spans they came from, as written in `rest_plain`.
 fn locations_in(spans: &[&Inline], rest_plain: &str) -> (Vec<Location>, Vec<String>) {
     let mut out: Vec<Location> = Vec::new();
     let mut used: Vec<String> = Vec::new();
-    for i in spans.iter().filter(|i| i.kind == InlineKind::Code) {
+    for g in groups(spans) {
+        let inl = &spans[g];
+        let i = inl[0];
+        if i.link.is_some() {
+            let locs = group_locations(inl);
+            if !locs.is_empty() {
+                out.extend(locs);
+                used.push(plain(inl));
+            }
+            continue;
+        }
+        if i.kind != InlineKind::Code {
+            continue;
+        }
         let t = i.text.trim();
         if RANGE_ONLY_RE.is_match(t) {
             if let Some(prev) = out.last().map(|l| l.path.clone()) {
                 out.extend(parse_locations(&format!("{prev}:{t}")));
-                used.push(i.text.clone());
+                used.push(format!("`{}`", i.text));
             }
             continue;
         }
-        if find_severity(t).is_some() {
+        if severity_note(t).is_some() {
             continue;
         }
         if looks_like_location(t) {
             out.extend(parse_locations(t));
-            used.push(i.text.clone());
+            used.push(format!("`{}`", i.text));
         }
     }
     if out.is_empty() {
-        let without_code: String = rest_plain.to_string();
-        for c in PLAIN_LOC_RE.captures_iter(&without_code) {
+        for c in PLAIN_LOC_RE.captures_iter(rest_plain) {
             let s = &c[1];
             if looks_like_location(s) && !s.starts_with("e.g") {
                 out.extend(parse_locations(s));
             }
         }
     }
-    let mut seen = Vec::new();
-    out.retain(|l| {
-        let k = l.to_string();
-        if seen.contains(&k) {
-            false
-        } else {
-            seen.push(k);
-            true
-        }
-    });
+    dedup_locations(&mut out);
     (out, used)
 }
 
@@ -563,6 +904,47 @@ mod tests {
         assert_eq!(h.locations, vec![Location::new("pkg/a.go", Some(12), None)]);
         let h = head_of("1. **Leak** — `pkg/a.go#L3` (important, gap)\n");
         assert_eq!(h.locations, vec![Location::new("pkg/a.go", Some(3), None)]);
+    }
+
+    #[test]
+    fn severity_notes_are_read_by_hand_as_the_pattern_says() {
+        let (sev, cat, r) = find_severity("x `(important, gap)` y").unwrap();
+        assert_eq!(
+            (sev, cat.unwrap().as_str(), r),
+            (Severity::Important, "gap", 2..20)
+        );
+        let (sev, cat, _) = find_severity("(see above) (critical — security)").unwrap();
+        assert_eq!(
+            (sev, cat.unwrap().as_str()),
+            (Severity::Critical, "security")
+        );
+        assert!(find_severity("(important gap)").is_none());
+        assert!(find_severity("(important, 42)").is_none());
+        let (_, cat, _) = find_trailing_severity("Body. (suggestion, missing test )").unwrap();
+        assert_eq!(cat.unwrap().as_str(), "missing test");
+        // A backtick between two notes belongs to the first.
+        let ranges: Vec<Range<usize>> = notes("(a, b)`(c, d)").map(|n| n.2).collect();
+        assert_eq!(ranges, [0..7, 7..13]);
+        assert!(only_notes(
+            " — `a.go:3`, `b.go:4` (important, gap) [Claude]"
+        ));
+        assert!(!only_notes(" — `a.go:3` in the handler"));
+        assert!(!only_notes("(unclosed"));
+    }
+
+    #[test]
+    fn locations_with_ranges_and_columns() {
+        assert_eq!(
+            parse_locations("a.go:12:5"),
+            vec![Location::new("a.go", Some(12), None)]
+        );
+        assert_eq!(
+            parse_locations("a.go:3–9, 12"),
+            vec![
+                Location::new("a.go", Some(3), Some(9)),
+                Location::new("a.go", Some(12), None)
+            ]
+        );
     }
 
     #[test]

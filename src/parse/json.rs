@@ -89,22 +89,14 @@ pub fn parse_json_review(
     for w in &mut warnings {
         w.line.get_or_insert(1);
     }
-    // Ids must be unique within a review: later duplicates get a suffix.
-    let mut seen: Vec<String> = Vec::new();
+    // Ids must be unique within a review: later duplicates get a suffix (linear: a review
+    // may repeat one id thousands of times).
+    let mut ids = super::ids::IdAllocator::default();
     for f in &mut review.findings {
-        if seen.contains(&f.id) || f.id.is_empty() {
-            let original = f.id.clone();
-            let mut k = 2;
-            let base = if original.is_empty() {
-                "F".to_string()
-            } else {
-                original.clone()
-            };
-            let mut id = format!("{base}-{k}");
-            while seen.contains(&id) {
-                k += 1;
-                id = format!("{base}-{k}");
-            }
+        if f.id.is_empty() || ids.contains(&f.id) {
+            let original = std::mem::take(&mut f.id);
+            let base = if original.is_empty() { "F" } else { &original };
+            let id = ids.suffixed(base);
             warnings.push(ParseWarning {
                 line: None,
                 message: format!(
@@ -112,8 +104,9 @@ pub fn parse_json_review(
                 ),
             });
             f.id = id;
+        } else {
+            ids.unique(&f.id);
         }
-        seen.push(f.id.clone());
         if f.severity.is_none() {
             warnings.push(ParseWarning {
                 line: None,

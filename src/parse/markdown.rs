@@ -16,8 +16,7 @@
 use std::ops::Range;
 
 use super::blocks::{
-    Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks, parse_blocks_checked,
-    plain,
+    Block, BlockKind, Inline, InlineKind, LineIndex, dedented, parse_blocks_at, plain,
 };
 use super::head::{FindingHead, find_scopes, find_trailing_severity, parse_head, strip_scopes};
 use crate::types::{
@@ -27,9 +26,9 @@ use crate::types::{
 
 mod findings;
 mod notes;
+mod prepare;
 mod sections;
 
-use findings::*;
 use notes::*;
 use sections::*;
 
@@ -43,7 +42,7 @@ struct Ctx<'t> {
     /// Prefix sums of the inserted lengths, one more entry than `inserted`.
     inserted_before: Vec<usize>,
     review: Review,
-    used_ids: std::collections::HashSet<String>,
+    ids: super::ids::IdAllocator,
 }
 
 impl Ctx<'_> {
@@ -76,11 +75,29 @@ impl Ctx<'_> {
     }
 }
 
+/// Whether a heading names a section of the review layout (`Findings`, `Coverage Summary`, ...).
+pub(crate) fn is_section_name(name: &str) -> bool {
+    classify(name).is_some()
+}
+
 /// Parses a Markdown raw review. Never fails; see the module doc.
 pub fn parse_markdown(agent: &str, text: &str) -> Review {
+    let mut review = read_markdown(agent, text);
+    review.raw = text.to_string();
+    review
+}
+
+/// [`parse_markdown`] of a text the review then keeps as its raw text, without a copy.
+pub fn parse_markdown_owned(agent: &str, text: String) -> Review {
+    let mut review = read_markdown(agent, &text);
+    review.raw = text;
+    review
+}
+
+/// Reads the review; `raw` is left to the caller.
+fn read_markdown(agent: &str, text: &str) -> Review {
     let mut review = Review {
         agent: agent.to_string(),
-        raw: text.to_string(),
         ..Review::default()
     };
     if text.trim().is_empty() {
@@ -90,90 +107,51 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
         });
         return review;
     }
-    let (work, inserted, fence_warnings) = close_open_fences(text);
-    let (work, inserted) = separate_finding_starts(work, inserted);
-    review.warnings.extend(fence_warnings);
-    let (blocks, too_deep) = parse_blocks_checked(&work);
+    let base = prepare::normalize(text);
+    let prepared = prepare::segment(&base);
+    let work: &str = &prepared.work;
     let mut ctx = Ctx {
-        text: &work,
-        lines: LineIndex::new(text),
+        text: work,
+        // `base` has the lines of `text`, one for one.
+        lines: LineIndex::new(&base),
         inserted_before: std::iter::once(0)
-            .chain(inserted.iter().scan(0, |sum, (_, len)| {
+            .chain(prepared.inserted.iter().scan(0, |sum, (_, len)| {
                 *sum += len;
                 Some(*sum)
             }))
             .collect(),
-        inserted,
+        inserted: prepared.inserted,
         review,
-        used_ids: Default::default(),
+        ids: Default::default(),
     };
-    if let Some(at) = too_deep {
-        ctx.warn(
-            at,
-            format!(
-                "blocks nested more than {} deep were read as one block",
-                super::blocks::MAX_DEPTH
-            ),
-        );
-    }
-    let chunks = split_sections(&blocks, &mut ctx);
-    let mut preamble: Vec<(usize, String)> = Vec::new();
-    for chunk in &chunks {
-        match &chunk.sec {
-            Sec::Preamble => read_preamble(chunk, &mut ctx, &mut preamble),
-            Sec::Findings(sev) => {
-                read_findings(chunk, *sev, false, &mut ctx);
-            }
-            Sec::Summary => {
-                let s = join_units(&chunk.units, &ctx);
-                push_para(&mut ctx.review.summary, &s);
-            }
-            Sec::Verdict => read_verdict(chunk, &mut ctx),
-            Sec::Observations(kind) => read_observations(chunk, *kind, &mut ctx),
-            Sec::Testing => read_testing(chunk, &mut ctx),
-            Sec::Documentation => {
-                let e = entries(chunk, &ctx);
-                ctx.review.documentation.extend(e);
-            }
-            Sec::Limitations => {
-                let e = entries(chunk, &ctx);
-                ctx.review.limitations.extend(e);
-            }
-            Sec::Unresolved => {
-                // "No unresolved review comments." says the section is empty.
-                let e = entries(chunk, &ctx).into_iter().filter(|s| {
-                    !s.trim_start_matches(['*', '_'])
-                        .to_ascii_lowercase()
-                        .starts_with("no unresolved")
-                });
-                ctx.review.unresolved_feedback.extend(e);
-            }
-            Sec::Coverage => read_coverage(chunk, &mut ctx),
-            Sec::Commits => {
-                let s = join_units(&chunk.units, &ctx);
-                if !s.trim().is_empty() {
-                    let cs = ctx.review.commit_structure.get_or_insert_with(String::new);
-                    push_para(cs, &s);
-                }
-            }
-            Sec::Unknown(name) => {
-                // Findings with a `(severity, category)` note still count; the rest is kept.
-                let mut rest: Vec<(usize, String)> = Vec::new();
-                read_preamble(chunk, &mut ctx, &mut rest);
-                let s: Vec<String> = rest.into_iter().map(|(_, s)| s).collect();
-                let why = format!("section \"{name}\" is not part of the review layout");
-                let at = chunk.at;
-                ctx.keep_unparsed(
-                    at,
-                    format!("{name}\n\n{}", s.join("\n\n")).trim().to_string(),
-                    &why,
-                );
-            }
+    // Warnings that explain what follows them: blocks that run on, nesting too deep.
+    let mut first_warnings: Vec<ParseWarning> = Vec::new();
+    let mut too_deep_seen = false;
+    let mut splitter = Splitter::new();
+    for part in &prepared.parts {
+        let (blocks, too_deep) = parse_blocks_at(&work[part.range.clone()], part.range.start);
+        if let Some(at) = too_deep
+            && !std::mem::replace(&mut too_deep_seen, true)
+        {
+            first_warnings.push(ParseWarning {
+                line: Some(ctx.line(at)),
+                message: format!(
+                    "blocks nested more than {} deep were read as one block",
+                    super::blocks::MAX_DEPTH
+                ),
+            });
+        }
+        if let Some(w) = open_block_warning(&blocks, part, &ctx) {
+            first_warnings.push(w);
+        }
+        for b in blocks {
+            splitter.block(b, &mut ctx);
         }
     }
+    let (preamble, any_section) = splitter.finish(&mut ctx);
     // Text before the first section: the summary when the review has none, else unparsed.
-    let pre: Vec<String> = preamble.iter().map(|(_, s)| s.clone()).collect();
-    if !pre.is_empty() {
+    if !preamble.is_empty() {
+        let pre: Vec<&str> = preamble.iter().map(|(_, s)| s.as_str()).collect();
         if ctx.review.summary.trim().is_empty() {
             ctx.review.summary = pre.join("\n\n");
         } else {
@@ -185,7 +163,7 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
             );
         }
     }
-    if chunks.iter().all(|c| c.sec == Sec::Preamble) && ctx.review.findings.is_empty() {
+    if !any_section && ctx.review.findings.is_empty() {
         ctx.review.warnings.push(ParseWarning {
             line: Some(1),
             message: "no review sections found (Findings, Critical Issues, ...): the whole text \
@@ -193,174 +171,71 @@ pub fn parse_markdown(agent: &str, text: &str) -> Review {
                 .into(),
         });
     }
+    ctx.review.warnings.splice(0..0, first_warnings);
     ctx.review
 }
 
-/// Puts a blank line before a line that starts a finding (`2. **Title**`, `S2. **Title**`,
-/// `**S2. Title**`) right after a paragraph line. In CommonMark such a line does not interrupt
-/// a paragraph (only a list starting at 1 does), so without this the finding would be read as
-/// the end of the previous finding's explanation and lost. Returns the text and the insertions
-/// (the fence repairs' shifted, plus these), sorted by offset.
-fn separate_finding_starts(
-    work: String,
-    inserted: Vec<(usize, usize)>,
-) -> (String, Vec<(usize, usize)>) {
-    static FINDING_START: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r"^(?:\d{1,4}[.)]\s+\*\*|[A-Z]{1,3}-?\d{1,4}[.:)]\s+\*\*|\*\*[A-Z]{1,3}-?\d{1,4}[.:)])",
-        )
-        .expect("the finding-start pattern is valid")
-    });
-    let mut at_old: Vec<usize> = Vec::new();
-    let mut fence: Option<(char, usize)> = None;
-    let mut previous_is_text = false;
-    let mut pos = 0;
-    for line in work.split_inclusive('\n') {
-        let start = pos;
-        pos += line.len();
-        let trimmed = line.trim_start_matches(' ');
-        let shallow = line.len() - trimmed.len() <= 3;
-        let marker = trimmed
-            .chars()
-            .next()
-            .filter(|c| shallow && (*c == '`' || *c == '~'))
-            .map(|c| (c, trimmed.chars().take_while(|x| *x == c).count()))
-            .filter(|(_, n)| *n >= 3);
-        match (fence, marker) {
-            (Some((c, n)), Some((mc, mn))) if c == mc && mn >= n => {
-                fence = None;
-                previous_is_text = false;
+/// The warning for a part cut where a code fence or HTML block that never ends would have run
+/// on (see [`prepare::segment`]), or for a code fence that runs to the end of the review.
+fn open_block_warning(blocks: &[Block], part: &prepare::Part, ctx: &Ctx) -> Option<ParseWarning> {
+    use prepare::PartEnd;
+    if part.end == PartEnd::Block {
+        return None;
+    }
+    let end = part.range.start + ctx.text[part.range.clone()].trim_end().len();
+    let mut stack: Vec<&Block> = blocks.iter().rev().collect();
+    while let Some(b) = stack.pop() {
+        let runs_on = b.range.end >= end;
+        let message = match (&b.kind, part.end) {
+            (
+                BlockKind::Code {
+                    fenced: true,
+                    closed: false,
+                    ..
+                },
+                PartEnd::Text,
+            ) if runs_on => {
+                "code fence is never closed; everything after it was read as code".to_string()
+            }
+            (
+                BlockKind::Code {
+                    fenced: true,
+                    closed: false,
+                    ..
+                },
+                PartEnd::OpenFence,
+            ) if runs_on => {
+                format!(
+                    "code fence is never closed; read it as closed before the heading at line {}",
+                    ctx.line(part.range.end)
+                )
+            }
+            (BlockKind::Html, PartEnd::OpenHtml) if runs_on => {
+                let opener = ctx.text[b.range.clone()].trim_start();
+                let what = if opener.starts_with("<!--") {
+                    "HTML comment `<!--`".to_string()
+                } else {
+                    let tag: String = opener
+                        .chars()
+                        .skip(1)
+                        .take_while(char::is_ascii_alphabetic)
+                        .collect();
+                    format!("`<{}>`", tag.to_ascii_lowercase())
+                };
+                format!(
+                    "{what} is never closed; read it as closed before line {}",
+                    ctx.line(part.range.end)
+                )
+            }
+            _ => {
+                stack.extend(b.children.iter().rev());
                 continue;
             }
-            (Some(_), _) => continue,
-            (None, Some(m)) => {
-                fence = Some(m);
-                previous_is_text = false;
-                continue;
-            }
-            (None, None) => {}
-        }
-        if previous_is_text && shallow && FINDING_START.is_match(trimmed) {
-            at_old.push(start);
-        }
-        previous_is_text = !line.trim().is_empty() && !trimmed.starts_with('#');
-    }
-    if at_old.is_empty() {
-        let mut inserted = inserted;
-        inserted.sort_unstable();
-        return (work, inserted);
-    }
-    let mut out = String::with_capacity(work.len() + at_old.len());
-    let mut last = 0;
-    let mut ours = Vec::with_capacity(at_old.len());
-    for (k, &at) in at_old.iter().enumerate() {
-        out.push_str(&work[last..at]);
-        ours.push((at + k, 1));
-        out.push('\n');
-        last = at;
-    }
-    out.push_str(&work[last..]);
-    let shift = |old: usize| at_old.partition_point(|&a| a <= old);
-    let mut all: Vec<(usize, usize)> = inserted
-        .into_iter()
-        .map(|(at, len)| (at + shift(at), len))
-        .chain(ours)
-        .collect();
-    all.sort_unstable();
-    (out, all)
-}
-
-/// Closes code fences that run to the end of the text before the next ATX heading, so one
-/// missing ```` ``` ```` does not swallow the rest of the review. Returns the repaired text, the
-/// insertions made, and a warning per unterminated fence.
-fn close_open_fences(text: &str) -> (String, Vec<(usize, usize)>, Vec<ParseWarning>) {
-    let mut work = text.to_string();
-    let mut inserted: Vec<(usize, usize)> = Vec::new();
-    let mut warnings = Vec::new();
-    let orig_lines = LineIndex::new(text);
-    let to_orig = |ins: &[(usize, usize)], off: usize| {
-        let shift: usize = ins
-            .iter()
-            .filter(|(at, _)| *at <= off)
-            .map(|(_, l)| l)
-            .sum();
-        off.saturating_sub(shift)
-    };
-    for _ in 0..32 {
-        let blocks = parse_blocks(&work);
-        let Some(open) = find_open_fence(&blocks) else {
-            break;
         };
-        let open_line = orig_lines.line(to_orig(&inserted, open.start));
-        let body = &work[open.clone()];
-        let fence: String = body
-            .trim_start()
-            .chars()
-            .take_while(|c| *c == '`' || *c == '~')
-            .collect();
-        // The first heading line after the opening line.
-        let mut pos = open.start + body.find('\n').map(|i| i + 1).unwrap_or(body.len());
-        let mut close_at = None;
-        while pos < open.end {
-            let line_end = work[pos..]
-                .find('\n')
-                .map(|i| pos + i + 1)
-                .unwrap_or(work.len());
-            let line = work[pos..line_end].trim_start();
-            if line.starts_with('#') && {
-                let hashes = line.chars().take_while(|c| *c == '#').count();
-                hashes <= 6 && line[hashes..].starts_with([' ', '\t', '\n'])
-            } {
-                close_at = Some(pos);
-                break;
-            }
-            pos = line_end;
-        }
-        match close_at {
-            Some(at) => {
-                let heading_line = orig_lines.line(to_orig(&inserted, at));
-                let insert = format!("{fence}\n");
-                work.insert_str(at, &insert);
-                for (p, _) in inserted.iter_mut() {
-                    if *p >= at {
-                        *p += insert.len();
-                    }
-                }
-                inserted.push((at, insert.len()));
-                warnings.push(ParseWarning {
-                    line: Some(open_line),
-                    message: format!(
-                        "code fence is never closed; read it as closed before \
-                         the heading at line {heading_line}"
-                    ),
-                });
-            }
-            None => {
-                warnings.push(ParseWarning {
-                    line: Some(open_line),
-                    message: "code fence is never closed; everything after it was read as code"
-                        .into(),
-                });
-                break;
-            }
-        }
-    }
-    (work, inserted, warnings)
-}
-
-fn find_open_fence(blocks: &[Block]) -> Option<Range<usize>> {
-    for b in blocks {
-        if let BlockKind::Code {
-            fenced: true,
-            closed: false,
-            ..
-        } = b.kind
-        {
-            return Some(b.range.clone());
-        }
-        if let Some(r) = find_open_fence(&b.children) {
-            return Some(r);
-        }
+        return Some(ParseWarning {
+            line: Some(ctx.line(b.range.start)),
+            message,
+        });
     }
     None
 }
@@ -394,18 +269,6 @@ fn item_text(item: &Block, ctx: &Ctx) -> String {
         .join("\n\n")
 }
 
-fn join_units(units: &[Unit], ctx: &Ctx) -> String {
-    units
-        .iter()
-        .map(|u| match u {
-            Unit::Item { item, .. } => format!("- {}", item_text(item, ctx)),
-            _ => unit_src(u, ctx),
-        })
-        .filter(|s| !s.trim().is_empty())
-        .collect::<Vec<_>>()
-        .join("\n\n")
-}
-
 /// `None.`, `N/A`, `No issues found.`: a section that says it is empty.
 fn is_none_text(s: &str) -> bool {
     let n = s
@@ -432,37 +295,25 @@ fn is_none_text(s: &str) -> bool {
 }
 
 /// The first line of a unit's text, for reading a head.
-fn first_line<'a>(u: &Unit<'a>) -> Option<Vec<&'a Inline>> {
-    match u {
-        Unit::Block(b) => match b.kind {
-            BlockKind::Paragraph | BlockKind::Heading(_) => {
-                split_lines_owned(&b.inlines).into_iter().next()
-            }
-            _ => None,
-        },
-        Unit::Item { item, .. } => item
-            .first_paragraph()
-            .and_then(|p| split_lines_owned(&p.inlines).into_iter().next()),
-        Unit::Fragment { lines, .. } => lines.first().cloned(),
-    }
+fn first_line<'u, 'a>(u: &'u Unit<'a>) -> Option<Vec<&'u Inline<'a>>> {
+    nth_line(u, 0)
 }
 
 /// The second line of a unit's first paragraph: where some reviewers put a finding's location.
-fn second_line<'a>(u: &Unit<'a>) -> Option<Vec<&'a Inline>> {
-    match u {
-        Unit::Block(b) if b.kind == BlockKind::Paragraph => {
-            split_lines_owned(&b.inlines).into_iter().nth(1)
-        }
-        Unit::Item { item, .. } => item
-            .first_paragraph()
-            .and_then(|p| split_lines_owned(&p.inlines).into_iter().nth(1)),
-        Unit::Fragment { lines, .. } => lines.get(1).cloned(),
-        _ => None,
-    }
+fn second_line<'u, 'a>(u: &'u Unit<'a>) -> Option<Vec<&'u Inline<'a>>> {
+    nth_line(u, 1)
 }
 
-fn split_lines_owned(inlines: &[Inline]) -> Vec<Vec<&Inline>> {
-    super::blocks::split_lines(inlines)
+fn nth_line<'u, 'a>(u: &'u Unit<'a>, n: usize) -> Option<Vec<&'u Inline<'a>>> {
+    match u {
+        Unit::Block(b) => match b.kind {
+            BlockKind::Paragraph => b.line(n),
+            BlockKind::Heading(_) if n == 0 => b.line(0),
+            _ => None,
+        },
+        Unit::Item { item, .. } => item.first_paragraph().and_then(|p| p.line(n)),
+        Unit::Fragment { lines, .. } => lines.get(n).map(|l| l.iter().collect()),
+    }
 }
 
 /// The rest of a paragraph after its first line.

@@ -26,7 +26,9 @@
 
 mod blocks;
 mod head;
+mod ids;
 pub mod json;
+mod lines;
 pub mod markdown;
 pub mod report_reader;
 pub mod resolution;
@@ -56,32 +58,45 @@ pub enum ParseError {
 /// is a JSON object, Markdown otherwise. Never fails: problems become warnings on the review,
 /// with the text that could not be read kept in `unparsed`.
 pub fn parse_review(agent: &str, text: &str) -> Review {
-    if let Some((json_text, shift)) = json_part(text) {
-        match json::parse_json_review(agent, json_text, "<review>")
-            .map_err(|e| shift_line(e, shift))
-        {
-            Ok(mut r) => {
-                if r.raw == json_text {
-                    r.raw = text.to_string();
-                }
-                return r;
+    match json_part(text) {
+        Some((json_text, shift)) => review_of_json(agent, text, json_text, shift),
+        None => markdown::parse_markdown(agent, text),
+    }
+}
+
+/// [`parse_review`] of a text the review keeps as its raw text: a Markdown review is not
+/// copied (for a large review, the copy is most of the memory parsing needs).
+pub fn parse_review_owned(agent: &str, text: String) -> Review {
+    match json_part(&text) {
+        Some((json_text, shift)) => review_of_json(agent, &text, json_text, shift),
+        None => markdown::parse_markdown_owned(agent, text),
+    }
+}
+
+/// A JSON review (`json_text`, found `shift` lines into `text`); an invalid one is a review
+/// with the error as its warning and the text kept in `unparsed`.
+fn review_of_json(agent: &str, text: &str, json_text: &str, shift: usize) -> Review {
+    match json::parse_json_review(agent, json_text, "<review>").map_err(|e| shift_line(e, shift)) {
+        Ok(mut r) => {
+            if r.raw == json_text {
+                r.raw = text.to_string();
             }
-            Err(e) => {
-                let (line, message) = match &e {
-                    ParseError::Invalid { line, message, .. } => (Some(*line), message.clone()),
-                    ParseError::Io { .. } => (None, e.to_string()),
-                };
-                return Review {
-                    agent: agent.to_string(),
-                    unparsed: vec![text.to_string()],
-                    warnings: vec![ParseWarning { line, message }],
-                    raw: text.to_string(),
-                    ..Review::default()
-                };
+            r
+        }
+        Err(e) => {
+            let (line, message) = match &e {
+                ParseError::Invalid { line, message, .. } => (Some(*line), message.clone()),
+                ParseError::Io { .. } => (None, e.to_string()),
+            };
+            Review {
+                agent: agent.to_string(),
+                unparsed: vec![text.to_string()],
+                warnings: vec![ParseWarning { line, message }],
+                raw: text.to_string(),
+                ..Review::default()
             }
         }
     }
-    markdown::parse_markdown(agent, text)
 }
 
 /// The JSON of a review that is a JSON object, or only a ```` ```json ```` block, with the
@@ -139,7 +154,7 @@ pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> 
         }
         r
     } else {
-        markdown::parse_markdown(agent, &text)
+        markdown::parse_markdown_owned(agent, text)
     };
     if let Some(line) = lossy_at {
         review.warnings.insert(

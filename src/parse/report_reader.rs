@@ -4,21 +4,23 @@
 //!
 //! The appendix holds one `### <Reviewer>` heading per agent (`### Claude Opus 4.6`,
 //! `### [Claude] — Pass 1`) followed by that agent's review verbatim. The reviews contain
-//! headings of every level themselves, so an agent heading is a level-3 heading that names a
-//! reviewer of the Reviewers row (or is a `[Name]` tag), and the appendix ends only at a
-//! report section that follows it (`## Resolution`).
+//! headings of every level themselves and may be broken Markdown, so the appendix is split by
+//! its own structure, line by line (see [`appendix`]), and ends at a report section that follows
+//! the last review (`## Resolution`).
 
-use std::ops::Range;
+mod appendix;
+
+use std::collections::HashSet;
 use std::path::Path;
 
-use super::blocks::{LineIndex, options};
+use super::blocks::LineIndex;
 use super::{ParseError, parse_review};
 use crate::types::{
     CommitInfo, Finding, PrInfo, PriorItem, ReportMeta, Resolution, Review, Reviewer, Verdict,
 };
 
 /// What a report holds that consolidation can use again.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReportSource {
     pub meta: ReportMeta,
     /// The report's verdict, when its Verdict row names one.
@@ -65,39 +67,15 @@ pub fn read_report(path: &Path) -> Result<ReportSource, ParseError> {
 /// title has none. A report with no raw reviews in its appendix is an error: there is nothing
 /// to consolidate again.
 pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, ParseError> {
-    let headings = headings(text);
-    let Some(appendix) = headings
-        .iter()
-        .find(|h| h.level <= 2 && is_appendix(&h.text))
-    else {
-        return Err(ParseError::Invalid {
-            path: path_for_errors.to_string(),
-            line: 1,
-            message: "the report holds no raw reviews: it has no \"## Appendix: Original \
-                      Reviews\" section. Give the raw reviews with --raw NAME=FILE instead"
-                .into(),
-        });
-    };
-    let appendix_line = LineIndex::new(text).line(appendix.range.start);
-    let src = parse_with(text, path_for_errors, &headings);
-    if src.reviews.is_empty() {
-        return Err(ParseError::Invalid {
-            path: path_for_errors.to_string(),
-            line: appendix_line,
-            message: "the report holds no raw reviews: its appendix has no `### <Reviewer>` \
-                      heading naming a reviewer of the Reviewers row. Give the raw reviews \
-                      with --raw NAME=FILE instead"
-                .into(),
-        });
-    }
-    Ok(src)
+    parse_with(text, path_for_errors, true)
 }
 
 /// Reads a report as an earlier round: its metadata, its own findings and testing gaps, its
 /// Resolution and its declined list. Never fails on what the text holds; a report with no
 /// appendix simply has no reviews.
 pub fn parse_round_report(text: &str, path_for_errors: &str) -> ReportSource {
-    parse_with(text, path_for_errors, &headings(text))
+    // Without `need_reviews` nothing in the text is an error.
+    parse_with(text, path_for_errors, false).unwrap_or_default()
 }
 
 /// Reads a report file as an earlier round ([`parse_round_report`]).
@@ -112,13 +90,36 @@ pub fn read_round_report(path: &Path) -> Result<ReportSource, ParseError> {
     ))
 }
 
-fn parse_with(text: &str, path_for_errors: &str, headings: &[Heading]) -> ReportSource {
+/// The one reader of both: `need_reviews` makes a report without raw reviews an error.
+fn parse_with(
+    text: &str,
+    path_for_errors: &str,
+    need_reviews: bool,
+) -> Result<ReportSource, ParseError> {
     let lines = LineIndex::new(text);
+    let all_headings = appendix::headings(text);
     let mut warnings = Vec::new();
-    let appendix = headings
+
+    // Before the appendix the report is the tool's own Markdown: headings in code are code.
+    let appendix_at = all_headings
         .iter()
-        .find(|h| h.level <= 2 && is_appendix(&h.text));
+        .position(|h| !h.in_fence && h.level <= 2 && is_appendix(&h.text));
+    if appendix_at.is_none() && need_reviews {
+        return Err(ParseError::Invalid {
+            path: path_for_errors.to_string(),
+            line: 1,
+            message: "the report holds no raw reviews: it has no \"## Appendix: Original \
+                      Reviews\" section. Give the raw reviews with --raw NAME=FILE instead"
+                .into(),
+        });
+    }
+    let appendix = appendix_at.map(|i| &all_headings[i]);
     let appendix_start = appendix.map_or(text.len(), |a| a.range.start);
+    let headings: Vec<&appendix::Heading> = all_headings
+        [..appendix_at.unwrap_or(all_headings.len())]
+        .iter()
+        .filter(|h| !h.in_fence)
+        .collect();
 
     // Metadata: the table rows before the first section heading after the title.
     let meta_end = headings
@@ -204,11 +205,70 @@ fn parse_with(text: &str, path_for_errors: &str, headings: &[Heading]) -> Report
     warnings.extend(resolution_warnings);
     let declined = super::resolution::parse_declined(body);
 
-    let reviews = match appendix {
-        Some(appendix) => read_appendix(text, headings, appendix, &meta, &lines, &mut warnings),
-        None => Vec::new(),
+    // Appendix: reviewer headings, then the end of the last review.
+    let names = appendix::ReviewerNames::new(&meta.reviewers);
+    let split = match appendix_at {
+        Some(at) => appendix::split(text, &all_headings, at + 1, &names),
+        None => appendix::Split::default(),
     };
-    ReportSource {
+    if split.reviews.is_empty() && need_reviews {
+        return Err(ParseError::Invalid {
+            path: path_for_errors.to_string(),
+            line: lines.line(appendix_start),
+            message: "the report holds no raw reviews: its appendix has no `### <Reviewer>` \
+                      heading naming a reviewer of the Reviewers row. Give the raw reviews \
+                      with --raw NAME=FILE instead"
+                .into(),
+        });
+    }
+    let mut reviews = Vec::new();
+    let mut agents_seen: HashSet<&str> = HashSet::new();
+    for (i, (k, agent)) in split.reviews.iter().enumerate() {
+        let h = &all_headings[*k];
+        let stop = split
+            .reviews
+            .get(i + 1)
+            .map(|(n, _)| all_headings[*n].range.start)
+            .unwrap_or(split.end);
+        let body = text.get(h.range.end..stop.max(h.range.end)).unwrap_or("");
+        let raw = trim_separators(body);
+        if let Some((n, _)) = split.reviews.get(i + 1)
+            && appendix::leaves_fence_open(raw)
+        {
+            warnings.push(format!(
+                "line {}: agent heading {:?} is inside an unclosed code fence of the review \
+                 before it; read it as a heading",
+                lines.line(all_headings[*n].range.start),
+                all_headings[*n].text
+            ));
+        }
+        let mut review = parse_review(&agent.name, raw);
+        review.display_name = agent
+            .display
+            .clone()
+            .or_else(|| Some(h.text.trim().to_string()));
+        if !agents_seen.insert(agent.name.as_str()) {
+            warnings.push(format!(
+                "line {}: a second review by {} (another pass); both are kept",
+                lines.line(h.range.start),
+                agent.name
+            ));
+        }
+        if let Some(w) = no_raw_review(&review, raw, lines.line(h.range.start)) {
+            warnings.push(w);
+        }
+        reviews.push(review);
+    }
+    // A report with no appendix at all (read as an earlier round) is not missing reviews.
+    for r in meta.reviewers.iter().filter(|_| !reviews.is_empty()) {
+        if !agents_seen.contains(r.name.as_str()) {
+            warnings.push(format!(
+                "reviewer {} has no raw review in the appendix",
+                r.display
+            ));
+        }
+    }
+    Ok(ReportSource {
         meta,
         verdict,
         verdict_rationale,
@@ -218,175 +278,60 @@ fn parse_with(text: &str, path_for_errors: &str, headings: &[Heading]) -> Report
         resolution,
         declined,
         warnings,
-    }
+    })
 }
 
-/// The raw reviews of the appendix: one per agent heading.
-fn read_appendix(
-    text: &str,
-    headings: &[Heading],
-    appendix: &Heading,
-    meta: &ReportMeta,
-    lines: &LineIndex,
-    warnings: &mut Vec<String>,
-) -> Vec<Review> {
-    let after = appendix.range.end;
-    let mut agent_heads: Vec<(&Heading, String, Option<String>)> = Vec::new();
-    let mut end = text.len();
-    let mut agent_level: Option<u8> = None;
-    for h in headings.iter().filter(|h| h.range.start >= after) {
-        if h.level <= 2 && is_report_section(&h.text) {
-            end = h.range.start;
-            break;
-        }
-        // Agent headings are `###` in the reference layout; a hand-edited report may use `##`
-        // or `####`, and then every agent heading has the level of the first.
-        let level_ok = match agent_level {
-            Some(l) => h.level == l,
-            None => (2..=4).contains(&h.level),
+/// A warning when an appendix entry is not a raw review, so no finding can be read from it: a
+/// pointer to a file elsewhere ("see /tmp/…/review-claude.md") or a summary of a line or two.
+/// `line` is the line of the entry's heading in the report.
+fn no_raw_review(review: &Review, raw: &str, line: usize) -> Option<String> {
+    static POINTER_RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r#"(?:^|[\s(`"'\[])((?:~|\.{1,2})?/[^\s`"'()\[\]]*\.(?:md|markdown|json|txt|log))"#,
+        )
+        .expect("the pointer pattern is valid")
+    });
+    if !review.findings.is_empty() {
+        return None;
+    }
+    let text: Vec<&str> = raw
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(6)
+        .collect();
+    let who = review.display();
+    let give = format!(
+        "give the raw review with --raw {}=FILE to consolidate its findings",
+        review.agent
+    );
+    if text.len() <= 5
+        && let Some(c) = text.iter().find_map(|l| POINTER_RE.captures(l))
+    {
+        return Some(format!(
+            "line {line}: the appendix holds no raw review of {who}, only a pointer to {}; {give}",
+            &c[1]
+        ));
+    }
+    if text.len() <= 2
+        && !text
+            .iter()
+            .any(|l| l.starts_with('#') || l.starts_with("**"))
+    {
+        let what = if text.is_empty() {
+            "nothing".to_string()
+        } else {
+            let mut first: String = text[0].chars().take(80).collect();
+            if first.len() < text[0].len() {
+                first.push('…');
+            }
+            format!("only a summary ({first:?})")
         };
-        if !level_ok {
-            continue;
-        }
-        if let Some((name, display)) = agent_of_heading(&h.text, &meta.reviewers) {
-            agent_level.get_or_insert(h.level);
-            if h.in_code {
-                warnings.push(format!(
-                    "line {}: agent heading {:?} is inside an unclosed code fence \
-                     of the review before it; read it as a heading",
-                    lines.line(h.range.start),
-                    h.text
-                ));
-            }
-            agent_heads.push((h, name, display));
-        }
+        return Some(format!(
+            "line {line}: the appendix holds {what} for {who}, not its raw review; {give}"
+        ));
     }
-    let mut reviews = Vec::new();
-    for (i, (h, name, display)) in agent_heads.iter().enumerate() {
-        let stop = agent_heads
-            .get(i + 1)
-            .map(|(n, _, _)| n.range.start)
-            .unwrap_or(end);
-        let body = text.get(h.range.end..stop).unwrap_or("");
-        let raw = trim_separators(body);
-        let mut review = parse_review(name, raw);
-        review.display_name = display.clone().or_else(|| Some(h.text.trim().to_string()));
-        if reviews.iter().any(|r: &Review| r.agent == *name) {
-            warnings.push(format!(
-                "line {}: a second review by {name} (another pass); both are kept",
-                lines.line(h.range.start)
-            ));
-        }
-        reviews.push(review);
-    }
-    if !reviews.is_empty() {
-        for r in &meta.reviewers {
-            if !reviews.iter().any(|v| v.agent == r.name) {
-                warnings.push(format!(
-                    "reviewer {} has no raw review in the appendix",
-                    r.display
-                ));
-            }
-        }
-    }
-    reviews
-}
-
-/// An ATX or setext heading of the report.
-#[derive(Debug)]
-struct Heading {
-    level: u8,
-    text: String,
-    /// From the start of the heading line to the end of it (the review starts after).
-    range: Range<usize>,
-    /// Found by the line scan inside what pulldown-cmark read as a code block that never closes.
-    in_code: bool,
-}
-
-/// The report's headings. pulldown-cmark decides what is a heading (so `#` lines inside code
-/// blocks are not); a raw review with an unclosed fence would swallow every later agent
-/// heading, so `###` lines inside a fence that runs to the end of the text are taken too.
-fn headings(text: &str) -> Vec<Heading> {
-    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
-    let mut out = Vec::new();
-    let mut current: Option<(u8, usize, String)> = None;
-    let mut open_code: Option<usize> = None;
-    let mut code_ranges: Vec<Range<usize>> = Vec::new();
-    for (ev, range) in Parser::new_ext(text, options()).into_offset_iter() {
-        match ev {
-            Event::Start(Tag::Heading { level, .. }) => {
-                current = Some((level as u8, range.start, String::new()))
-            }
-            Event::End(TagEnd::Heading(_)) => {
-                if let Some((level, start, t)) = current.take() {
-                    let line_end = text[start..]
-                        .find('\n')
-                        .map(|i| start + i + 1)
-                        .unwrap_or(text.len());
-                    out.push(Heading {
-                        level,
-                        text: t.trim().to_string(),
-                        range: start..range.end.max(line_end).min(text.len()),
-                        in_code: false,
-                    });
-                }
-            }
-            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => open_code = Some(range.start),
-            Event::End(TagEnd::CodeBlock) => {
-                if let Some(s) = open_code.take() {
-                    code_ranges.push(s..range.end);
-                }
-            }
-            Event::Text(t) => {
-                if let Some((_, _, s)) = current.as_mut() {
-                    s.push_str(&t);
-                }
-            }
-            Event::Code(t) => {
-                if let Some((_, _, s)) = current.as_mut() {
-                    s.push('`');
-                    s.push_str(&t);
-                    s.push('`');
-                }
-            }
-            _ => {}
-        }
-    }
-    // Fences that run to the end: scan their lines for `### ` headings.
-    for r in code_ranges {
-        let src = &text[r.clone()];
-        let body_closed = {
-            let last = src.trim_end().lines().last().unwrap_or("").trim();
-            src.trim_end().lines().count() > 1
-                && !last.is_empty()
-                && last.chars().all(|c| c == '`' || c == '~')
-        };
-        if body_closed || r.end < text.trim_end().len() {
-            continue;
-        }
-        let mut pos = r.start;
-        for line in src.split_inclusive('\n') {
-            let t = line.trim_end();
-            if let Some(h) = t.strip_prefix("### ") {
-                out.push(Heading {
-                    level: 3,
-                    text: h.trim().to_string(),
-                    range: pos..pos + line.len(),
-                    in_code: true,
-                });
-            } else if let Some(h) = t.strip_prefix("## ") {
-                out.push(Heading {
-                    level: 2,
-                    text: h.trim().to_string(),
-                    range: pos..pos + line.len(),
-                    in_code: true,
-                });
-            }
-            pos += line.len();
-        }
-    }
-    out.sort_by_key(|h| h.range.start);
-    out
+    None
 }
 
 fn is_appendix(t: &str) -> bool {
@@ -407,52 +352,13 @@ fn is_report_section(t: &str) -> bool {
     .any(|p| l.starts_with(p))
 }
 
-/// The agent a level-3 appendix heading names: `[Claude] — Pass 1`, `Claude Opus 4.6`,
-/// `Claude Opus 4.6 — Pass 2`. Returns the short name and the display name from the
-/// Reviewers row when it is listed there.
+/// The agent an appendix heading names, with its display name (see
+/// [`appendix::ReviewerNames::agent_of`]).
+#[cfg(test)]
 fn agent_of_heading(text: &str, reviewers: &[Reviewer]) -> Option<(String, Option<String>)> {
-    let t = text.trim();
-    if let Some(inner) = t
-        .strip_prefix('[')
-        .and_then(|r| r.split_once(']'))
-        .map(|(n, _)| n)
-    {
-        let name = short_name(inner);
-        if name.is_empty() {
-            return None;
-        }
-        let display = reviewers
-            .iter()
-            .find(|r| r.name == name)
-            .map(|r| r.display.clone());
-        if reviewers.is_empty() || display.is_some() {
-            return Some((name, display.or_else(|| Some(inner.trim().to_string()))));
-        }
-        return None;
-    }
-    let lower = t.to_lowercase();
-    for r in reviewers {
-        let d = r.display.to_lowercase();
-        if lower == d
-            || lower
-                .strip_prefix(&d)
-                .is_some_and(|rest| rest.starts_with([' ', '(', ':', '—', '–', '-']))
-        {
-            return Some((r.name.clone(), Some(r.display.clone())));
-        }
-    }
-    // No Reviewers row: the known agent CLIs by name.
-    if reviewers.is_empty() {
-        let name = short_name(t);
-        if [
-            "claude", "codex", "gemini", "opencode", "copilot", "cursor", "aider", "qwen",
-        ]
-        .contains(&name.as_str())
-        {
-            return Some((name, Some(t.to_string())));
-        }
-    }
-    None
+    appendix::ReviewerNames::new(reviewers)
+        .agent_of(text)
+        .map(|a| (a.name, a.display))
 }
 
 /// The agent's short name: the first word of its display name, lower case.
@@ -470,7 +376,15 @@ pub fn short_name(display: &str) -> String {
 fn trim_separators(body: &str) -> &str {
     let mut s = body;
     loop {
-        let t = s.trim_matches(['\n', '\r', ' ', '\t']);
+        // Whole blank lines only at the start: a review indented as a whole keeps the
+        // indentation of its first line.
+        let first_text = s
+            .char_indices()
+            .find(|(_, c)| !c.is_whitespace())
+            .map(|(i, _)| i)
+            .unwrap_or(s.len());
+        let line_start = s[..first_text].rfind('\n').map(|i| i + 1).unwrap_or(0);
+        let t = s[line_start..].trim_end();
         let t2 = t
             .strip_prefix("---")
             .filter(|r| r.starts_with(['\n', '\r']) || r.is_empty())
@@ -734,6 +648,11 @@ mod tests {
             "A\n\n---\n\nB"
         );
         assert_eq!(trim_separators("\nA\n"), "A");
+        // A review indented as a whole keeps its first line's indentation.
+        assert_eq!(
+            trim_separators("\n\n    ## A\n    b\n\n---\n"),
+            "    ## A\n    b"
+        );
     }
 
     #[test]

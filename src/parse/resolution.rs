@@ -158,7 +158,12 @@ fn parse_item(cells: &[String]) -> Option<ResolutionItem> {
     if cells.len() < 2 {
         return None;
     }
-    let (id, title) = parse_finding_cell(cells[0])?;
+    // A row that names its finding by title alone (`| 1 | Token check | Fixed |`) is matched by
+    // title, as the reference reports' hand-written tables sometimes are.
+    let (id, title) = parse_finding_cell(cells[0]).or_else(|| {
+        let title = cells[0].trim().trim_matches('*').trim();
+        (!title.is_empty()).then(|| (String::new(), title.to_string()))
+    })?;
     let action: Action = Action::from(cells[1].trim().to_string());
     if action.as_str().is_empty() {
         return None;

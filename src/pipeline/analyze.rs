@@ -52,13 +52,31 @@ pub fn meta_for(
     }
 }
 
+/// The most review text parsed and shown per agent. A review is tens of kilobytes; an agent
+/// that writes megabytes is looping or dumping files, and every later stage (parse, verify,
+/// consolidate, the appendix of every format) would hold copies of it. The whole output stays
+/// in the run bundle.
+pub const MAX_REVIEW_BYTES: usize = 2 * 1024 * 1024;
+
 /// Parses every run that produced text; a failed run with no text gives no review (the report
 /// names it from the run's status).
 pub fn parse_runs(runs: &[RawReview]) -> Vec<Review> {
     runs.iter()
         .filter(|r| !r.text.trim().is_empty())
         .map(|r| {
-            let mut review = parse_review(&r.agent, &r.text);
+            let (text, cut) = bounded(&r.text);
+            let mut review = parse_review(&r.agent, text);
+            if cut {
+                review.warnings.push(ParseWarning {
+                    line: None,
+                    message: format!(
+                        "the review is {} bytes long: only the first {} are read and shown (the \
+                         whole output is in the run bundle)",
+                        r.text.len(),
+                        text.len()
+                    ),
+                });
+            }
             if review.display_name.is_none() {
                 review.display_name = r.display_name.clone();
             }
@@ -78,6 +96,19 @@ pub fn parse_runs(runs: &[RawReview]) -> Vec<Review> {
             review
         })
         .collect()
+}
+
+/// `text` cut to [`MAX_REVIEW_BYTES`] at a line end, and whether it was cut.
+fn bounded(text: &str) -> (&str, bool) {
+    if text.len() <= MAX_REVIEW_BYTES {
+        return (text, false);
+    }
+    let mut end = MAX_REVIEW_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = text[..end].rfind('\n').map_or(end, |nl| nl + 1);
+    (&text[..end], true)
 }
 
 /// Parse, verify against `target`, consolidate; `history` holds the change's earlier rounds.
@@ -100,14 +131,16 @@ pub fn analyze_runs(
             .map(|f| f.path.clone())
             .collect(),
     );
-    analyze(
+    let mut analysis = analyze(
         reviews,
         Some((ctx, Some(target.changed_files.clone()))),
         changed,
         runs,
         meta,
         history,
-    )
+    );
+    analysis.report.unresolved_feedback = target.review_threads.clone();
+    analysis
 }
 
 /// Verify saved reviews (against `verify` when given) and consolidate them, as a later round
@@ -242,6 +275,7 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
             meta,
             history,
         );
+        a.report.unresolved_feedback = saved.target.review_threads.clone();
         a.warnings.push(format!(
             "the repository of this run ({}) is not here at {}: findings are not verified",
             saved.target.repo.display(),

@@ -52,6 +52,12 @@ pub struct RunOutcome {
 
 /// Runs `plan`: bundle → dispatch → parse → verify → consolidate → report → store.
 pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> {
+    if plan.agents.is_empty() && plan.not_installed.is_empty() {
+        anyhow::bail!(
+            "no agent is left to run ({}): pick others with `--agents` or fix the config",
+            plan.notes.join("; ")
+        );
+    }
     if plan.agents.is_empty() {
         let list: Vec<String> = plan
             .not_installed
@@ -77,6 +83,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
     };
     bundle.save_json(bundle::RUN_FILE, &record)?;
 
+    let before = super::checkout::snapshot(&plan.target.repo);
     let dispatched = dispatch::dispatch_blocking(
         &plan.target.repo,
         &plan.target.head,
@@ -86,7 +93,8 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         options.progress,
         options.dispatch.clone(),
     )?;
-    finish(
+    let checkout = super::checkout::compare(&before, &super::checkout::snapshot(&plan.target.repo));
+    let mut outcome = finish(
         &plan.store,
         bundle,
         record,
@@ -96,7 +104,11 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         clock,
         &options.formats,
         plan.history.clone(),
-    )
+        Some(checkout),
+        &plan.notes,
+    )?;
+    outcome.written.retain(|p| p.is_file());
+    Ok(outcome)
 }
 
 /// Runs again the agents of run `id` that did not finish with a review, reusing the saved
@@ -141,6 +153,7 @@ pub fn resume(
         bundle::set_aside(&bundle.dir.join(&rv.dir))?;
         again.push(spec);
     }
+    let before = super::checkout::snapshot(&saved.target.repo);
     let rerun = if again.is_empty() {
         dispatch::DispatchOutcome {
             reviews: Vec::new(),
@@ -173,6 +186,8 @@ pub fn resume(
         .collect();
     // Its earlier rounds: the reports of the change older than this run.
     let history = crate::rounds::history::in_store(store, &saved.target, Some(&bundle.id));
+    let checkout = (!again.is_empty())
+        .then(|| super::checkout::compare(&before, &super::checkout::snapshot(&saved.target.repo)));
     finish(
         store,
         bundle,
@@ -183,6 +198,8 @@ pub fn resume(
         clock,
         &options.formats,
         history,
+        checkout,
+        &[],
     )
 }
 
@@ -198,6 +215,8 @@ fn finish(
     clock: Instant,
     formats: &[Format],
     history: History,
+    checkout: Option<crate::types::CheckoutCheck>,
+    notes: &[String],
 ) -> anyhow::Result<RunOutcome> {
     if cancelled {
         return Ok(RunOutcome {
@@ -226,6 +245,10 @@ fn finish(
         record.started_at.naive_local(),
     );
     let mut analysis = analyze::analyze_runs(&runs, target, meta, history);
+    analysis.report.checkout = checkout;
+    // What the plan noticed (ignored config keys, the context file read at the base, a brief cut
+    // to its budget) is part of how the review was made: the report says it.
+    analysis.report.warnings.extend(notes.iter().cloned());
     // The wall clock of the whole run, consolidation included.
     let wall = clock.elapsed().as_secs_f64();
     analysis.report.meta.wall_clock_s = Some(wall);

@@ -12,6 +12,7 @@
 //! a stage of its own.
 
 pub mod analyze;
+pub mod checkout;
 pub mod execute;
 pub mod plan;
 pub mod resolve;

@@ -8,6 +8,7 @@ use chrono::{DateTime, Local};
 use crate::brief::{self, BriefOptions};
 use crate::config::{self, Config};
 use crate::dispatch::backend::commands::find_program;
+use crate::forge;
 use crate::rounds::{self, History};
 use crate::store::{Store, run_id};
 use crate::target::{self, TargetSpec};
@@ -54,10 +55,19 @@ impl Plan {
     }
 }
 
-/// Resolves the target, loads config, picks the agents and builds the brief.
+/// Resolves the target, loads config, picks the agents and builds the brief. A pull request
+/// (`236`, `#236`, its URL) is read from its forge first and reviewed as its base and head.
 pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
-    let target = target::resolve(&request.repo, &request.target)?;
+    let pull_request = forge::target::resolve(&request.repo, &request.target)?;
+    let spec = pull_request.as_ref().map_or(&request.target, |p| &p.spec);
+    let mut target = target::resolve(&request.repo, spec)?;
+    if let Some(p) = &pull_request {
+        p.apply(&mut target);
+    }
     let (config, mut agents, mut notes) = agents_for(&target, request.agents.as_deref())?;
+    if let Some(p) = &pull_request {
+        notes.extend(p.notes.iter().cloned());
+    }
     let mut not_installed = Vec::new();
     if request.agents.is_none() {
         let (found, missing) = installed(agents);

@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use crate::types::{
     AgentRetro, AttributedNote, MergedFinding, ObservationKind, PriorItem, Report, Resolution,
-    RoundStatus, RunStatus, Severity, Tier,
+    ReviewThread, RoundStatus, RunStatus, Severity, Tier,
 };
 
 const RULE: &str = "\n---\n\n";
@@ -90,10 +90,17 @@ pub fn render(report: &Report) -> String {
     );
     declined(&mut out, &report.prior_rounds.declined);
     out.push_str(RULE);
+    if report.meta.pr.is_some() || !report.unresolved_feedback.is_empty() {
+        unresolved_feedback(&mut out, &report.unresolved_feedback);
+        out.push_str(RULE);
+    }
     retro(&mut out, &report.agents);
-    if !report.warnings.is_empty() {
+    if !report.warnings.is_empty() || report.checkout.is_some() {
         out.push_str(RULE);
         out.push_str("## Run Notes\n\n");
+        if let Some(check) = &report.checkout {
+            let _ = writeln!(out, "- {}", checkout_sentence(check));
+        }
         for w in &report.warnings {
             let _ = writeln!(out, "- {w}");
         }
@@ -104,7 +111,12 @@ pub fn render(report: &Report) -> String {
         out.push_str(RULE);
         out.push_str(&resolution(res));
     }
-    out
+    // Agents' text, file names and commit subjects are someone else's: no control character
+    // in them may act on the terminal of whoever reads the report with `cat`.
+    match crate::text::printable(&out) {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    }
 }
 
 /// The "Since Round N" table: every earlier finding this round has something to say about.
@@ -436,9 +448,12 @@ fn finding(out: &mut String, f: &MergedFinding, displays: &DisplayNames<'_>) {
         let ids: Vec<String> = f
             .sources
             .iter()
-            .map(|s| {
-                let sev = s.severity.map(|v| format!(", {v}")).unwrap_or_default();
-                format!("{} {}{sev}", displays.of(&s.agent), s.id)
+            .map(|s| match &s.noted_in {
+                Some(section) => format!("also noted by {} in {section}", displays.of(&s.agent)),
+                None => {
+                    let sev = s.severity.map(|v| format!(", {v}")).unwrap_or_default();
+                    format!("{} {}{sev}", displays.of(&s.agent), s.id)
+                }
             })
             .collect();
         let _ = writeln!(out, "_Sources: {}._\n", ids.join("; "));
@@ -544,6 +559,70 @@ fn notes_section(
     }
 }
 
+/// The pull request's review threads that were open when the review started: where, who, and
+/// the comment as a quote. The comments are other people's text: control characters are shown,
+/// and a line that would read as a heading (which a report reader takes for a section) or a
+/// setext underline is escaped.
+fn unresolved_feedback(out: &mut String, threads: &[ReviewThread]) {
+    out.push_str(
+        "## Unresolved Feedback
+
+",
+    );
+    if threads.is_empty() {
+        out.push_str("No unresolved PR review comments.\n");
+        return;
+    }
+    for t in threads {
+        let mut head = match (&t.path, t.line) {
+            (Some(p), Some(l)) => format!("`{}:{l}`", inline_code_text(p)),
+            (Some(p), None) => format!("`{}`", inline_code_text(p)),
+            _ => "The pull request".to_string(),
+        };
+        if let Some(a) = &t.author {
+            head.push_str(&format!(
+                " — @{}",
+                one_paragraph(&crate::text::printable_line(a))
+            ));
+        }
+        let mut extra = Vec::new();
+        if t.outdated {
+            extra.push("outdated".to_string());
+        }
+        if t.replies > 0 {
+            extra.push(crate::text::plural(t.replies, "reply", "replies"));
+        }
+        if !extra.is_empty() {
+            head.push_str(&format!(" ({})", extra.join(", ")));
+        }
+        if let Some(url) = t
+            .url
+            .as_deref()
+            .filter(|u| crate::report::links::is_safe_href(u))
+        {
+            head.push_str(&format!(" [thread]({url})"));
+        }
+        let _ = writeln!(out, "- {head}\n");
+        for line in crate::text::printable(t.body.trim()).lines() {
+            let l = line.trim_end();
+            let quoted = if l.trim_start().starts_with('#')
+                || (!l.trim().is_empty() && l.trim().chars().all(|c| c == '=' || c == '-'))
+            {
+                format!("\\{}", l.trim_start())
+            } else {
+                l.to_string()
+            };
+            let _ = writeln!(out, "  > {quoted}");
+        }
+        out.push('\n');
+    }
+}
+
+/// A path for a code span: no backticks or line breaks to end it early.
+fn inline_code_text(path: &str) -> String {
+    crate::text::printable_line(path).replace('`', "'")
+}
+
 /// Folds a multi-line note into one line so it stays one bullet.
 fn one_paragraph(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -622,6 +701,31 @@ pub(crate) fn retro_rows(agents: &[AgentRetro]) -> Vec<(&'static str, Vec<String
     rows
 }
 
+/// What the check of the user's checkout found, as one sentence.
+pub(crate) fn checkout_sentence(check: &crate::types::CheckoutCheck) -> String {
+    if check.changed.is_empty() {
+        format!(
+            "Your checkout was not touched: {} compared before and after the agents ran.",
+            check.checked.join(", ")
+        )
+    } else {
+        format!(
+            "**Your checkout changed while the agents ran**: {} differ from before the run (check \
+             them: an agent, or something else on this machine, wrote there).",
+            check.changed.join(", ")
+        )
+    }
+}
+
+/// "12.3 MB", "512 KB", "80 bytes".
+fn human_bytes(n: u64) -> String {
+    match n {
+        0..1_000 => format!("{n} bytes"),
+        1_000..1_000_000 => format!("{:.0} KB", n as f64 / 1e3),
+        _ => format!("{:.1} MB", n as f64 / 1e6),
+    }
+}
+
 /// `7:09`
 fn clock(seconds: f64) -> String {
     let total = seconds.round() as u64;
@@ -668,8 +772,14 @@ pub(crate) fn agent_paragraph(a: &AgentRetro) -> String {
             .map(|c| format!("`{c}`"))
             .collect();
         parts.push(format!(
-            "**Changed its read-only worktree:** {} (discarded; your checkout was not touched).",
+            "**Changed its read-only worktree:** {} (discarded with the worktree).",
             list.join(", ")
+        ));
+    }
+    if let Some(cut) = a.output_cut_bytes {
+        parts.push(format!(
+            "**Output cut:** it wrote more than the output limit; the last {} were not kept.",
+            human_bytes(cut)
         ));
     }
     if !a.calibrations.is_empty() {

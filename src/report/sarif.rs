@@ -360,11 +360,13 @@ mod tests {
                     agent: "claude".into(),
                     id: "I1".into(),
                     severity: Some(severity),
+                    noted_in: None,
                 },
                 SourceRef {
                     agent: "gemini".into(),
                     id: "C2".into(),
                     severity: Some(Severity::Critical),
+                    noted_in: None,
                 },
             ],
             calibration: None,
@@ -395,6 +397,8 @@ mod tests {
             warnings: vec![],
             prior_rounds: Default::default(),
             resolution: None,
+            checkout: None,
+            unresolved_feedback: vec![],
         }
     }
 

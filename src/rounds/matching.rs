@@ -166,7 +166,11 @@ pub fn match_profiled(
         .map(|p| FindingProfile::of(&prior_as_finding(p)))
         .collect();
     profiles.extend(new_profiles.iter().cloned());
-    let corpus = Corpus::new(profiles);
+    // Two sides, like two agents: each names a defect at most once.
+    let sides: Vec<usize> = (0..profiles.len())
+        .map(|i| usize::from(i >= priors.len()))
+        .collect();
+    let corpus = Corpus::new(profiles, sides);
     let offset = priors.len();
     let prior_stems: Vec<HashSet<String>> = priors.iter().map(|p| title_stems(&p.title)).collect();
 
@@ -286,7 +290,10 @@ pub fn pair_up(olds: &[Finding], news: &[Finding]) -> Vec<Option<usize>> {
         return out;
     }
     let profiles: Vec<FindingProfile> = olds.iter().chain(news).map(FindingProfile::of).collect();
-    let corpus = Corpus::new(profiles);
+    let sides: Vec<usize> = (0..profiles.len())
+        .map(|i| usize::from(i >= olds.len()))
+        .collect();
+    let corpus = Corpus::new(profiles, sides);
     let mut pairs: Vec<(f64, usize, usize)> = Vec::new();
     let old_stems: Vec<HashSet<String>> = olds.iter().map(|f| title_stems(&f.title)).collect();
     let new_stems: Vec<HashSet<String>> = news.iter().map(|f| title_stems(&f.title)).collect();

@@ -10,7 +10,7 @@
 //!                                   and `run --resume`
 //! ```
 //!
-//! `<out>` is the repository root unless `--out DIR` says otherwise; `<id>` is
+//! `<out>` is the repository root unless `--store DIR` says otherwise; `<id>` is
 //! `YYYYMMDD-HHMMSS-<label>` in local time, as the reference reports are named.
 //!
 //! The repository's checkout may come from the change under review, and a change can commit
@@ -28,6 +28,7 @@ use serde::Serialize;
 use crate::types::Brief;
 
 pub mod bundle;
+pub mod publish;
 pub mod reports;
 
 pub use reports::ReportEntry;
@@ -59,7 +60,7 @@ pub struct RunBundle {
 }
 
 impl Store {
-    /// The store under `out_root` (the repository root, or `--out DIR`).
+    /// The store under `out_root` (the repository root, or `--store DIR`).
     pub fn new(out_root: &Path) -> Store {
         Store {
             reviews: out_root.join(REVIEWS_DIR),
@@ -88,7 +89,7 @@ impl Store {
             refuse_symlink(dir)?;
             std::fs::create_dir_all(dir).with_context(|| {
                 format!(
-                    "cannot create {}: check the permissions or pass `--out DIR`",
+                    "cannot create {}: check the permissions or pass `--store DIR`",
                     dir.display()
                 )
             })?;
@@ -199,7 +200,7 @@ fn refuse_symlink(path: &Path) -> anyhow::Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => anyhow::bail!(
             "{} is a symlink: deep-review does not write through symlinks in its store (the \
-             checkout may come from the change under review); remove it or pass `--out DIR`",
+             checkout may come from the change under review); remove it or pass `--store DIR`",
             path.display()
         ),
         _ => Ok(()),
@@ -296,7 +297,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("cannot create") && err.contains("--out DIR"),
+            err.contains("cannot create") && err.contains("--store DIR"),
             "{err}"
         );
     }

@@ -15,6 +15,9 @@ use crate::types::{Report, Severity, Verdict};
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReportEntry {
     pub id: String,
+    /// The report's metadata table, when it could be read.
+    #[serde(skip)]
+    pub meta: Option<crate::types::ReportMeta>,
     /// The change: `PR #236`, the branch, or the label in the id.
     pub target: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -28,6 +31,51 @@ pub struct ReportEntry {
     pub date: Option<chrono::NaiveDateTime>,
     /// The files of the report in the store.
     pub files: Vec<PathBuf>,
+}
+
+/// What `list` needs of a JSON report: its metadata, verdict and shown findings by severity.
+/// The rest (bodies, code, the appendix with every raw review) is skipped while parsing, so
+/// listing a store of big reports holds none of them.
+struct ReportHead {
+    meta: crate::types::ReportMeta,
+    verdict: Verdict,
+    counts: Counts,
+}
+
+fn read_report_head(path: &Path) -> anyhow::Result<ReportHead> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        meta: crate::types::ReportMeta,
+        verdict: Verdict,
+        #[serde(default)]
+        findings: Vec<FindingHead>,
+    }
+    #[derive(serde::Deserialize)]
+    struct FindingHead {
+        severity: Severity,
+        #[serde(default)]
+        tier: crate::types::Tier,
+    }
+    let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let head: Head = serde_json::from_slice(&text)
+        .with_context(|| format!("{} is not a Deep Review JSON report", path.display()))?;
+    let mut counts = Counts::default();
+    for f in head
+        .findings
+        .iter()
+        .filter(|f| f.tier == crate::types::Tier::Shown)
+    {
+        match f.severity {
+            Severity::Critical => counts.critical += 1,
+            Severity::Important => counts.important += 1,
+            Severity::Suggestion => counts.suggestion += 1,
+        }
+    }
+    Ok(ReportHead {
+        meta: head.meta,
+        verdict: head.verdict,
+        counts,
+    })
 }
 
 /// Shown findings by severity.
@@ -133,14 +181,10 @@ impl Store {
         let json = self.report_path(id, "json");
         let from_json = json
             .is_file()
-            .then(|| read_json_report(&json).ok())
+            .then(|| read_report_head(&json).ok())
             .flatten();
         let (meta, verdict, counts) = match from_json {
-            Some(report) => (
-                Some(report.meta.clone()),
-                Some(report.verdict),
-                Some(Counts::of(&report)),
-            ),
+            Some(head) => (Some(head.meta), Some(head.verdict), Some(head.counts)),
             None => {
                 match crate::parse::report_reader::read_round_report(&self.report_path(id, "md")) {
                     Ok(src) => (Some(src.meta), src.verdict, None),
@@ -164,6 +208,7 @@ impl Store {
             counts,
             date: meta.as_ref().and_then(|m| m.date),
             files,
+            meta,
         }
     }
 }
@@ -172,21 +217,24 @@ impl Store {
     /// Writes `.reviews/index.html`: every report that has an HTML page, newest first, grouped
     /// by target.
     pub fn write_index(&self) -> anyhow::Result<std::path::PathBuf> {
-        let mut entries = Vec::new();
-        for entry in self.list()? {
-            let html = self.report_path(&entry.id, "html");
-            let json = self.report_path(&entry.id, "json");
-            if !html.is_file() || !json.is_file() {
-                continue;
-            }
-            let Ok(report) = read_json_report(&json) else {
-                continue;
-            };
-            entries.push(crate::report::html::IndexEntry::from_report(
-                &report,
-                format!("{}.html", entry.id),
-            ));
-        }
+        let entries: Vec<crate::report::html::IndexEntry> = self
+            .list()?
+            .into_iter()
+            .filter(|e| self.report_path(&e.id, "html").is_file())
+            .filter_map(|e| {
+                let (meta, verdict, counts) = (e.meta?, e.verdict?, e.counts?);
+                Some(crate::report::html::IndexEntry::new(
+                    &meta,
+                    verdict,
+                    crate::types::SeverityCounts {
+                        critical: counts.critical,
+                        important: counts.important,
+                        suggestion: counts.suggestion,
+                    },
+                    format!("{}.html", e.id),
+                ))
+            })
+            .collect();
         self.write_report(
             "index",
             "html",

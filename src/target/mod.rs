@@ -16,7 +16,7 @@ mod resolve;
 pub mod uncommitted;
 
 pub use diff::changed_files;
-pub use resolve::resolve;
+pub use resolve::{resolve, web_url};
 
 use crate::types::PrInfo;
 

@@ -117,6 +117,7 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Target> {
         changed_files: files,
         pr: spec.pr.clone(),
         description: spec.description.clone(),
+        review_threads: Vec::new(),
         label,
     })
 }
@@ -144,8 +145,9 @@ fn repo_name(root: &Path) -> String {
 
 /// The repository's web page, from the `origin` remote: `git@github.com:o/n.git` and
 /// `https://github.com/o/n` give `https://github.com/o/n`. `None` for a local or unknown remote.
-/// Reports link a finding's lines there (`/blob/<sha>/<path>#L10-L20`).
-fn web_url(root: &Path) -> Option<String> {
+/// Reports link a finding's lines there (`/blob/<sha>/<path>#L10-L20`); the forge finds the
+/// repository of a pull request there.
+pub fn web_url(root: &Path) -> Option<String> {
     let url = git_probe(root, &["config", "--get", "remote.origin.url"])?;
     let url = url.trim().trim_end_matches('/').trim_end_matches(".git");
     let (host, path) = if let Some(rest) = url.strip_prefix("https://") {

@@ -54,26 +54,7 @@ pub fn snapshot_commit(root: &Path, parent: &str) -> anyhow::Result<String> {
         );
     }
 
-    let mut cmd = crate::git::command(root);
-    cmd.args([
-        "commit-tree",
-        "--no-gpg-sign",
-        "-p",
-        parent,
-        "-m",
-        SNAPSHOT_SUBJECT,
-        &tree,
-    ]);
-    // commit-tree needs an identity; a CI container often has none configured.
-    if git_probe(root, &["var", "GIT_AUTHOR_IDENT"]).is_none() {
-        cmd.env("GIT_AUTHOR_NAME", "deep-review")
-            .env("GIT_AUTHOR_EMAIL", "deep-review@localhost");
-    }
-    if git_probe(root, &["var", "GIT_COMMITTER_IDENT"]).is_none() {
-        cmd.env("GIT_COMMITTER_NAME", "deep-review")
-            .env("GIT_COMMITTER_EMAIL", "deep-review@localhost");
-    }
-    stdout_of(cmd, "commit-tree", root)
+    crate::git::commit_tree(root, &tree, &[parent], SNAPSHOT_SUBJECT)
 }
 
 /// The path of the repository's index file (`.git/index`, or a worktree's own).

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::report::{CommitInfo, PrInfo};
+use super::report::{CommitInfo, PrInfo, ReviewThread};
 
 /// A change resolved to commits: everything later stages need to know about what is reviewed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -39,6 +39,10 @@ pub struct Target {
     pub pr: Option<PrInfo>,
     #[serde(default)]
     pub description: Option<String>,
+    /// The pull request's unresolved review threads, when the target is one (filled by the
+    /// forge, `crate::forge`): material for the reviewers to weigh, never instructions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub review_threads: Vec<ReviewThread>,
     /// Names the run: `pr-236` for a pull request, else the branch (or short sha) made safe for
     /// a file name.
     pub label: String,

@@ -17,9 +17,9 @@ pub use change::{ChangeKind, ChangedFile, Hunk, Target};
 pub use finding::{Category, CodeSnippet, Finding, Location, Severity};
 pub use raw::{Failure, RawReview, RunStatus, TokenUsage};
 pub use report::{
-    AgentRetro, AppendixEntry, AttributedNote, CommitInfo, FileCount, MergedFinding,
-    MergedObservation, PrInfo, Report, ReportMeta, Reviewer, SeverityCounts, SourceRef, Tier,
-    Verdict,
+    AgentRetro, AppendixEntry, AttributedNote, CheckoutCheck, CommitInfo, FileCount, MergedFinding,
+    MergedObservation, PrInfo, Report, ReportMeta, ReviewThread, Reviewer, SeverityCounts,
+    SourceRef, Tier, Verdict,
 };
 pub use review::{
     CoverageEntry, Observation, ObservationKind, ParseWarning, Review, TestingAssessment,

@@ -84,6 +84,32 @@ pub struct PrInfo {
     pub url: Option<String>,
 }
 
+/// A review thread on the pull request that nobody has resolved: feedback someone else left,
+/// carried into the brief as material to weigh and into the report's "Unresolved Feedback".
+/// Every text field was written by someone other than deep-review's user: untrusted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ReviewThread {
+    /// The file the thread is on; `None` for a thread on the pull request as a whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The line at the head the thread is on (its original line when it is outdated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Who opened the thread (the forge's login).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// The thread's first comment.
+    pub body: String,
+    /// The code the thread was on has changed since it was written.
+    #[serde(default)]
+    pub outdated: bool,
+    /// How many replies followed the first comment.
+    #[serde(default)]
+    pub replies: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
 /// A commit of the change: short sha and subject.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CommitInfo {
@@ -149,10 +175,16 @@ pub struct ReportMeta {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct SourceRef {
     pub agent: String,
-    /// The finding's id in that agent's review.
+    /// The finding's id in that agent's review; for a note, its section and position
+    /// (`Testing 2`).
     pub id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
+    /// Set when the source is not a finding but a note of the agent's review that backs the
+    /// finding (a testing, documentation or design item citing the same place): the section,
+    /// `Testing`, `Documentation` or `Design`. "Also noted by Codex in Testing".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noted_in: Option<String>,
 }
 
 /// A finding of the report: one defect, with every agent's finding that named it.
@@ -295,6 +327,9 @@ pub struct AgentRetro {
     /// The sandbox it ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// Bytes of output beyond the limit that were not kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_cut_bytes: Option<u64>,
 }
 
 /// One raw review, verbatim, for the report's appendix.
@@ -303,6 +338,15 @@ pub struct AppendixEntry {
     pub agent: String,
     pub display: String,
     pub text: String,
+}
+
+/// The user's checkout compared before and after the agents ran.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckoutCheck {
+    /// What was compared: HEAD, the index, the working tree, `.git/config`, the hooks.
+    pub checked: Vec<String>,
+    /// Which of those changed while the agents ran; empty when the checkout was untouched.
+    pub changed: Vec<String>,
 }
 
 /// The version of the JSON report layout: raised when a field changes meaning or goes away, so
@@ -346,6 +390,12 @@ pub struct Report {
     /// What the author did about this report's findings (`deep-review resolve`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<Resolution>,
+    /// The user's checkout compared before and after the agents ran (a run only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkout: Option<CheckoutCheck>,
+    /// The pull request's review threads that were unresolved when the run started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unresolved_feedback: Vec<ReviewThread>,
 }
 
 fn first_round() -> u32 {
@@ -353,6 +403,13 @@ fn first_round() -> u32 {
 }
 
 impl Report {
+    /// Whether a shown finding at `level` or above stands: the CI gate (`--fail-on`).
+    pub fn fails_at(&self, level: Severity) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.is_shown() && f.severity >= level)
+    }
+
     /// How the report names agent `name`: the reviewers table's name, else the retro's, else
     /// the short name itself. The one place renderers get agent names from.
     pub fn display_of<'a>(&'a self, name: &'a str) -> &'a str {

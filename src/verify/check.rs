@@ -1,15 +1,16 @@
-//! One finding checked against the code: path, lines, quote, symbols, pre-existing.
+//! One finding checked against the code: path, lines, quote, history, and a comment in the code
+//! that marks the issue as known.
 
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use anyhow::Result;
 
-use super::git;
 use super::history;
+use super::known_issue;
+use super::lookups::{Lookups, Search};
+use super::quote::prose::{Messages, reads_as_prose};
 use super::quote::{FileText, Quote};
 use super::source::{Content, RepoSnapshot, Resolution, Resolved, Side};
-use super::symbols::{self, Symbol, contains_word};
 use crate::types::ChangeKind;
 use crate::types::{Category, Finding, Location, Verification, VerificationStatus};
 
@@ -17,57 +18,16 @@ use crate::types::{Category, Finding, Location, Verification, VerificationStatus
 /// another file.
 const MIN_QUOTE_WEIGHT: usize = 24;
 
-/// How many files a quote-only finding's fallback search may look at.
-const GREP_LIMIT: usize = 20;
-
-/// A running lookup of the findings' identifiers.
-pub struct SymbolSearch {
-    /// Per finding, in order: the identifiers worth looking up.
-    candidates: Vec<Vec<Symbol>>,
-    search: std::thread::JoinHandle<Result<HashSet<String>>>,
-}
-
-impl SymbolSearch {
-    /// Waits for the lookup and records, on each verification (same order as the findings
-    /// given to [`Checker::start_symbol_search`]), the identifiers that exist nowhere at head.
-    /// When the lookup failed, nothing is reported missing and the returned note says why.
-    pub fn finish<'a>(
-        self,
-        verifications: impl Iterator<Item = &'a mut Verification>,
-    ) -> Option<String> {
-        let present = match self.search.join() {
-            Ok(Ok(present)) => present,
-            Ok(Err(e)) => return Some(format!("symbols not checked: {e:#}")),
-            Err(_) => return Some("symbols not checked: the lookup thread panicked".to_string()),
-        };
-        for (v, symbols) in verifications.zip(self.candidates) {
-            let missing: Vec<String> = symbols
-                .into_iter()
-                .filter(|s| s.parts.iter().any(|p| !present.contains(p)))
-                .map(|s| s.written)
-                .collect();
-            if missing.is_empty() {
-                continue;
-            }
-            let names: Vec<String> = missing.iter().map(|s| format!("`{s}`")).collect();
-            let said = format!("not found in the repository at head: {}", names.join(", "));
-            v.note = Some(match v.note.take() {
-                Some(note) => format!("{note}; {said}"),
-                None => said,
-            });
-            v.symbols_missing = missing;
-        }
-        None
-    }
-}
+/// At most this many commits' messages are read to tell a quoted commit message from code.
+const MAX_COMMITS_READ: &str = "2000";
 
 /// Checks findings one by one against a [`RepoSnapshot`], sharing what it learns across findings:
-/// file contents, the words present in the repository, the change's added lines.
+/// file contents, the answers of the searches beyond the cited files ([`Lookups`]), the
+/// change's commit messages.
 pub struct Checker {
     pub src: RepoSnapshot,
-    added: Option<AddedIndex>,
-    /// Folded line → the changed files (at head) that have it, for finding a quote's file.
-    changed_lines: Option<HashMap<String, Vec<String>>>,
+    pub lookups: Lookups,
+    messages: Option<Messages>,
 }
 
 /// A cited location that resolved to a file, with the lines the reviewer gave.
@@ -85,44 +45,57 @@ struct Found {
     span: (u32, u32),
 }
 
+/// The cited paths resolved.
+#[derive(Default)]
+struct Cited {
+    targets: Vec<CitedFile>,
+    /// Indices of locations that lead to no file.
+    unresolved: Vec<usize>,
+    /// A bare name several files fit, and the quote is in more than one of them.
+    ambiguous_quote: bool,
+}
+
+/// What the cited lines gave.
+struct Lines {
+    ok: bool,
+    /// A cited file is binary or a submodule.
+    opaque_file: bool,
+    /// "binary file: ..." / "submodule: ...": said when it matters (a quote or lines).
+    opaque_note: Option<String>,
+}
+
+/// What the quote gave.
+#[derive(Default)]
+struct QuoteCheck {
+    ok: Option<bool>,
+    found: Option<Found>,
+    /// Found at the cited lines (or where no lines were cited): the lines stay.
+    in_place: bool,
+    relocated: bool,
+    /// Found only in the merge-base version of a cited file.
+    from_base: bool,
+    /// The quote is not code (a commit message, prose), so it was not checked.
+    not_code: bool,
+}
+
 impl Checker {
     pub fn new(src: RepoSnapshot) -> Self {
         Checker {
             src,
-            added: None,
-            changed_lines: None,
+            lookups: Lookups::default(),
+            messages: None,
         }
     }
 
-    /// Starts looking up, in one `git grep` on a thread of its own, every identifier part the
-    /// findings name; the file checks run meanwhile. [`SymbolSearch::finish`] gives the result.
-    pub fn start_symbol_search<'a>(
-        &self,
-        findings: impl Iterator<Item = &'a Finding>,
-    ) -> SymbolSearch {
-        let candidates: Vec<Vec<Symbol>> = findings.map(|f| self.candidate_symbols(f)).collect();
-        let words: HashSet<String> = candidates
-            .iter()
-            .flatten()
-            .flat_map(|s| s.parts.iter().cloned())
-            .collect();
-        let repo = self.src.repo.clone();
-        let head = self.src.head.clone();
-        let search = std::thread::spawn(move || git::words_present(&repo, &head, &words));
-        SymbolSearch { candidates, search }
-    }
-
-    /// Reads, in one pass through `cat-file`, every file the findings will need: the cited
-    /// files at head (or at the base when deleted, all candidates of an ambiguous name), the
-    /// base versions the pre-existing check compares, and the changed files when a regression
-    /// or a quote without a usable location needs them.
+    /// Reads, in one pass through `cat-file`, every file the findings cite: at head (or at the
+    /// base when deleted, every candidate of an ambiguous name when there is a quote to tell
+    /// them apart), and the base versions the pre-existing check compares. Nothing else: the
+    /// changed files and the tree are searched only for what the checks ask ([`Lookups`]).
     pub fn prefetch<'a>(&mut self, findings: impl Iterator<Item = &'a Finding>) -> Result<()> {
         let mut wanted: Vec<(Side, String)> = Vec::new();
-        let mut need_changed = false;
         for f in findings {
             let regression = f.category == Some(Category::Regression);
             let quoted = f.code.is_some();
-            need_changed |= regression || (quoted && f.locations.is_empty());
             for loc in &f.locations {
                 match self.src.resolve(&loc.path).resolved {
                     Resolved::Head(p) => {
@@ -139,317 +112,57 @@ impl Checker {
                     Resolved::Ambiguous(paths) if quoted => {
                         wanted.extend(paths.into_iter().map(|p| (Side::Head, p)));
                     }
-                    Resolved::Missing if quoted => need_changed = true,
                     _ => {}
                 }
-            }
-        }
-        if need_changed {
-            for c in self.src.readable_changed() {
-                wanted.push((Side::Head, c.path.clone()));
             }
         }
         self.src.prefetch(wanted)
     }
 
-    /// The backticked identifiers of a finding's title and explanation that are worth looking
-    /// up: not file names, and not names its proposed fix introduces.
-    fn candidate_symbols(&self, f: &Finding) -> Vec<Symbol> {
-        let text = format!("{}\n{}", f.title, f.explanation);
-        let fix = format!(
-            "{}\n{}",
-            f.fix.as_deref().unwrap_or(""),
-            f.fix_diff.as_deref().unwrap_or("")
-        );
-        symbols::extract(&text)
-            .into_iter()
-            .filter(|s| !self.src.is_file_name(&s.written))
-            .filter(|s| !s.parts.iter().all(|p| contains_word(&fix, p)))
-            .collect()
-    }
-
-    /// Checks one finding's path, lines, quote and history, rewriting its locations where the
-    /// check corrected them. Symbols are added afterwards by [`SymbolSearch::finish`].
-    pub fn check(&mut self, f: &mut Finding) -> Result<Verification> {
-        let mut notes: Vec<String> = Vec::new();
+    /// Checks finding number `index` (its key for [`Lookups`]): path, lines, quote, history,
+    /// rewriting its locations where the check corrected them. Symbols are added afterwards.
+    pub fn check(&mut self, index: usize, f: &mut Finding) -> Result<Verification> {
         let quote = f.code.as_ref().and_then(|c| Quote::parse(&c.code));
-
         if f.locations.is_empty() && quote.is_none() {
             return Ok(Verification::unchecked(
                 "no location or quoted code to check",
             ));
         }
-
         for loc in &mut f.locations {
             normalize_location(loc);
         }
+        let mut notes: Vec<String> = Vec::new();
 
-        // 1. Paths.
-        let mut targets: Vec<CitedFile> = Vec::new();
-        let mut ambiguous_quote = false;
-        let mut unresolved: Vec<usize> = Vec::new();
-        for index in 0..f.locations.len() {
-            let Resolution { resolved, note } = self.src.resolve(&f.locations[index].path);
-            let (side, path) = match resolved {
-                Resolved::Head(path) => (Side::Head, path),
-                Resolved::Deleted(path) => (Side::Base, path),
-                Resolved::Ambiguous(paths) => {
-                    // A quote can tell which of the files is meant.
-                    let holding = self.files_holding_quote(quote.as_ref(), &paths)?;
-                    match holding.as_slice() {
-                        [path] => {
-                            notes.push(format!(
-                                "{} resolved to {path} by the quoted code",
-                                f.locations[index].path
-                            ));
-                            let path = path.clone();
-                            let content = self.src.content(Side::Head, &path)?;
-                            f.locations[index].path = path.clone();
-                            targets.push(CitedFile {
-                                index,
-                                side: Side::Head,
-                                path,
-                                content,
-                            });
-                            continue;
-                        }
-                        [] => {
-                            notes.extend(note);
-                            unresolved.push(index);
-                            continue;
-                        }
-                        several => {
-                            // The quote is real but cannot tell the files apart.
-                            notes.push(format!(
-                                "{} is ambiguous: {} files of that name hold the quoted code ({})",
-                                f.locations[index].path,
-                                several.len(),
-                                short_list(several)
-                            ));
-                            ambiguous_quote = true;
-                            unresolved.push(index);
-                            continue;
-                        }
-                    }
-                }
-                Resolved::Missing => {
-                    notes.extend(note);
-                    unresolved.push(index);
-                    continue;
-                }
-            };
-            notes.extend(note);
-            let content = self.src.content(side, &path)?;
-            f.locations[index].path = path.clone();
-            targets.push(CitedFile {
-                index,
-                side,
-                path,
-                content,
-            });
-        }
-
-        // 2. Lines.
-        let mut lines_ok = true;
-        let mut binary = false;
-        // "binary file: ..." / "submodule: ...": said when it matters (a quote or lines).
-        let mut opaque: Option<String> = None;
-        for t in &targets {
-            let loc = &f.locations[t.index];
-            match &*t.content {
-                Content::Text(ft) => {
-                    if let Some(start) = loc.start {
-                        let end = loc.end_line().unwrap_or(start);
-                        if start == 0 || end < start || end > ft.line_count() {
-                            lines_ok = false;
-                            notes.push(format!(
-                                "lines {} do not exist in {} ({} lines)",
-                                line_range(start, end),
-                                t.path,
-                                ft.line_count()
-                            ));
-                        }
-                    }
-                }
-                Content::Binary | Content::Missing => {
-                    binary = true;
-                    if opaque.is_none() {
-                        let what = if matches!(&*t.content, Content::Binary) {
-                            "binary file"
-                        } else {
-                            "submodule"
-                        };
-                        opaque = Some(format!("{what}: contents not checked ({})", t.path));
-                    }
-                    if loc.start.is_some() {
-                        lines_ok = false;
-                    }
-                }
-            }
-        }
-        if !unresolved.is_empty() {
-            lines_ok = false;
-        }
-
-        // 3. Quote.
-        let mut quote_ok: Option<bool> = None;
-        let mut found: Option<Found> = None;
-        let mut grounded_in_place = false;
-        let mut relocated = false;
-        let mut quote_from_base = false;
+        let cited = self.resolve_paths(f, quote.as_ref(), &mut notes)?;
+        let lines = check_lines(f, &cited, &mut notes);
+        let mut qc = QuoteCheck::default();
         if let Some(q) = quote
             .as_ref()
-            .filter(|_| !ambiguous_quote || !targets.is_empty())
+            .filter(|_| !cited.ambiguous_quote || !cited.targets.is_empty())
         {
-            let text_targets: Vec<&CitedFile> = targets
-                .iter()
-                .filter(|t| matches!(&*t.content, Content::Text(_)))
-                .collect();
-            let mut relocation: Option<Found> = None;
-            for t in &text_targets {
-                let Content::Text(ft) = &*t.content else {
-                    continue;
-                };
-                let spans = q.find_in(ft);
-                if spans.is_empty() {
-                    continue;
-                }
-                let loc = &f.locations[t.index];
-                match loc.start {
-                    None => {
-                        found.get_or_insert(Found {
-                            index: t.index,
-                            path: t.path.clone(),
-                            span: spans[0],
-                        });
-                        grounded_in_place = true;
-                    }
-                    Some(start) => {
-                        let end = loc.end_line().unwrap_or(start);
-                        if let Some(span) = spans.iter().find(|(s, e)| *s <= end && *e >= start) {
-                            found = Some(Found {
-                                index: t.index,
-                                path: t.path.clone(),
-                                span: *span,
-                            });
-                            grounded_in_place = true;
-                        } else if relocation.is_none() {
-                            let nearest = spans
-                                .iter()
-                                .min_by_key(|(s, _)| s.abs_diff(start))
-                                .copied()
-                                .unwrap_or(spans[0]);
-                            relocation = Some(Found {
-                                index: t.index,
-                                path: t.path.clone(),
-                                span: nearest,
-                            });
-                        }
-                    }
-                }
-                if grounded_in_place && loc.start.is_some() {
-                    break;
-                }
-            }
-            if found.is_none() {
-                found = relocation;
-            }
-            if found.is_some() {
-                quote_ok = Some(true);
-            } else if !text_targets.is_empty() || targets.is_empty() {
-                // Not in the cited files. When no cited file could be read, look for it in
-                // the change (and then the whole tree) to find where the finding belongs.
-                if targets.is_empty() {
-                    found = self.search_quote(q)?;
-                    if let Some(fd) = &mut found {
-                        let loc = Location::new(fd.path.clone(), Some(fd.span.0), Some(fd.span.1));
-                        match unresolved.first() {
-                            Some(&i) => {
-                                notes
-                                    .push(format!("location corrected {} → {loc}", f.locations[i]));
-                                f.locations[i] = loc;
-                                fd.index = i;
-                                relocated = true;
-                            }
-                            None => {
-                                notes.push(format!("location from the quoted code: {loc}"));
-                                fd.index = f.locations.len();
-                                f.locations.push(loc);
-                            }
-                        }
-                        grounded_in_place = true;
-                    }
-                }
-                // Reviewers also quote the code a change removed or rewrote: the merge-base
-                // version of a changed file.
-                if found.is_none()
-                    && let Some((base_path, (s, e))) = self.quote_at_base(q, &text_targets)?
-                {
-                    notes.push(format!(
-                        "quoted code is the merge-base version ({base_path}:{}), changed by the change",
-                        line_range(s, e)
-                    ));
-                    quote_from_base = true;
-                }
-                // A reviewer may cite the wrong file of the change: a distinctive quote that
-                // exactly one other changed file holds moves the location there.
-                if found.is_none()
-                    && !quote_from_base
-                    && !text_targets.is_empty()
-                    && q.weight() >= MIN_QUOTE_WEIGHT
-                {
-                    let cited: Vec<String> = text_targets.iter().map(|t| t.path.clone()).collect();
-                    let mut holding = self.changed_files_holding(q, &cited)?;
-                    if holding.len() == 1
-                        && let Some((path, span)) = holding.pop()
-                    {
-                        let index = text_targets[0].index;
-                        let moved = Location::new(path.clone(), Some(span.0), Some(span.1));
-                        notes.push(format!(
-                            "quoted code is in {moved}, not in {}",
-                            f.locations[index].path
-                        ));
-                        f.locations[index] = moved;
-                        found = Some(Found { index, path, span });
-                        relocated = true;
-                        grounded_in_place = true;
-                    }
-                }
-                quote_ok = Some(found.is_some() || quote_from_base);
-                if found.is_none() && !quote_from_base {
-                    let place = match text_targets.first() {
-                        Some(t) if t.side == Side::Base => {
-                            format!("in {} at the merge-base", t.path)
-                        }
-                        Some(t) => format!("in {} at head", t.path),
-                        None if self.src.changed.is_empty() => {
-                            "in the repository at head".to_string()
-                        }
-                        None => "in the changed files at head".to_string(),
-                    };
-                    notes.push(format!("quoted code not found {place}"));
-                }
-            } else {
-                notes.extend(opaque);
-            }
-        } else if targets.iter().any(|t| f.locations[t.index].start.is_some()) {
-            notes.extend(opaque);
+            qc = self.check_quote(index, f, q, &cited, lines.opaque_note.clone(), &mut notes)?;
+        } else if cited
+            .targets
+            .iter()
+            .any(|t| f.locations[t.index].start.is_some())
+        {
+            notes.extend(lines.opaque_note.clone());
         }
 
         // Correct the location to where the quote is.
-        if let Some(fd) = &found {
+        if let Some(fd) = &qc.found {
             let loc = &mut f.locations[fd.index];
             if loc.path != fd.path {
                 loc.path = fd.path.clone();
             }
             match loc.start {
-                Some(start) if !grounded_in_place => {
+                Some(start) if !qc.in_place => {
                     let old = line_range(start, loc.end_line().unwrap_or(start));
                     notes.push(format!(
                         "lines corrected {old} → {}",
                         line_range(fd.span.0, fd.span.1)
                     ));
-                    relocated = true;
+                    qc.relocated = true;
                     loc.start = Some(fd.span.0);
                     loc.end = Some(fd.span.1);
                 }
@@ -461,71 +174,367 @@ impl Checker {
             }
         }
 
-        let path_ok = unresolved.is_empty() && (!targets.is_empty() || found.is_some());
-        let status = match quote_ok {
-            Some(true) if relocated => VerificationStatus::Relocated,
+        let path_ok =
+            cited.unresolved.is_empty() && (!cited.targets.is_empty() || qc.found.is_some());
+        let status = match qc.ok {
+            Some(true) if qc.relocated => VerificationStatus::Relocated,
             Some(true) => VerificationStatus::Grounded,
             Some(false) => VerificationStatus::Ungrounded,
-            None if ambiguous_quote => VerificationStatus::Unchecked,
+            None if qc.not_code || cited.ambiguous_quote => VerificationStatus::Unchecked,
             None if !path_ok => VerificationStatus::Ungrounded,
-            None if binary && (quote.is_some() || !lines_ok) => VerificationStatus::Unchecked,
-            None if !lines_ok => VerificationStatus::Ungrounded,
+            None if lines.opaque_file && (quote.is_some() || !lines.ok) => {
+                VerificationStatus::Unchecked
+            }
+            None if !lines.ok => VerificationStatus::Ungrounded,
             None => VerificationStatus::Grounded,
         };
-
-        // 4. Pre-existing, and whether the location is in the change at all.
-        let mut pre_existing = false;
-        if matches!(
+        let grounded = matches!(
             status,
             VerificationStatus::Grounded | VerificationStatus::Relocated
-        ) && !quote_from_base
-            && f.category == Some(Category::Regression)
+        );
+        // The grounded lines at head: where the quote is, else the first cited lines.
+        let span = if grounded && !qc.from_base {
+            self.head_span(f, &cited, qc.found.as_ref())
+        } else {
+            None
+        };
+
+        // Step 4: pre-existing, and whether the location is in the change at all.
+        let mut pre_existing = false;
+        if f.category == Some(Category::Regression)
             && self.src.base.is_some()
+            && let Some((path, (start, end))) = &span
+            && let Some(note) = self.pre_existing(index, path, *start, *end, &mut pre_existing)?
         {
-            let span = match &found {
-                Some(fd) => Some((fd.path.clone(), fd.span)),
-                None => targets
-                    .iter()
-                    .filter(|t| t.side == Side::Head && matches!(&*t.content, Content::Text(_)))
-                    .find_map(|t| {
-                        let loc = &f.locations[t.index];
-                        loc.start
-                            .map(|s| (t.path.clone(), (s, loc.end_line().unwrap_or(s))))
-                    }),
-            };
-            // Code of a deleted file is not pre-existing: the change removed it.
-            let on_head = found.as_ref().is_none_or(|fd| {
-                !targets
-                    .iter()
-                    .any(|t| t.index == fd.index && t.side == Side::Base)
-            });
-            if let Some((path, (start, end))) = span
-                && on_head
-                && let Some(note) = self.pre_existing(&path, start, end, &mut pre_existing)?
-            {
-                notes.push(note);
-            }
+            notes.push(note);
         }
         let outside_change = self.src.base.is_some()
             && f.locations.iter().any(|l| self.src.exists_at_head(&l.path))
-            && !f.locations.iter().any(|l| {
-                self.src
-                    .changed
-                    .iter()
-                    .any(|c| c.path == l.path || c.old_path.as_deref() == Some(l.path.as_str()))
-            });
+            && !f
+                .locations
+                .iter()
+                .any(|l| self.src.is_changed_path(&l.path));
+
+        // Step 5: a comment there that marks the issue as known.
+        // A comment the change itself added is the change's author speaking: it does not count.
+        let known_issue_comment = match &span {
+            Some((path, (start, end))) => {
+                let added: Vec<(u32, u32)> = self
+                    .src
+                    .changed_file(path)
+                    .map(|c| {
+                        c.hunks
+                            .iter()
+                            .filter(|h| h.new_lines > 0)
+                            .map(|h| (h.new_start, h.new_start + h.new_lines - 1))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let by_change = |line: u32| added.iter().any(|&(a, b)| (a..=b).contains(&line));
+                match &*self.src.content(Side::Head, path)? {
+                    Content::Text(ft) => known_issue::comment_near(ft, *start, *end, by_change),
+                    _ => None,
+                }
+            }
+            None => None,
+        };
 
         Ok(Verification {
             status,
             path_ok,
-            lines_ok,
-            quote_ok,
+            lines_ok: lines.ok,
+            quote_ok: qc.ok,
             symbols_missing: Vec::new(),
             pre_existing,
             outside_change,
-            known_issue_comment: None,
+            known_issue_comment,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
         })
+    }
+
+    /// Step 1: every cited path resolved to a file (at head, or at the base when deleted),
+    /// the locations rewritten to full paths.
+    fn resolve_paths(
+        &mut self,
+        f: &mut Finding,
+        quote: Option<&Quote>,
+        notes: &mut Vec<String>,
+    ) -> Result<Cited> {
+        let mut cited = Cited::default();
+        for index in 0..f.locations.len() {
+            let Resolution { resolved, note } = self.src.resolve(&f.locations[index].path);
+            let (side, path) = match resolved {
+                Resolved::Head(path) => (Side::Head, path),
+                Resolved::Deleted(path) => (Side::Base, path),
+                Resolved::Ambiguous(paths) => {
+                    // A quote can tell which of the files is meant.
+                    let holding = self.files_holding_quote(quote, &paths)?;
+                    match holding.as_slice() {
+                        [path] => {
+                            notes.push(format!(
+                                "{} resolved to {path} by the quoted code",
+                                f.locations[index].path
+                            ));
+                            let content = self.src.content(Side::Head, path)?;
+                            f.locations[index].path = path.clone();
+                            cited.targets.push(CitedFile {
+                                index,
+                                side: Side::Head,
+                                path: path.clone(),
+                                content,
+                            });
+                            continue;
+                        }
+                        [] => {
+                            notes.extend(note);
+                            cited.unresolved.push(index);
+                            continue;
+                        }
+                        several => {
+                            // The quote is real but cannot tell the files apart.
+                            notes.push(format!(
+                                "{} is ambiguous: {} files of that name hold the quoted code ({})",
+                                f.locations[index].path,
+                                several.len(),
+                                short_list(several)
+                            ));
+                            cited.ambiguous_quote = true;
+                            cited.unresolved.push(index);
+                            continue;
+                        }
+                    }
+                }
+                Resolved::Missing => {
+                    notes.extend(note);
+                    cited.unresolved.push(index);
+                    continue;
+                }
+            };
+            notes.extend(note);
+            let content = self.src.content(side, &path)?;
+            f.locations[index].path = path.clone();
+            cited.targets.push(CitedFile {
+                index,
+                side,
+                path,
+                content,
+            });
+        }
+        Ok(cited)
+    }
+
+    /// Step 3: the quote at the cited lines, elsewhere in the cited files, at the merge-base,
+    /// in another changed file, or (no cited file) anywhere; else not code, or not found.
+    fn check_quote(
+        &mut self,
+        index: usize,
+        f: &mut Finding,
+        q: &Quote,
+        cited: &Cited,
+        opaque_note: Option<String>,
+        notes: &mut Vec<String>,
+    ) -> Result<QuoteCheck> {
+        let mut qc = QuoteCheck::default();
+        let text_targets: Vec<&CitedFile> = cited
+            .targets
+            .iter()
+            .filter(|t| matches!(&*t.content, Content::Text(_)))
+            .collect();
+        let mut relocation: Option<Found> = None;
+        for t in &text_targets {
+            let Content::Text(ft) = &*t.content else {
+                continue;
+            };
+            let spans = q.find_in(ft);
+            if spans.is_empty() {
+                continue;
+            }
+            let loc = &f.locations[t.index];
+            match loc.start {
+                None => {
+                    qc.found.get_or_insert(Found {
+                        index: t.index,
+                        path: t.path.clone(),
+                        span: spans[0],
+                    });
+                    qc.in_place = true;
+                }
+                Some(start) => {
+                    let end = loc.end_line().unwrap_or(start);
+                    if let Some(span) = spans.iter().find(|(s, e)| *s <= end && *e >= start) {
+                        qc.found = Some(Found {
+                            index: t.index,
+                            path: t.path.clone(),
+                            span: *span,
+                        });
+                        qc.in_place = true;
+                    } else if relocation.is_none() {
+                        let nearest = spans
+                            .iter()
+                            .min_by_key(|(s, _)| s.abs_diff(start))
+                            .copied()
+                            .unwrap_or(spans[0]);
+                        relocation = Some(Found {
+                            index: t.index,
+                            path: t.path.clone(),
+                            span: nearest,
+                        });
+                    }
+                }
+            }
+            if qc.in_place && loc.start.is_some() {
+                break;
+            }
+        }
+        if qc.found.is_none() {
+            qc.found = relocation;
+        }
+        if qc.found.is_some() {
+            qc.ok = Some(true);
+            return Ok(qc);
+        }
+        if text_targets.is_empty() && !cited.targets.is_empty() {
+            // Only binary files or submodules were cited: nothing to match in.
+            notes.extend(opaque_note);
+            return Ok(qc);
+        }
+        // Not in the cited files. When no cited file could be read, look for it in the change
+        // (and then the whole tree) to find where the finding belongs.
+        if cited.targets.is_empty()
+            && let Some((path, span)) = self
+                .lookups
+                .quote_places(index, Search::Anywhere, q, &[])
+                .into_iter()
+                .next()
+        {
+            let loc = Location::new(path.clone(), Some(span.0), Some(span.1));
+            let at = match cited.unresolved.first() {
+                Some(&i) => {
+                    notes.push(format!("location corrected {} → {loc}", f.locations[i]));
+                    f.locations[i] = loc;
+                    qc.relocated = true;
+                    i
+                }
+                None => {
+                    notes.push(format!("location from the quoted code: {loc}"));
+                    f.locations.push(loc);
+                    f.locations.len() - 1
+                }
+            };
+            qc.found = Some(Found {
+                index: at,
+                path,
+                span,
+            });
+            qc.in_place = true;
+        }
+        // Reviewers also quote the code a change removed or rewrote: the merge-base version of
+        // a changed file.
+        if qc.found.is_none()
+            && let Some((base_path, (s, e))) = self.quote_at_base(q, &text_targets)?
+        {
+            notes.push(format!(
+                "quoted code is the merge-base version ({base_path}:{}), changed by the change",
+                line_range(s, e)
+            ));
+            qc.from_base = true;
+        }
+        // A reviewer may cite the wrong file of the change: a distinctive quote that exactly
+        // one other changed file holds moves the location there.
+        if qc.found.is_none()
+            && !qc.from_base
+            && !text_targets.is_empty()
+            && q.weight() >= MIN_QUOTE_WEIGHT
+            && self.src.base.is_some()
+        {
+            let paths: Vec<String> = text_targets.iter().map(|t| t.path.clone()).collect();
+            let mut holding =
+                self.lookups
+                    .quote_places(index, Search::OtherChangedFiles, q, &paths);
+            if holding.len() == 1
+                && let Some((path, span)) = holding.pop()
+            {
+                let index = text_targets[0].index;
+                let moved = Location::new(path.clone(), Some(span.0), Some(span.1));
+                notes.push(format!(
+                    "quoted code is in {moved}, not in {}",
+                    f.locations[index].path
+                ));
+                f.locations[index] = moved;
+                qc.found = Some(Found { index, path, span });
+                qc.relocated = true;
+                qc.in_place = true;
+            }
+        }
+        qc.ok = Some(qc.found.is_some() || qc.from_base);
+        if qc.found.is_none() && !qc.from_base {
+            let code = f.code.as_ref().map_or("", |c| c.code.as_str());
+            if let Some(what) = self.not_code(code)? {
+                notes.push(format!("quoted text is {what}, not code: not checked"));
+                qc.ok = None;
+                qc.not_code = true;
+                return Ok(qc);
+            }
+            let place = match text_targets.first() {
+                Some(t) if t.side == Side::Base => format!("in {} at the merge-base", t.path),
+                Some(t) => format!("in {} at head", t.path),
+                None if self.src.changed.is_empty() => "in the repository at head".to_string(),
+                None => "in the changed files at head".to_string(),
+            };
+            notes.push(format!("quoted code not found {place}"));
+        }
+        Ok(qc)
+    }
+
+    /// What a quote found nowhere is when it is not code: "a commit message" (most of its
+    /// lines are in the change's commit messages) or "prose"; `None` when it reads as code.
+    fn not_code(&mut self, code: &str) -> Result<Option<&'static str>> {
+        if self.messages.is_none() {
+            let range = match &self.src.base {
+                Some(base) => format!("{base}..{}", self.src.head),
+                None => self.src.head.clone(),
+            };
+            let mut args = vec!["log", "--format=%B", "--max-count", MAX_COMMITS_READ];
+            if self.src.base.is_none() {
+                args[3] = "1";
+            }
+            args.extend([range.as_str(), "--"]);
+            let raw = crate::git::git_text(&self.src.repo, &args).unwrap_or_default();
+            self.messages = Some(Messages::new(&raw));
+        }
+        if self.messages.as_ref().is_some_and(|m| m.hold(code)) {
+            return Ok(Some("a commit message"));
+        }
+        Ok(reads_as_prose(code).then_some("prose"))
+    }
+
+    /// The head lines a grounded finding stands on: where its quote was found, else the first
+    /// cited text file at head with lines.
+    fn head_span(
+        &self,
+        f: &Finding,
+        cited: &Cited,
+        found: Option<&Found>,
+    ) -> Option<(String, (u32, u32))> {
+        match found {
+            // Code of a deleted file is not at head: the change removed it.
+            Some(fd) => {
+                let on_base = cited
+                    .targets
+                    .iter()
+                    .any(|t| t.index == fd.index && t.side == Side::Base);
+                (!on_base).then(|| (fd.path.clone(), fd.span))
+            }
+            None => cited
+                .targets
+                .iter()
+                .filter(|t| t.side == Side::Head && matches!(&*t.content, Content::Text(_)))
+                .find_map(|t| {
+                    let loc = &f.locations[t.index];
+                    loc.start
+                        .map(|s| (t.path.clone(), (s, loc.end_line().unwrap_or(s))))
+                }),
+        }
     }
 
     /// Where the quote is in the merge-base version of a cited file the change modified or
@@ -578,109 +587,11 @@ impl Checker {
         Ok(holding)
     }
 
-    /// Looks for a quote whose cited file could not be found: in the changed files first, then
-    /// in the files of the tree that hold its longest line.
-    fn search_quote(&mut self, q: &Quote) -> Result<Option<Found>> {
-        if let Some((path, span)) = self.changed_files_holding(q, &[])?.into_iter().next() {
-            return Ok(Some(Found {
-                index: 0,
-                path,
-                span,
-            }));
-        }
-        let changed: Vec<String> = self
-            .src
-            .readable_changed()
-            .map(|c| c.path.clone())
-            .collect();
-        for path in changed {
-            if let Content::Text(ft) = &*self.src.content(Side::Head, &path)?
-                && let Some(span) = q.find_in(ft).first()
-            {
-                return Ok(Some(Found {
-                    index: 0,
-                    path,
-                    span: *span,
-                }));
-            }
-        }
-        let Some(needle) = q.longest_line() else {
-            return Ok(None);
-        };
-        let head = self.src.head.clone();
-        let Ok(paths) = git::files_containing(&self.src.repo, &head, needle, GREP_LIMIT) else {
-            return Ok(None);
-        };
-        for path in paths {
-            if let Content::Text(ft) = &*self.src.content(Side::Head, &path)?
-                && let Some(span) = q.find_in(ft).first()
-            {
-                return Ok(Some(Found {
-                    index: 0,
-                    path,
-                    span: *span,
-                }));
-            }
-        }
-        Ok(None)
-    }
-
-    /// The changed files (but `exclude`) that hold the quote, with where: found through an
-    /// index of the changed files' lines by the quote's longest line, so asking costs a lookup.
-    fn changed_files_holding(
-        &mut self,
-        q: &Quote,
-        exclude: &[String],
-    ) -> Result<Vec<(String, (u32, u32))>> {
-        let Some(needle) = q.longest_line() else {
-            return Ok(Vec::new());
-        };
-        if self.changed_lines.is_none() {
-            let mut index: HashMap<String, Vec<String>> = HashMap::new();
-            let changed: Vec<String> = self
-                .src
-                .readable_changed()
-                .map(|c| c.path.clone())
-                .collect();
-            for path in changed {
-                if let Content::Text(ft) = &*self.src.content(Side::Head, &path)? {
-                    for line in ft.folded.iter().filter(|l| !l.is_empty()) {
-                        let paths = index.entry(line.clone()).or_default();
-                        if paths.last() != Some(&path) {
-                            paths.push(path.clone());
-                        }
-                    }
-                }
-            }
-            self.changed_lines = Some(index);
-        }
-        let candidates: Vec<String> = self
-            .changed_lines
-            .as_ref()
-            .and_then(|index| index.get(needle))
-            .map(|paths| {
-                paths
-                    .iter()
-                    .filter(|p| !exclude.contains(p))
-                    .cloned()
-                    .collect()
-            })
-            .unwrap_or_default();
-        let mut holding = Vec::new();
-        for path in candidates {
-            if let Content::Text(ft) = &*self.src.content(Side::Head, &path)?
-                && let Some(span) = q.find_in(ft).first()
-            {
-                holding.push((path, *span));
-            }
-        }
-        Ok(holding)
-    }
-
     /// Decides whether head lines `start..=end` of `path` predate the change. Sets `*pre` and
     /// returns the note to show, or `None` when there is nothing to say (the lines are new).
     fn pre_existing(
         &mut self,
+        index: usize,
         path: &str,
         start: u32,
         end: u32,
@@ -716,7 +627,7 @@ impl Checker {
         let from = (start as usize).saturating_sub(1);
         let to = (end as usize).min(head.lines.len());
         let span: Vec<String> = head.lines.get(from..to).unwrap_or_default().to_vec();
-        if let Some(reason) = self.change_uses(&span)? {
+        if let Some(reason) = self.change_uses(index, &span) {
             return Ok(Some(format!(
                 "kept as a regression: lines {lines} predate the change, but {reason}"
             )));
@@ -727,77 +638,75 @@ impl Checker {
         )))
     }
 
-    /// Whether the change's added lines call a name the span defines, or copy the span.
-    fn change_uses(&mut self, span: &[String]) -> Result<Option<String>> {
+    /// Whether the change's added lines call a name the span defines, or copy the span. Asked
+    /// of [`Lookups`]: not known until the changed files were searched (then "no").
+    fn change_uses(&mut self, index: usize, span: &[String]) -> Option<String> {
         let names = history::defined_names(span);
         let folded: Vec<String> = span
             .iter()
             .map(|l| super::quote::fold(l))
             .filter(|l| l.len() >= 12)
             .collect();
-        let added = self.added_index()?;
+        let keys: Vec<String> = names.iter().chain(&folded).cloned().collect();
+        if keys.is_empty() {
+            return None;
+        }
+        let added = self.lookups.added(index, &keys)?;
         for name in &names {
-            if let Some((path, line)) = added.words.get(name.as_str()) {
-                return Ok(Some(format!("the change calls `{name}` at {path}:{line}")));
+            if let Some((path, line)) = added.get(name) {
+                return Some(format!("the change calls `{name}` at {path}:{line}"));
             }
         }
-        if let Some((path, line)) = folded.first().and_then(|l| added.lines.get(l.as_str()))
-            && folded.iter().all(|l| added.lines.contains_key(l.as_str()))
+        if let Some((path, line)) = folded.first().and_then(|l| added.get(l))
+            && folded.iter().all(|l| added.contains_key(l))
         {
-            return Ok(Some(format!(
-                "the change copies this code at {path}:{line}"
-            )));
+            return Some(format!("the change copies this code at {path}:{line}"));
         }
-        Ok(None)
+        None
     }
+}
 
-    /// The change's added lines, indexed once from the changed text files at head.
-    fn added_index(&mut self) -> Result<&AddedIndex> {
-        if self.added.is_none() {
-            let mut index = AddedIndex::default();
-            let changed: Vec<_> = self.src.readable_changed().cloned().collect();
-            for c in changed {
-                let content = self.src.content(Side::Head, &c.path)?;
-                let Content::Text(ft) = &*content else {
-                    continue;
-                };
-                for (s, e) in history::added_ranges(&c.hunks) {
-                    for line in s.max(1)..=e.min(ft.line_count()) {
-                        let i = line as usize - 1;
-                        index.add(&c.path, line, &ft.lines[i], &ft.folded[i]);
+/// Step 2: the cited lines exist in the cited text files.
+fn check_lines(f: &Finding, cited: &Cited, notes: &mut Vec<String>) -> Lines {
+    let mut lines = Lines {
+        ok: cited.unresolved.is_empty(),
+        opaque_file: false,
+        opaque_note: None,
+    };
+    for t in &cited.targets {
+        let loc = &f.locations[t.index];
+        match &*t.content {
+            Content::Text(ft) => {
+                if let Some(start) = loc.start {
+                    let end = loc.end_line().unwrap_or(start);
+                    if start == 0 || end < start || end > ft.line_count() {
+                        lines.ok = false;
+                        notes.push(format!(
+                            "lines {} do not exist in {} ({} lines)",
+                            line_range(start, end),
+                            t.path,
+                            ft.line_count()
+                        ));
                     }
                 }
             }
-            self.added = Some(index);
-        }
-        Ok(self.added.get_or_insert_with(AddedIndex::default))
-    }
-}
-
-/// The lines the change added: each identifier and each folded line, with where it first
-/// occurs. Built once, so asking about a finding costs a lookup, not a pass over the change.
-#[derive(Default)]
-struct AddedIndex {
-    words: HashMap<String, (String, u32)>,
-    lines: HashMap<String, (String, u32)>,
-}
-
-impl AddedIndex {
-    fn add(&mut self, path: &str, line: u32, text: &str, folded: &str) {
-        for word in text
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .filter(|w| w.len() > 2)
-        {
-            if !self.words.contains_key(word) {
-                self.words
-                    .insert(word.to_string(), (path.to_string(), line));
+            Content::Binary | Content::Missing => {
+                lines.opaque_file = true;
+                if lines.opaque_note.is_none() {
+                    let what = if matches!(&*t.content, Content::Binary) {
+                        "binary file"
+                    } else {
+                        "submodule"
+                    };
+                    lines.opaque_note = Some(format!("{what}: contents not checked ({})", t.path));
+                }
+                if loc.start.is_some() {
+                    lines.ok = false;
+                }
             }
         }
-        if !folded.is_empty() && !self.lines.contains_key(folded) {
-            self.lines
-                .insert(folded.to_string(), (path.to_string(), line));
-        }
     }
+    lines
 }
 
 /// Whether head lines `start..=end` read the same at their merge-base lines.

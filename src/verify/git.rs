@@ -1,19 +1,20 @@
 //! The few git plumbing commands verification needs, run through the git CLI.
 //!
-//! Verification reads commits, never the checkout: every read names a revision (`ls-tree`,
-//! `cat-file`, `grep <rev>`), so a dirty or detached working tree cannot change the answer.
-//! File contents come through one long-lived `git cat-file --batch` process, so each file costs
-//! one round trip on a pipe instead of one process.
+//! Verification reads commits, never the checkout: every read names a revision or an object
+//! (`ls-tree`, `cat-file`), so a dirty or detached working tree cannot change the answer. File
+//! contents come through one long-lived `git cat-file --batch` process, so each file costs one
+//! round trip on a pipe instead of one process; a search over many files streams them through
+//! one `git cat-file --batch --buffer` ([`for_each_blob`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Stdio};
 
 use anyhow::{Context, Result, bail};
 
+use crate::git::git_bytes;
 pub use crate::git::resolve_commit;
-use crate::git::{git_bytes, git_grep};
 
 /// One entry of a commit's tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,8 +22,6 @@ pub struct TreeEntry {
     /// `100644`, `100755`, `120000` (symlink), `160000` (submodule).
     pub mode: String,
     pub oid: String,
-    /// Size in bytes (0 for a submodule).
-    pub size: u64,
 }
 
 impl TreeEntry {
@@ -31,9 +30,11 @@ impl TreeEntry {
     }
 }
 
-/// Every file of `rev`'s tree by path (`git ls-tree -r -z -l --full-tree`).
+/// Every file of `rev`'s tree by path (`git ls-tree -r -z --full-tree`). Sizes are not asked
+/// for: git would have to open every object to give them (three times the listing's time on
+/// 50,000 files); a read learns a file's size anyway.
 pub fn list_tree(repo: &Path, rev: &str) -> Result<HashMap<String, TreeEntry>> {
-    let out = git_bytes(repo, &["ls-tree", "-r", "-z", "-l", "--full-tree", rev])?;
+    let out = git_bytes(repo, &["ls-tree", "-r", "-z", "--full-tree", rev])?;
     let mut tree = HashMap::new();
     for record in out.split(|b| *b == 0) {
         if record.is_empty() {
@@ -43,19 +44,17 @@ pub fn list_tree(repo: &Path, rev: &str) -> Result<HashMap<String, TreeEntry>> {
         let Some((meta, path)) = record.split_once('\t') else {
             continue;
         };
-        // "<mode> <type> <oid> <size padded with spaces>"
+        // "<mode> <type> <oid>"
         let mut parts = meta.split(' ').filter(|p| !p.is_empty());
         let (Some(mode), Some(_kind), Some(oid)) = (parts.next(), parts.next(), parts.next())
         else {
             continue;
         };
-        let size = parts.next().and_then(|s| s.parse().ok()).unwrap_or(0);
         tree.insert(
             path.to_string(),
             TreeEntry {
                 mode: mode.to_string(),
                 oid: oid.to_string(),
-                size,
             },
         );
     }
@@ -176,80 +175,99 @@ impl Drop for CatFile {
     }
 }
 
-/// How many words go into one alternation of [`words_present`].
-const WORDS_PER_PATTERN: usize = 256;
+/// Blobs larger than this are passed over by [`for_each_blob`] (read from the pipe and
+/// dropped): generated bundles and data files, not code a reviewer quotes or names.
+pub const MAX_SCAN_BLOB: usize = 8 * 1024 * 1024;
 
-/// Which of `words` (identifiers: letters, digits, `_`) occur as whole words anywhere in the
-/// text files of `rev`: one `git grep -o -w -E` over the whole tree. The words are joined into
-/// a few alternations (`(a|b|c)`) rather than passed as one pattern each, because git tries
-/// every pattern on every line: a thousand `-e` patterns take a minute on 5,000 files where one
-/// alternation takes a fraction of a second.
-pub fn words_present(repo: &Path, rev: &str, words: &HashSet<String>) -> Result<HashSet<String>> {
-    let mut wanted: Vec<&str> = words
-        .iter()
-        .map(String::as_str)
-        .filter(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
-        .collect();
-    if wanted.is_empty() {
-        return Ok(HashSet::new());
+/// Reads the blobs `oids` in order through one `git cat-file --batch --buffer` and gives each
+/// to `visit` (its index in `oids` and its bytes; `None` for a missing object or one larger
+/// than [`MAX_SCAN_BLOB`]) until it returns `false`. One process, one pipe: reading 50,000
+/// files costs about what git needs to inflate them. Memory holds one blob at a time.
+pub fn for_each_blob(
+    repo: &Path,
+    oids: &[&str],
+    mut visit: impl FnMut(usize, Option<&[u8]>) -> bool,
+) -> Result<()> {
+    if oids.is_empty() {
+        return Ok(());
     }
-    wanted.sort_unstable();
-    let mut patterns = tempfile::NamedTempFile::new()
-        .context("could not create a temporary file for git grep patterns")?;
-    for chunk in wanted.chunks(WORDS_PER_PATTERN) {
-        writeln!(patterns, "({})", chunk.join("|")).context("could not write git grep patterns")?;
-    }
-    patterns
-        .flush()
-        .context("could not write git grep patterns")?;
-    let pattern_file = patterns.path().to_string_lossy().into_owned();
-    let stdout = git_grep(
-        repo,
-        &["-o", "-h", "-w", "-E", "-I", "-f", &pattern_file, rev, "--"],
-    )?;
-    let mut found = HashSet::new();
-    for line in stdout.split(|b| *b == b'\n') {
-        if let Ok(word) = std::str::from_utf8(line)
-            && words.contains(word)
-            && !found.contains(word)
-        {
-            found.insert(word.to_string());
-        }
-    }
-    Ok(found)
+    let mut child = crate::git::command(repo)
+        .args(["cat-file", "--batch", "--buffer"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| {
+            format!(
+                "could not start `git cat-file --batch` in {}: is git installed?",
+                repo.display()
+            )
+        })?;
+    let stdin = child.stdin.take().context("git cat-file has no stdin")?;
+    let stdout = child.stdout.take().context("git cat-file has no stdout")?;
+    let mut reader = BufReader::with_capacity(1 << 16, stdout);
+    let result = std::thread::scope(|scope| -> Result<()> {
+        let writer = scope.spawn(move || -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::new(stdin);
+            for oid in oids {
+                w.write_all(oid.as_bytes())?;
+                w.write_all(b"\n")?;
+            }
+            w.flush()
+            // Dropping `w` closes stdin: cat-file flushes and ends.
+        });
+        let mut body = Vec::new();
+        let mut read = || -> Result<()> {
+            for (i, oid) in oids.iter().enumerate() {
+                let blob = read_blob(&mut reader, oid, &mut body)?;
+                if !visit(i, blob.then_some(body.as_slice())) {
+                    break;
+                }
+            }
+            Ok(())
+        };
+        let outcome = read();
+        // Stopped early or failed: end cat-file so the writer is not left blocked.
+        let _ = child.kill();
+        let _ = writer.join();
+        outcome
+    });
+    let _ = child.wait();
+    result
 }
 
-/// Paths of the text files at `rev` with a line containing the words of `folded_line` in order,
-/// separated by any whitespace (at most `limit` of them).
-pub fn files_containing(
-    repo: &Path,
-    rev: &str,
-    folded_line: &str,
-    limit: usize,
-) -> Result<Vec<String>> {
-    let needle = folded_line
-        .split(' ')
-        .map(|word| {
-            word.chars().fold(String::new(), |mut acc, c| {
-                if ".[]()*+?{}|^$\\".contains(c) {
-                    acc.push('\\');
-                }
-                acc.push(c);
-                acc
-            })
-        })
-        .collect::<Vec<_>>()
-        .join("[[:space:]]+");
-    // `-z`: names end in NUL and are never quoted, so non-ASCII paths come back as they are.
-    let stdout = git_grep(repo, &["-l", "-z", "-E", "-I", "-e", &needle, rev, "--"])?;
-    let prefix = format!("{rev}:");
-    Ok(stdout
-        .split(|b| *b == 0)
-        .filter(|name| !name.is_empty())
-        .map(|name| {
-            let name = String::from_utf8_lossy(name);
-            name.strip_prefix(&prefix).unwrap_or(&name).to_string()
-        })
-        .take(limit)
-        .collect())
+/// Reads one answer of `git cat-file --batch` into `body`: `true` for a blob no larger than
+/// [`MAX_SCAN_BLOB`], `false` for anything else (missing, not a blob, too large: skipped).
+fn read_blob(reader: &mut impl BufRead, oid: &str, body: &mut Vec<u8>) -> Result<bool> {
+    let mut header = String::new();
+    reader
+        .read_line(&mut header)
+        .context("could not read from git cat-file")?;
+    let header = header.trim_end();
+    if header.is_empty() {
+        bail!("git cat-file stopped answering (asked for {oid})");
+    }
+    let fields: Vec<&str> = header.rsplitn(3, ' ').collect();
+    if fields.len() != 3 || !fields[0].bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(false); // `<oid> missing`
+    }
+    let size: usize = fields[0]
+        .parse()
+        .with_context(|| format!("git cat-file answered {header:?} for {oid}"))?;
+    let keep = fields[1] == "blob" && size <= MAX_SCAN_BLOB;
+    if keep {
+        body.clear();
+        body.resize(size + 1, 0);
+        reader
+            .read_exact(body)
+            .with_context(|| format!("git cat-file cut short the object {oid}"))?;
+        body.pop(); // the newline after every object
+    } else {
+        let skipped = std::io::copy(&mut reader.take(size as u64 + 1), &mut std::io::sink())
+            .with_context(|| format!("git cat-file cut short the object {oid}"))?;
+        if skipped != size as u64 + 1 {
+            bail!("git cat-file cut short the object {oid}");
+        }
+    }
+    Ok(keep)
 }

@@ -6,9 +6,13 @@
 //! finding with plain code and records the result in [`Verification`]; it also corrects what
 //! it can (full paths, the real lines), keeping the reviewer's version in the note.
 //!
-//! It reads commits, never the checkout: the head tree is listed once, each file is read at
-//! most once through one `git cat-file --batch`, and every identifier of every finding is
-//! looked up in one `git grep`.
+//! It reads commits, never the checkout, and its cost follows the findings, not the
+//! repository: the head tree is listed once (a path is a map lookup), each cited file is read
+//! at most once through one `git cat-file --batch`, and what the checks need beyond their cited
+//! files (a quote whose file is wrong, identifiers the files read do not show, the change's
+//! added lines) is collected over all findings and answered by one streamed scan (`scan.rs`):
+//! the changed files, then the rest of the tree only when something is still open. Findings
+//! that ask nothing beyond their files cost no scan at all.
 //!
 //! # How a finding is judged
 //!
@@ -24,17 +28,23 @@
 //!   `ungrounded` ("quoted code not found in x.go at head"). A distinctive quote that exactly
 //!   one other changed file holds moves the finding there (`relocated`, "quoted code is in
 //!   b.go:20, not in a.go"). A cited path that does not exist is looked for by its quote in
-//!   the changed files, then the tree.
+//!   the changed files, then the tree. A quote found nowhere that is a commit message of the
+//!   change or prose is `unchecked` ("quoted text is a commit message, not code"), not
+//!   ungrounded.
 //! - **no quote**: `grounded` when path and lines exist, `ungrounded` when not; no location and
 //!   no quote: `unchecked`. Binary files and submodules are never quote-matched: `unchecked`
 //!   when a quote or lines were cited there.
 //! - **symbols**: backticked identifiers of the title and explanation (see [`symbols`]) that
-//!   exist nowhere at head go to `symbols_missing`; they do not change the status.
+//!   exist nowhere at head go to `symbols_missing`; they do not change the status. Names the
+//!   finding proposes (in its fix, a diff, a "replace ... with `x`" sentence) are not checked.
 //! - **pre-existing**: a `regression` whose grounded lines the change did not touch (no added
 //!   line among them, no deletion inside, same text at the merge-base) is `pre_existing`,
 //!   unless the change's added lines call a name those lines define or copy them ("kept as a
 //!   regression: ... the change calls `f` at a.go:12").
 //! - **outside_change**: none of the finding's paths is among the changed files.
+//! - **known_issue_comment**: a `TODO`/`FIXME`/`XXX`/`HACK`/"temporary" comment at the
+//!   grounded lines, just above them, or on or above the first line of a block enclosing them
+//!   (see `known_issue.rs`), quoted; calibration lowers the severity one level for it.
 //!
 //! `note` joins what there is to say, in that order, with "; ".
 //!
@@ -51,21 +61,35 @@ mod check;
 pub mod coverage;
 pub mod git;
 mod history;
+mod known_issue;
+mod lookups;
 pub mod quote;
+mod scan;
 mod source;
 pub mod symbols;
 
+use std::collections::HashSet;
 use std::fmt;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
 use crate::target::diff::changed_files;
-use crate::types::ChangedFile;
+use crate::types::{ChangedFile, Finding, Location};
 use crate::types::{Review, Verification, VerificationStatus};
 
 use check::Checker;
+use scan::{ScanRequest, scan};
 use source::RepoSnapshot;
+use symbols::Symbol;
+
+/// At most this many identifiers are looked up in the tree (a review naming half a million
+/// would otherwise build an automaton of hundreds of megabytes); the rest count as present.
+const MAX_WORDS_LOOKED_UP: usize = 20_000;
+
+/// Rounds of checks and scans: a check asks at most a quote search, then (once its quote is
+/// placed) an added-lines search, so three rounds answer everything; the bound only guards.
+const MAX_ROUNDS: usize = 4;
 
 /// What to verify against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,11 +198,8 @@ fn run(
                 .to_string(),
         );
     }
-    let source = RepoSnapshot::open(&ctx.repo, head.clone(), base.clone(), Vec::new())?;
-    let mut checker = Checker::new(source);
-    // The identifier lookup reads the whole tree: it runs while the diff and the checks do.
-    let search = checker.start_symbol_search(reviews.iter().flat_map(|r| r.findings.iter()));
-    checker.src.changed = match (changed, &base) {
+    let mut src = RepoSnapshot::open(&ctx.repo, head.clone(), base.clone())?;
+    src.set_changed(match (changed, &base) {
         (Some(changed), _) => changed,
         (None, Some(base)) => changed_files(&ctx.repo, base, &head).with_context(|| {
             format!(
@@ -188,29 +209,112 @@ fn run(
             )
         })?,
         (None, None) => Vec::new(),
-    };
-    checker.prefetch(reviews.iter().flat_map(|r| r.findings.iter()))?;
-    let mut verifications = Vec::new();
-    for review in reviews.iter_mut() {
-        for finding in &mut review.findings {
+    });
+    let mut checker = Checker::new(src);
+    let findings: Vec<(&str, &Finding)> = reviews
+        .iter()
+        .flat_map(|r| r.findings.iter().map(|f| (r.agent.as_str(), f)))
+        .collect();
+    let symbols: Vec<Vec<Symbol>> = findings
+        .iter()
+        .map(|(_, f)| symbols::candidates(f, |name| checker.src.is_file_name(name)))
+        .collect();
+    checker.prefetch(findings.iter().map(|(_, f)| *f))?;
+
+    // Check every finding; then answer in one scan what the checks asked beyond their cited
+    // files (and which identifiers exist, for those the files read so far do not show), and
+    // check again the findings that asked.
+    let originals: Vec<(String, Finding)> = findings
+        .into_iter()
+        .map(|(agent, f)| (agent.to_string(), f.clone()))
+        .collect();
+    let mut checked: Vec<Option<(Verification, Vec<Location>)>> = vec![None; originals.len()];
+    let mut todo: Vec<usize> = (0..originals.len()).collect();
+    let mut present: HashSet<String> = HashSet::new();
+    for round in 0..MAX_ROUNDS {
+        for &i in &todo {
+            let (agent, original) = &originals[i];
+            let mut f = original.clone();
             let v = checker
-                .check(finding)
-                .with_context(|| format!("verifying finding {} of {}", finding.id, review.agent))?;
-            verifications.push(v);
+                .check(i, &mut f)
+                .with_context(|| format!("verifying finding {} of {agent}", f.id))?;
+            checked[i] = Some((v, f.locations));
+        }
+        let (mut request, open) = match checker.lookups.take_open() {
+            Some((request, open)) => (request, Some(open)),
+            None => (ScanRequest::default(), None),
+        };
+        if round == 0 {
+            let mut words: Vec<String> = words_to_look_up(&symbols, &checker.src, &mut present)
+                .into_iter()
+                .collect();
+            if words.len() > MAX_WORDS_LOOKED_UP {
+                words.sort_unstable();
+                outcome.notes.push(format!(
+                    "symbols: {} identifiers to look up, only the first {MAX_WORDS_LOOKED_UP} were",
+                    words.len()
+                ));
+                present.extend(words.split_off(MAX_WORDS_LOOKED_UP));
+            }
+            request.words = words.into_iter().collect();
+        }
+        if request.is_empty() {
+            break;
+        }
+        let mut result = scan(&checker.src, &request)?;
+        present.extend(std::mem::take(&mut result.words));
+        match open {
+            Some(open) if round + 1 < MAX_ROUNDS => {
+                checker.lookups.answer(&open, &mut result);
+                todo = open.askers;
+            }
+            _ => break,
         }
     }
-    outcome
-        .notes
-        .extend(search.finish(verifications.iter_mut()));
-    let mut verifications = verifications.into_iter();
+
+    let mut checked = checked.into_iter();
+    let mut symbols = symbols.into_iter();
     for finding in reviews.iter_mut().flat_map(|r| r.findings.iter_mut()) {
-        if let Some(v) = verifications.next() {
-            outcome.counts.add(&v);
-            finding.verification = Some(v);
-        }
+        let (Some(Some((mut v, locations))), Some(names)) = (checked.next(), symbols.next()) else {
+            continue;
+        };
+        symbols::record_missing(&mut v, names, &present);
+        finding.locations = locations;
+        outcome.counts.add(&v);
+        finding.verification = Some(v);
     }
     outcome.changed_files = std::mem::take(&mut checker.src.changed);
     Ok(outcome)
+}
+
+/// The identifier parts the findings name that the files read so far at head do not show
+/// (those are added to `present`): what the scan must look for in the rest of the repository.
+fn words_to_look_up(
+    symbols: &[Vec<Symbol>],
+    src: &RepoSnapshot,
+    present: &mut HashSet<String>,
+) -> HashSet<String> {
+    let mut wanted: HashSet<String> = symbols
+        .iter()
+        .flatten()
+        .flat_map(|s| s.parts.iter().cloned())
+        .collect();
+    if wanted.is_empty() {
+        return wanted;
+    }
+    for text in src.head_texts_read() {
+        for line in &text.folded {
+            for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+                if !word.is_empty() && wanted.remove(word) {
+                    present.insert(word.to_string());
+                }
+            }
+        }
+        if wanted.is_empty() {
+            break;
+        }
+    }
+    wanted
 }
 
 /// Marks every finding `unchecked` with `why` (no repository to check against).

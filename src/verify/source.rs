@@ -12,9 +12,6 @@ use super::git::{self, CatFile, TreeEntry};
 use super::quote::FileText;
 use crate::types::{ChangeKind, ChangedFile};
 
-/// Changed files larger than this (generated code, vendored bundles) are not read in bulk.
-pub const MAX_BULK_FILE: u64 = 2 * 1024 * 1024;
-
 /// A file's content at one commit.
 #[derive(Debug)]
 pub enum Content {
@@ -59,19 +56,19 @@ pub struct RepoSnapshot {
     tree: HashMap<String, TreeEntry>,
     /// Tree paths by file name, for bare names.
     by_name: HashMap<String, Vec<String>>,
+    /// The changed files; set with [`RepoSnapshot::set_changed`], which indexes them.
     pub changed: Vec<ChangedFile>,
+    /// Index into `changed` by head path (a deletion by its old path).
+    changed_by_path: HashMap<String, usize>,
+    /// Indices into `changed` by file name, of the head path and of a rename's old path.
+    changed_by_name: HashMap<String, Vec<usize>>,
     cat: CatFile,
     cache: HashMap<(Side, String), Rc<Content>>,
 }
 
 impl RepoSnapshot {
     /// Lists the head tree and starts the one `cat-file` process; `head` and `base` are commit ids.
-    pub fn open(
-        repo: &Path,
-        head: String,
-        base: Option<String>,
-        changed: Vec<ChangedFile>,
-    ) -> Result<Self> {
+    pub fn open(repo: &Path, head: String, base: Option<String>) -> Result<Self> {
         let tree = git::list_tree(repo, &head)?;
         let mut by_name: HashMap<String, Vec<String>> = HashMap::new();
         for path in tree.keys() {
@@ -90,9 +87,68 @@ impl RepoSnapshot {
             base,
             tree,
             by_name,
-            changed,
+            changed: Vec::new(),
+            changed_by_path: HashMap::new(),
+            changed_by_name: HashMap::new(),
             cat: CatFile::start(repo)?,
             cache: HashMap::new(),
+        })
+    }
+
+    /// Sets the changed files and indexes them, so asking about one costs a lookup.
+    pub fn set_changed(&mut self, changed: Vec<ChangedFile>) {
+        self.changed_by_path.clear();
+        self.changed_by_name.clear();
+        for (i, c) in changed.iter().enumerate() {
+            self.changed_by_path.entry(c.path.clone()).or_insert(i);
+            for p in std::iter::once(&c.path).chain(c.old_path.as_ref()) {
+                let name = p.rsplit('/').next().unwrap_or(p);
+                let at = self.changed_by_name.entry(name.to_string()).or_default();
+                if at.last() != Some(&i) {
+                    at.push(i);
+                }
+            }
+        }
+        self.changed = changed;
+    }
+
+    /// Whether `path` is a changed file's head path or a rename's or deletion's old path.
+    pub fn is_changed_path(&self, path: &str) -> bool {
+        self.changed_by_path.contains_key(path)
+            || self
+                .changed_by_name
+                .get(path.rsplit('/').next().unwrap_or(path))
+                .is_some_and(|at| {
+                    at.iter()
+                        .any(|&i| self.changed[i].old_path.as_deref() == Some(path))
+                })
+    }
+
+    /// The blob id of `path` at head (not for a submodule).
+    pub fn head_oid(&self, path: &str) -> Option<&str> {
+        self.tree
+            .get(path)
+            .filter(|e| !e.is_submodule())
+            .map(|e| e.oid.as_str())
+    }
+
+    /// Every file at head with its blob id, in path order (submodules left out).
+    pub fn head_files(&self) -> Vec<(&str, &str)> {
+        let mut files: Vec<(&str, &str)> = self
+            .tree
+            .iter()
+            .filter(|(_, e)| !e.is_submodule())
+            .map(|(p, e)| (p.as_str(), e.oid.as_str()))
+            .collect();
+        files.sort_unstable();
+        files
+    }
+
+    /// The text files read so far at head.
+    pub fn head_texts_read(&self) -> impl Iterator<Item = &FileText> {
+        self.cache.iter().filter_map(|((side, _), c)| match &**c {
+            Content::Text(t) if *side == Side::Head => Some(t),
+            _ => None,
         })
     }
 
@@ -105,24 +161,20 @@ impl RepoSnapshot {
         self.tree.contains_key(path) || self.by_name.contains_key(path)
     }
 
-    /// The changed files worth reading in bulk (to find a quote's file, or what the change
-    /// added): text files present at head, up to [`MAX_BULK_FILE`] bytes. A file a finding
-    /// cites is read whatever its size.
+    /// The changed files a search reads (to find a quote's file, or what the change added):
+    /// text files present at head.
     pub fn readable_changed(&self) -> impl Iterator<Item = &ChangedFile> {
         self.changed.iter().filter(|c| {
             c.kind != ChangeKind::Deleted
                 && !c.binary
                 && !c.submodule
-                && self
-                    .tree
-                    .get(&c.path)
-                    .is_some_and(|e| !e.is_submodule() && e.size <= MAX_BULK_FILE)
+                && self.head_oid(&c.path).is_some()
         })
     }
 
     /// The changed file whose head path (or, for a deletion, base path) is `path`.
     pub fn changed_file(&self, path: &str) -> Option<&ChangedFile> {
-        self.changed.iter().find(|c| c.path == path)
+        self.changed_by_path.get(path).map(|&i| &self.changed[i])
     }
 
     /// The content of `path` at head or at the merge-base, read once.
@@ -143,9 +195,10 @@ impl RepoSnapshot {
     /// Reads every file of `wanted` not read yet, in one pass through `cat-file`.
     pub fn prefetch(&mut self, wanted: impl IntoIterator<Item = (Side, String)>) -> Result<()> {
         let mut keys: Vec<(Side, String)> = Vec::new();
+        let mut asked: std::collections::HashSet<(Side, String)> = Default::default();
         let mut specs: Vec<String> = Vec::new();
         for key in wanted {
-            if self.cache.contains_key(&key) || keys.contains(&key) {
+            if self.cache.contains_key(&key) || !asked.insert(key.clone()) {
                 continue;
             }
             match self.spec(key.0, &key.1) {
@@ -202,9 +255,15 @@ impl RepoSnapshot {
                 note: None,
             });
         }
-        if let Some(renamed) = self
-            .changed
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let same_name = self
+            .changed_by_name
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        if let Some(renamed) = same_name
             .iter()
+            .map(|&i| &self.changed[i])
             .find(|c| c.kind == ChangeKind::Renamed && c.old_path.as_deref() == Some(path))
         {
             return Some(Resolution {
@@ -213,9 +272,8 @@ impl RepoSnapshot {
             });
         }
         if self
-            .changed
-            .iter()
-            .any(|c| c.kind == ChangeKind::Deleted && c.path == path)
+            .changed_file(path)
+            .is_some_and(|c| c.kind == ChangeKind::Deleted)
         {
             return Some(Resolution {
                 resolved: Resolved::Deleted(path.to_string()),
@@ -237,7 +295,13 @@ impl RepoSnapshot {
         // First the changed files (their head paths, and the base paths of renames).
         let mut hits: Vec<String> = Vec::new();
         let mut renamed_from: Option<String> = None;
-        for c in &self.changed {
+        let name = cited.rsplit('/').next().unwrap_or(cited);
+        let same_name = self
+            .changed_by_name
+            .get(name)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        for c in same_name.iter().map(|&i| &self.changed[i]) {
             let by_old = c.kind == ChangeKind::Renamed
                 && c.old_path
                     .as_deref()
@@ -249,15 +313,14 @@ impl RepoSnapshot {
                 }
             }
         }
-        if hits.is_empty() {
-            let name = cited.rsplit('/').next().unwrap_or(cited);
-            if let Some(paths) = self.by_name.get(name) {
-                hits = paths
-                    .iter()
-                    .filter(|p| paths_match(cited, p))
-                    .cloned()
-                    .collect();
-            }
+        if hits.is_empty()
+            && let Some(paths) = self.by_name.get(name)
+        {
+            hits = paths
+                .iter()
+                .filter(|p| paths_match(cited, p))
+                .cloned()
+                .collect();
         }
         match hits.len() {
             0 => Resolution {

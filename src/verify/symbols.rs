@@ -6,9 +6,12 @@
 //! is never reported. A qualified name counts as present when each of its parts occurs as a
 //! whole word somewhere in the repository at head.
 
+use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use crate::types::{Finding, Verification};
 
 static BACKTICKED: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"`+([^`\n]+?)`+").expect("valid regex"));
@@ -162,23 +165,14 @@ pub struct Symbol {
 }
 
 /// Words that, just before a backticked name, mark it as something proposed rather than
-/// something the code has: "use `strings.EqualFold`", "add a `validate_input()` helper".
-const PROPOSAL_CUES: &[&str] = &[
-    "use ",
+/// something the code has: "add a `validate_input()` helper", "no `Close()`".
+const NEAR_PROPOSAL_CUES: &[&str] = &[
     "using ",
-    "consider",
-    "instead",
-    "prefer",
-    "replace",
-    "switch to",
-    "such as",
-    "e.g.",
     "like ",
     "add ",
     "adding ",
-    "introduce",
-    "rename",
     "new ",
+    "rename",
     "call to ",
     "missing ",
     "no ",
@@ -187,10 +181,140 @@ const PROPOSAL_CUES: &[&str] = &[
     "could call",
 ];
 
+/// Words that, anywhere earlier in the sentence, make a backticked name a proposal: "Replace
+/// the plain dict in the cache with an `OrderedDict`", "Consider moving this to `x.y`".
+const SENTENCE_PROPOSAL_CUES: &[&str] = &[
+    "use ",
+    "replace",
+    "switch to",
+    "switching to",
+    "consider",
+    "prefer",
+    "instead",
+    "suggest",
+    "recommend",
+    "introduce",
+    "such as",
+    "for example",
+    "e.g.",
+];
+
+/// How far back (bytes) the near cues are looked for, and the sentence cues at most.
+const NEAR_WINDOW: usize = 24;
+const SENTENCE_WINDOW: usize = 160;
+
+/// The backticked identifiers of a finding worth looking up: those of its title and
+/// explanation that are not file names (`is_file_name`) and that the finding cites rather than
+/// proposes. Left out: names in a sentence that proposes them, names only in code blocks of the
+/// explanation, and names the fix, a fix paragraph ("Fix: use `x`"), a diff's added lines or
+/// the proposed side of the quoted code bring in.
+pub fn candidates(f: &Finding, is_file_name: impl Fn(&str) -> bool) -> Vec<Symbol> {
+    let (prose, mut proposed) = split_explanation(&f.explanation);
+    let text = format!("{}\n{}", f.title, prose);
+    for extra in [f.fix.as_deref(), f.fix_diff.as_deref()]
+        .into_iter()
+        .flatten()
+    {
+        proposed.push('\n');
+        proposed.push_str(extra);
+    }
+    if let Some(code) = &f.code {
+        for line in added_lines(&code.code) {
+            proposed.push('\n');
+            proposed.push_str(line);
+        }
+    }
+    // Whole words of what the finding proposes, gathered once: a lookup per name, however long
+    // the fix.
+    let proposed: HashSet<&str> = proposed
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    extract(&text)
+        .into_iter()
+        .filter(|s| !is_file_name(&s.written))
+        .filter(|s| !s.parts.iter().all(|p| proposed.contains(p.as_str())))
+        .collect()
+}
+
+/// An explanation split into its prose (what it says about the code) and what it proposes: the
+/// paragraphs after a fix label (`Fix:`, `**Suggested fix**:`, `Recommendation:`) and the added
+/// lines of its diff blocks. Code blocks are taken out of the prose.
+fn split_explanation(explanation: &str) -> (String, String) {
+    let mut prose = String::new();
+    let mut proposed = String::new();
+    let mut fence: Option<String> = None;
+    let mut in_fix = false;
+    for line in explanation.lines() {
+        let t = line.trim_start();
+        if let Some(lang) = &fence {
+            if t.starts_with("```") || t.starts_with("~~~") {
+                fence = None;
+            } else if lang == "diff" || lang == "patch" {
+                if let Some(added) = t.strip_prefix('+').filter(|a| !a.starts_with('+')) {
+                    proposed.push_str(added);
+                    proposed.push('\n');
+                }
+            } else if in_fix {
+                proposed.push_str(line);
+                proposed.push('\n');
+            }
+            continue;
+        }
+        if let Some(rest) = t.strip_prefix("```").or_else(|| t.strip_prefix("~~~")) {
+            fence = Some(rest.trim().to_ascii_lowercase());
+            continue;
+        }
+        if t.is_empty() {
+            in_fix = false;
+        } else if is_fix_label(t) {
+            in_fix = true;
+        }
+        let out = if in_fix { &mut proposed } else { &mut prose };
+        out.push_str(line);
+        out.push('\n');
+    }
+    (prose, proposed)
+}
+
+/// `Fix:`, `**Fix**:`, `- Suggested fix —`, `Recommendation:`, `Proposed change:`.
+fn is_fix_label(line: &str) -> bool {
+    let t = line
+        .trim_start_matches(['-', '*', '_', '>', ' '])
+        .to_ascii_lowercase();
+    [
+        "fix",
+        "suggested fix",
+        "suggested change",
+        "suggestion",
+        "proposed fix",
+        "proposed change",
+        "recommendation",
+        "recommended fix",
+        "remediation",
+        "how to fix",
+    ]
+    .iter()
+    .any(|label| {
+        t.strip_prefix(label).is_some_and(|rest| {
+            let rest = rest.trim_start_matches(['*', '_']).trim_start();
+            rest.starts_with([':', '—', '–']) || rest.starts_with("- ")
+        })
+    })
+}
+
+/// The added lines (`+`, not `+++`) of a quote that has diff markers.
+fn added_lines(code: &str) -> impl Iterator<Item = &str> {
+    code.lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("++"))
+        .map(|l| &l[1..])
+}
+
 /// The spans of `text` in backticks that look like code identifiers, in order, one per
 /// identifier (`f()` and `f` are one), leaving out names the text proposes rather than cites.
 pub fn extract(text: &str) -> Vec<Symbol> {
     let mut out: Vec<Symbol> = Vec::new();
+    let mut seen: HashSet<Vec<String>> = HashSet::new();
     for cap in BACKTICKED.captures_iter(text) {
         let (Some(whole), Some(inner)) = (cap.get(0), cap.get(1)) else {
             continue;
@@ -199,7 +323,7 @@ pub fn extract(text: &str) -> Vec<Symbol> {
             continue;
         }
         if let Some(sym) = parse_symbol(inner.as_str().trim())
-            && !out.iter().any(|s| s.parts == sym.parts)
+            && seen.insert(sym.parts.clone())
         {
             out.push(sym);
         }
@@ -210,30 +334,72 @@ pub fn extract(text: &str) -> Vec<Symbol> {
 /// Whether the words just after a backticked name make it hypothetical: "where `checked_add`
 /// would report it" names something the code could use, not something it has.
 fn is_hypothetical(after: &str) -> bool {
-    let lower = after.trim_start().to_ascii_lowercase();
+    let after = after.trim_start();
+    let mut end = after.len().min(8);
+    while !after.is_char_boundary(end) {
+        end -= 1;
+    }
+    let lower = after[..end].to_ascii_lowercase();
     ["would ", "could ", "might "]
         .iter()
         .any(|cue| lower.starts_with(cue))
 }
 
-/// Whether the words just before a backticked name (up to 24 bytes, within the sentence)
-/// propose it: "use", "consider", "add a", ...
+/// Whether the text before a backticked name proposes it: a near cue just before it ("add a"),
+/// or a proposal verb earlier in its sentence ("Replace ... with").
 fn is_proposal(before: &str) -> bool {
-    let mut start = before.len().saturating_sub(24);
+    let sentence = sentence_tail(before, SENTENCE_WINDOW);
+    let near = sentence_tail(before, NEAR_WINDOW);
+    has_cue(&near, NEAR_PROPOSAL_CUES) || has_cue(&sentence, SENTENCE_PROPOSAL_CUES)
+}
+
+/// The last `window` bytes of `before`, cut at the start of its sentence, lower-cased.
+fn sentence_tail(before: &str, window: usize) -> String {
+    let mut start = before.len().saturating_sub(window);
     while !before.is_char_boundary(start) {
         start += 1;
     }
-    let window = &before[start..];
-    let window = match window.rfind(['.', ';', ':', '\n']) {
-        Some(at) if !window[..=at].ends_with("e.g.") => &window[at + 1..],
-        _ => window,
-    };
-    let lower = window.to_ascii_lowercase();
-    PROPOSAL_CUES.iter().any(|cue| {
+    let tail = &before[start..];
+    let mut cut = 0;
+    for (at, c) in tail.char_indices() {
+        let end_of_sentence = matches!(c, ';' | ':' | '\n')
+            || (matches!(c, '.' | '!' | '?')
+                && tail[at + 1..].starts_with([' ', '\n'])
+                && !tail[..=at].ends_with("e.g.")
+                && !tail[..=at].ends_with("i.e."));
+        if end_of_sentence {
+            cut = at + c.len_utf8();
+        }
+    }
+    tail[cut..].to_ascii_lowercase()
+}
+
+fn has_cue(lower: &str, cues: &[&str]) -> bool {
+    cues.iter().any(|cue| {
         lower
             .match_indices(cue)
             .any(|(at, _)| at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphabetic())
     })
+}
+
+/// Records on `v` the identifiers of `names` with a part in no file at head (`present` holds
+/// the parts found), with a note: "not found in the repository at head: `x`".
+pub fn record_missing(v: &mut Verification, names: Vec<Symbol>, present: &HashSet<String>) {
+    let missing: Vec<String> = names
+        .into_iter()
+        .filter(|s| s.parts.iter().any(|p| !present.contains(p)))
+        .map(|s| s.written)
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let listed: Vec<String> = missing.iter().map(|s| format!("`{s}`")).collect();
+    let said = format!("not found in the repository at head: {}", listed.join(", "));
+    v.note = Some(match v.note.take() {
+        Some(note) => format!("{note}; {said}"),
+        None => said,
+    });
+    v.symbols_missing = missing;
 }
 
 /// One backticked span as a symbol, or `None` when it is not code-like enough to check.

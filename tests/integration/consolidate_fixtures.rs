@@ -114,14 +114,45 @@ fn seed_report_consolidates_to_its_six_findings_with_their_attributions() {
             .unwrap()
             .contains("critical → important")
     );
-    // The only extra findings are the two the raw reviews hold beyond the seed's six.
+    // The summary opens with what the PR does, in an agent's words, attributed; then what
+    // decides the verdict, by finding id.
+    let summary = report["summary"].as_str().unwrap();
+    let opening = summary.split("\n\n").next().unwrap();
+    assert!(
+        opening.starts_with("This PR implements the core App controller reconciliation loop"),
+        "{summary}"
+    );
+    assert!(
+        opening.ends_with("(Claude Opus 4.6; Codex GPT 5.4 and Gemini 3.1 Pro say the same)"),
+        "{opening}"
+    );
+    assert!(summary.contains("The verdict is **Merge with fixes** because of I1 "));
+    let rationale = report["verdict_rationale"].as_str().unwrap();
+    assert!(
+        rationale.contains("I1 ") && rationale.contains("I2 "),
+        "{rationale}"
+    );
+    // Claude's two documentation notes that cite a file (`controller.go:63`, `:18`) and say
+    // what is wrong there become gap suggestions of Claude; nothing else is credited anew.
+    let gaps: Vec<&Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["sources"][0]["noted_in"] == "Documentation")
+        .collect();
+    assert_eq!(gaps.len(), 2, "{gaps:#?}");
+    assert!(
+        gaps.iter()
+            .all(|g| agents(g) == ["claude"] && g["category"] == "gap")
+    );
+    // The only other extra findings are the two the raw reviews hold beyond the seed's six.
     let titles: Vec<&str> = report["findings"]
         .as_array()
         .unwrap()
         .iter()
         .map(|f| f["title"].as_str().unwrap())
         .collect();
-    assert_eq!(titles.len(), 8, "{titles:#?}");
+    assert_eq!(titles.len(), 10, "{titles:#?}");
 }
 
 /// Per-agent counts of findings by the severity the agent wrote, read from each raw review in

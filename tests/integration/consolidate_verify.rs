@@ -97,6 +97,8 @@ fn verified_findings_stand_and_an_ungrounded_lone_one_is_set_apart() {
     assert_eq!(retry["agents"].as_array().unwrap().len(), 3);
     assert_eq!(retry["verification"]["status"], "grounded");
     assert_eq!(retry["verification"]["pre_existing"], false);
+    // The comment above the loop marks nothing as known.
+    assert!(retry["verification"].get("known_issue_comment").is_none());
 
     // Gemini quotes `Client::new()` in src/main.rs; the file has no such line at head.
     let client = findings
@@ -158,6 +160,33 @@ fn markdown_lists_the_unverified_finding_apart_with_its_reason() {
         "the reason is shown"
     );
     assert!(md.contains("| False positives | 0 | 0 | 1 |"), "{md}");
+}
+
+#[test]
+fn a_todo_the_change_wrote_does_not_lower_its_own_finding() {
+    let tmp = tempfile::tempdir().unwrap();
+    example_repo(tmp.path());
+    let fetch = tmp.path().join("src/fetch.rs");
+    let text = std::fs::read_to_string(&fetch).unwrap().replace(
+        "    // Retry while the server is busy.",
+        "    // TODO: bound the retries; temporary until the job queue lands.",
+    );
+    std::fs::write(&fetch, text).unwrap();
+    git(tmp.path(), &["commit", "-qam", "Mark the loop"]);
+    let out = consolidate(tmp.path(), "json");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let retry = &r["findings"][0];
+    // The change under review wrote that comment: its author cannot lower their own finding.
+    assert_eq!(retry["id"], "I1");
+    assert!(
+        retry["verification"]["known_issue_comment"].is_null(),
+        "{retry:#}"
+    );
 }
 
 #[test]

@@ -536,13 +536,53 @@ fn claude_git_commands_read_but_cannot_write_outside_the_worktree() {
     );
 }
 
+/// Claude's own Read tool is confined by the sandbox, not only by its permission rules: told by
+/// its model to read a file in the user's home (outside its checkout), the CLI gets a denial
+/// from the kernel and the content never reaches the model.
+#[test]
+#[ignore = "needs the agent CLIs from npm: scripts/install-agent-clis.sh, then --run-ignored all"]
+fn claude_cannot_read_outside_its_checkout() {
+    if !needs_clis("claude_cannot_read_outside_its_checkout") {
+        return;
+    }
+    let fx = RunFixture::new();
+    let secret = fx.home.path().join("notes/credentials.txt");
+    std::fs::create_dir_all(secret.parent().unwrap()).unwrap();
+    std::fs::write(&secret, "aws_secret_access_key = SUPERSECRET123\n").unwrap();
+    let result = tool_result_of(
+        &fx,
+        ToolCall::ReadFile {
+            path: secret.display().to_string(),
+        },
+    );
+    assert!(
+        !result.contains("SUPERSECRET123"),
+        "the file was read: {result}"
+    );
+    assert!(
+        result.contains("EACCES"),
+        "no denial by the kernel (Landlock): {result}"
+    );
+}
+
 /// Runs Claude alone with its model asking for `command` first, and returns what the CLI sent
 /// back to the model as the tool's result.
 fn claude_tool_result(command: &str) -> String {
     let fx = RunFixture::new();
-    let c = command.to_string();
-    script_three(&fx, |api, s| match api {
-        Api::Anthropic => s.tool_call(ToolCall::Shell { command: c.clone() }),
+    tool_result_of(
+        &fx,
+        ToolCall::Shell {
+            command: command.to_string(),
+        },
+    )
+}
+
+/// Runs Claude alone with its model asking for `call` first, and returns what the CLI sent
+/// back to the model as the tool's result.
+fn tool_result_of(fx: &RunFixture, call: ToolCall) -> String {
+    let command = format!("{call:?}");
+    script_three(fx, |api, s| match api {
+        Api::Anthropic => s.tool_call(call.clone()),
         _ => s,
     });
     let out = fx.run(&["run", "main..feature", "--agents", "claude"], LIMIT);

@@ -8,12 +8,14 @@
 
 mod support;
 
+mod agent_output_limits;
 mod bench_scoring;
 mod brief_budget;
 mod brief_build;
 mod brief_fixtures;
 mod brief_pack;
 mod brief_steering;
+mod cli_outputs;
 mod config_load;
 mod consolidate_fixtures;
 mod consolidate_raw;
@@ -25,8 +27,10 @@ mod dispatch_signal;
 mod e2e_cli_smoke;
 mod e2e_fake_model;
 mod e2e_run;
+mod forge_github;
 mod parse_fixtures;
 mod parse_hostile;
+mod parse_variants;
 mod report_html_browser;
 mod report_sarif;
 mod rounds;
@@ -37,5 +41,7 @@ mod target_diff;
 mod target_environment;
 mod target_resolve;
 mod target_uncommitted;
+mod trust_config;
 mod verify_coverage;
 mod verify_findings;
+mod verify_quotes;

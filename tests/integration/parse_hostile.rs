@@ -726,3 +726,144 @@ fn unknown_sections_and_bad_coverage_entries_are_kept_with_a_warning() {
         r.warnings
     );
 }
+
+/// Hostile shapes that were superlinear (issue 10): every finding must be kept, with ids unique
+/// within the review. (How long they take is measured by `cargo bench --bench parse`.)
+fn assert_unique_ids(r: &Review) {
+    let unique: std::collections::HashSet<&str> =
+        r.findings.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(unique.len(), r.findings.len(), "ids are unique");
+}
+
+#[test]
+fn thousands_of_repeated_ids_are_all_kept() {
+    let mut json = String::from("{\"findings\":[");
+    for k in 0..8_000 {
+        if k > 0 {
+            json.push(',');
+        }
+        json.push_str("{\"id\":\"C1\",\"title\":\"t\",\"severity\":\"critical\"}");
+    }
+    json.push_str("]}");
+    let r = parse_review("codex", &json);
+    assert_eq!(r.findings.len(), 8_000);
+    assert_unique_ids(&r);
+    assert_eq!(ids(&r)[..3], ["C1", "C1-2", "C1-3"]);
+    assert_eq!(r.findings[7_999].id, "C1-8000");
+
+    let mut md = String::from("## Suggestions\n\n");
+    for _ in 0..16_000 {
+        md.push_str("S1. **Same id** — `a.rs:1` (suggestion, gap)\n\nBody.\n\n");
+    }
+    let r = parse_review("codex", &md);
+    assert_eq!(r.findings.len(), 16_000);
+    assert_unique_ids(&r);
+    assert_eq!(r.findings[15_999].id, "S1-16000");
+    let repeats = r
+        .warnings
+        .iter()
+        .filter(|w| w.message.contains("used twice"))
+        .count();
+    assert_eq!(repeats, 15_999);
+}
+
+#[test]
+fn ten_thousand_repeated_sections_are_all_read() {
+    let mut text = String::new();
+    for k in 0..10_000 {
+        text.push_str(&format!(
+            "## Executive Summary\n\nPart {k}.\n\n## Important Issues\n\n\
+             - **Leak {k}** — `src/a{k}.rs:3` (important, gap)\n\n  It leaks.\n\n\
+             ## Coverage Summary\n\n- `src/a{k}.rs` — Finding 1\n\n"
+        ));
+    }
+    let r = parse_review("gemini", &text);
+    assert_eq!(r.findings.len(), 10_000);
+    assert_unique_ids(&r);
+    // Unnumbered findings of each section take the next free number.
+    assert_eq!(ids(&r)[..3], ["I1", "I2", "I3"]);
+    assert_eq!(r.findings[9_999].title, "Leak 9999");
+    assert_eq!(r.coverage.len(), 10_000);
+    assert!(r.summary.ends_with("Part 9999."));
+}
+
+#[test]
+fn many_unclosed_fences_and_comments_do_not_hide_the_findings_after_them() {
+    let mut text = String::from("## Important Issues\n\n");
+    for k in 0..3_000 {
+        text.push_str(&format!(
+            "### F{k} — `a.rs:{k}` (important, gap)\n\n```x\ncode\n\n\
+             <!-- note {k}\n\nBody {k}.\n\n"
+        ));
+    }
+    let r = parse_review("claude", &text);
+    assert_eq!(r.findings.len(), 3_000);
+    assert_unique_ids(&r);
+    assert_eq!(r.findings[2_999].title, "F2999");
+    assert!(r.findings[2_999].code.is_some());
+    let closed_before_heading = r
+        .warnings
+        .iter()
+        .filter(|w| w.message.contains("read it as closed before the heading"))
+        .count();
+    assert_eq!(closed_before_heading, 2_999);
+    // The last one runs to the end of the review.
+    let to_the_end: Vec<Option<usize>> = r
+        .warnings
+        .iter()
+        .filter(|w| w.message.contains("everything after it was read as code"))
+        .map(|w| w.line)
+        .collect();
+    assert_eq!(to_the_end, [Some(3 + 2_999 * 9 + 2)]);
+}
+
+#[test]
+fn a_line_naming_thousands_of_locations_keeps_them_all() {
+    let mut text = String::from("## Findings\n\n1. **Everywhere** — ");
+    for k in 0..20_000 {
+        text.push_str(&format!("`src/a{k}.rs:{k}`, "));
+    }
+    text.push_str("(important, gap)\n\nBody.\n");
+    let r = parse_review("claude", &text);
+    assert_eq!(r.findings.len(), 1);
+    let f = &r.findings[0];
+    assert_eq!(f.locations.len(), 20_000);
+    assert_eq!(f.locations[19_999].to_string(), "src/a19999.rs:19999");
+    assert_eq!(f.severity, Some(Severity::Important));
+    assert_eq!(f.explanation, "Body.");
+}
+
+#[test]
+fn a_report_of_two_thousand_reviewers_splits_by_its_structure() {
+    let names: Vec<String> = (0..2_000).map(|k| format!("Agent{k} Model {k}")).collect();
+    let mut text = format!(
+        "# Deep Review: x\n\n| | |\n|---|---|\n| **Reviewers** | {} |\n\n\
+         ## Appendix: Original Reviews\n\n",
+        names.join(", ")
+    );
+    for (k, name) in names.iter().enumerate() {
+        // Each review holds a `## Resolution` line and a heading naming the next reviewer.
+        text.push_str(&format!(
+            "### {name}\n\n## Important Issues\n\n1. **F{k}** — `a.rs:{k}` (important, gap)\n\n\
+             Body.\n\n## Resolution\n\nnot the end\n\n### {}\n\nstill {name}\n\n---\n\n",
+            names[(k + 1) % names.len()]
+        ));
+    }
+    text.push_str("## Resolution\n\nDone.\n");
+    let src = parse_report(&text, "r.md").unwrap();
+    assert_eq!(src.reviews.len(), 2_000);
+    for (k, r) in src.reviews.iter().enumerate() {
+        assert_eq!(r.agent, format!("agent{k}"));
+        assert_eq!(r.findings.len(), 1, "{}", r.agent);
+        assert!(
+            r.raw.ends_with(&format!("still {}", names[k])),
+            "{}",
+            r.agent
+        );
+    }
+    assert!(
+        src.warnings.is_empty(),
+        "{:?}",
+        &src.warnings[..src.warnings.len().min(3)]
+    );
+}

@@ -199,7 +199,7 @@ fn repo_out_and_range_flags() {
             "--repo",
         ])
         .arg(repo.path())
-        .arg("--out")
+        .arg("--store")
         .arg(out_dir.path())
         .output()
         .unwrap();

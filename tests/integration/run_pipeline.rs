@@ -109,7 +109,7 @@ fn agents_run_and_the_report_is_written() {
             "--quiet",
             "--format",
             "json",
-            "--out",
+            "--store",
         ])
         .arg(out_dir.path())
         .output()
@@ -225,7 +225,7 @@ fn no_agent_producing_a_review_exits_3_with_a_report() {
         .unwrap()
         .current_dir(repo.path())
         .env("XDG_CONFIG_HOME", xdg.path())
-        .args(["run", "--agents", "broken", "--quiet", "--out"])
+        .args(["run", "--agents", "broken", "--quiet", "--store"])
         .arg(out_dir.path())
         .output()
         .unwrap();
@@ -273,7 +273,7 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("deep-review"))
         .current_dir(repo.path())
         .env("XDG_CONFIG_HOME", xdg.path())
-        .args(["run", "--agents", "slow", "--quiet", "--out"])
+        .args(["run", "--agents", "slow", "--quiet", "--store"])
         .arg(out_dir.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -5,41 +5,7 @@
 
 use serde_json::Value;
 
-use crate::support::repo::Repo;
-use crate::support::standin::{Agents, json_report, run};
-
-/// A repository whose branch `login` adds a login that accepts any password.
-fn repo() -> Repo {
-    let repo = Repo::new();
-    repo.write("src/lib.rs", "pub fn a() {}\n");
-    repo.commit("initial");
-    repo.git(&["checkout", "-q", "-b", "login"]);
-    repo.write("src/lib.rs", "pub fn a() {}\npub mod auth;\n");
-    repo.commit("Wire auth");
-    repo.write("src/auth.rs", "pub fn login(_pw: &str) -> bool { true }\n");
-    repo.commit("Add login");
-    repo
-}
-
-/// A review with one important finding on `src/auth.rs:1`, and a suggestion when asked.
-fn review(title: &str, suggestion: Option<&str>) -> String {
-    let suggestion = match suggestion {
-        Some(s) => format!(
-            "1. **{s}** — `src/lib.rs:2` (suggestion, enhancement)\n\n`auth` could be `session`.\n"
-        ),
-        None => "None.\n".to_string(),
-    };
-    format!(
-        "**Verdict**: Merge with fixes\n\n## Executive Summary\n\nAdds a login function.\n\n\
-         ## Findings\n\n### Critical Issues\n\nNone.\n\n### Important Issues\n\n\
-         1. **{title}** — `src/auth.rs:1` (important, regression)\n\n\
-         ```rust\npub fn login(_pw: &str) -> bool {{ true }}\n```\n\n\
-         `login` returns true for every password, so anyone can log in.\n\n\
-         Fix: compare the password with the stored hash.\n\n### Suggestions\n\n{suggestion}\n\
-         ## Coverage Summary\n\n| File | Status |\n|------|--------|\n\
-         | `src/auth.rs` | Important 1 |\n| `src/lib.rs` | Reviewed |\n"
-    )
-}
+use crate::support::standin::{Agents, json_report, repo, review, run};
 
 /// What must not change when a run is consolidated again: each finding's id, title, severity,
 /// tier, attribution and sources.

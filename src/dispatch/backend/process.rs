@@ -444,7 +444,7 @@ fn judge(
 /// agent is never blocked on a full pipe.
 async fn read_stdout(
     stdout: Option<tokio::process::ChildStdout>,
-    mut file: tokio::fs::File,
+    file: tokio::fs::File,
     reader: Arc<Mutex<StreamReader>>,
     cut: Arc<Mutex<Option<u64>>>,
     limit: u64,
@@ -453,6 +453,9 @@ async fn read_stdout(
 ) {
     let Some(stdout) = stdout else { return };
     let mut lines = BufReader::new(stdout);
+    // Written through a buffer, flushed whenever the agent has nothing more for now: a slow
+    // stream is on disk line by line, a flood costs one write per 64 KB, not one per line.
+    let mut file = tokio::io::BufWriter::with_capacity(64 * 1024, file);
     let mut buf = Vec::with_capacity(8192);
     let mut kept: u64 = 0;
     let mut dropped: u64 = 0;
@@ -461,7 +464,12 @@ async fn read_stdout(
         buf.clear();
         // A line is read in bounded pieces (8 MB, more than any event line a CLI writes): a
         // newline-free flood is cut, not buffered whole.
-        let room = (limit.saturating_sub(kept) as usize).clamp(1, 8 << 20);
+        let room = if kept >= limit {
+            // Past the limit: drain in big pieces, keeping nothing.
+            8 << 20
+        } else {
+            (limit - kept).min(8 << 20) as usize
+        };
         let read = (&mut lines)
             .take(room as u64)
             .read_until(b'\n', &mut buf)
@@ -487,7 +495,9 @@ async fn read_stdout(
             _ => line.as_bytes(),
         };
         let _ = file.write_all(bytes).await;
-        let _ = file.flush().await;
+        if lines.buffer().is_empty() {
+            let _ = file.flush().await;
+        }
         let (new_calls, new_tokens, tool) = match reader.lock() {
             Ok(mut r) => {
                 r.feed_line(&line);

@@ -47,142 +47,248 @@ pub(super) fn style_of(u: &Unit) -> Option<Style> {
             BlockKind::Paragraph => Some(Style::Para),
             _ => None,
         },
-        Unit::Item { list, .. } => match list.kind {
-            BlockKind::List { start: Some(_) } => Some(Style::Ordered),
-            _ => Some(Style::Bullet),
-        },
+        Unit::Item { list, .. } => Some(if list.ordered {
+            Style::Ordered
+        } else {
+            Style::Bullet
+        }),
         Unit::Fragment { .. } => Some(Style::Para),
     }
 }
 
 pub(super) fn is_label(head: &FindingHead) -> bool {
-    LABELS.contains(&norm(&head.title).as_str())
+    let w = first_word(&head.title);
+    LABELS.iter().any(|l| {
+        l.split(' ')
+            .next()
+            .is_some_and(|f| f.eq_ignore_ascii_case(w))
+    }) && LABELS.contains(&norm(&head.title).as_str())
 }
 
-/// A finding being read: its first unit and the units of its body.
-pub(super) struct Draft<'u, 'a> {
+/// A finding being read: its head, and its body read into pieces as it comes (the blocks are
+/// not kept: a body of megabytes costs its text, not its parse tree).
+pub(super) struct Draft {
     pub(super) head: FindingHead,
-    pub(super) start: &'u Unit<'a>,
+    /// Where its first line starts.
+    pub(super) at: usize,
     pub(super) number: Option<u64>,
-    /// Lines of the first paragraph the head took (2 when the location is on its own line).
-    pub(super) head_lines: usize,
-    pub(super) body: Vec<&'u Unit<'a>>,
+    pub(super) pieces: Vec<Piece>,
+    /// Its place among the section's findings, from 1.
+    pub(super) position: usize,
 }
 
-/// Reads a findings section (or, with `strict`, the preamble or an unknown section, where only
-/// a line with a `(severity, category)` note starts a finding). Returns where the first finding
-/// starts: every unit from there on belongs to a finding.
-pub(super) fn read_findings(
-    chunk: &Chunk,
+impl Draft {
+    /// A finding that starts with `u`, whose head took `head_lines` lines of it.
+    fn new(
+        head: FindingHead,
+        u: &Unit,
+        head_lines: usize,
+        number: Option<u64>,
+        position: usize,
+        ctx: &Ctx,
+    ) -> Self {
+        let mut pieces: Vec<Piece> = Vec::new();
+        match u {
+            Unit::Block(b) if matches!(b.kind, BlockKind::Paragraph) => {
+                if let Some(s) = rest_lines_src_from(b, ctx, head_lines) {
+                    pieces.push(Piece::Text(s));
+                }
+            }
+            Unit::Block(_) => {}
+            Unit::Item { item, .. } => {
+                let mut children = item.children.iter();
+                if let Some(first) = item.first_paragraph() {
+                    children.next();
+                    if let Some(s) = rest_lines_src_from(first, ctx, head_lines) {
+                        pieces.push(Piece::Text(s));
+                    }
+                }
+                for c in children {
+                    pieces_of_block(c, ctx, &mut pieces);
+                }
+            }
+            Unit::Fragment { lines, range } => {
+                if let Some(second) = lines.get(head_lines).and_then(|l| l.first()) {
+                    pieces.push(Piece::Text(ctx.src(&(second.range.start..range.end))));
+                }
+            }
+        }
+        Draft {
+            head,
+            at: u.start(),
+            number,
+            pieces,
+            position,
+        }
+    }
+
+    /// Adds a unit of the finding's body.
+    fn push(&mut self, u: &Unit, ctx: &Ctx) {
+        match u {
+            Unit::Block(b) => pieces_of_block(b, ctx, &mut self.pieces),
+            Unit::Item { item, list, .. } => {
+                let marker = if list.ordered { "1. " } else { "- " };
+                self.pieces
+                    .push(Piece::Text(format!("{marker}{}", item_text(item, ctx))));
+            }
+            Unit::Fragment { range, .. } => self.pieces.push(Piece::Text(ctx.src(range))),
+        }
+    }
+}
+
+/// Reads a findings section one unit at a time (or, with `strict`, the preamble or an unknown
+/// section, where only a line with a `(severity, category)` note starts a finding). A finding is
+/// built when the next one starts, so only the finding being read is held.
+pub(super) struct FindingsReader {
     sec_sev: Option<Severity>,
     strict: bool,
-    ctx: &mut Ctx,
-) -> Option<usize> {
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut style: Option<Style> = None;
-    let mut first_list: Option<*const Block> = None;
-    let mut last_number: Option<u64> = None;
-    let mut any_draft = false;
-    for u in &chunk.units {
+    /// How the first finding was written; later ones are written alike.
+    style: Option<Style>,
+    first_list: Option<u64>,
+    last_number: Option<u64>,
+    any_draft: bool,
+    draft: Option<Draft>,
+    /// The last finding came from a table row: what follows is not its body.
+    after_rows: bool,
+    position: usize,
+}
+
+impl FindingsReader {
+    pub(super) fn new(sec_sev: Option<Severity>, strict: bool) -> Self {
+        FindingsReader {
+            sec_sev,
+            strict,
+            style: None,
+            first_list: None,
+            last_number: None,
+            any_draft: false,
+            draft: None,
+            after_rows: false,
+            position: 0,
+        }
+    }
+
+    /// Reads one unit. Returns it when it belongs to no finding and the reader is strict (the
+    /// caller keeps such text); a findings section keeps it in `unparsed` itself.
+    pub(super) fn push<'a>(&mut self, u: Unit<'a>, ctx: &mut Ctx) -> Option<Unit<'a>> {
         // A table whose header names the finding columns holds one finding per row.
-        if !strict
-            && let Unit::Block(b) = u
+        if !self.strict
+            && let Unit::Block(b) = &u
             && b.kind == BlockKind::Table
             && let Some(cols) = finding_columns(b)
         {
+            self.build(ctx);
             for row in b
                 .children
                 .iter()
                 .filter(|r| r.kind == (BlockKind::Row { head: false }))
             {
-                entries.push(Entry::Row(row, cols.clone()));
+                self.position += 1;
+                let f = finding_from_row(row, &cols, self.sec_sev, self.position, ctx);
+                ctx.review.findings.push(f);
             }
-            continue;
+            self.after_rows = true;
+            return None;
         }
-        let st = style_of(u);
-        let mut head = first_line(u).map(|l| parse_head(&l));
-        let head_lines = head.as_mut().map(|h| take_second_line(h, u)).unwrap_or(1);
+        match self.starts(&u) {
+            Some((head, head_lines, number)) => {
+                if !self.any_draft {
+                    self.any_draft = true;
+                    self.style = style_of(&u);
+                    if let Unit::Item { list, .. } = &u {
+                        self.first_list = Some(list.id);
+                    }
+                }
+                self.last_number = number;
+                self.build(ctx);
+                self.position += 1;
+                self.after_rows = false;
+                self.draft = Some(Draft::new(head, &u, head_lines, number, self.position, ctx));
+                None
+            }
+            None => {
+                if !self.after_rows
+                    && let Some(d) = &mut self.draft
+                {
+                    d.push(&u, ctx);
+                    return None;
+                }
+                if self.strict {
+                    return Some(u);
+                }
+                let s = unit_src(&u, ctx);
+                if !is_none_text(&s) {
+                    ctx.keep_unparsed(
+                        u.start(),
+                        s,
+                        "text in a findings section that is not a finding",
+                    );
+                }
+                None
+            }
+        }
+    }
+
+    /// Whether a unit starts a finding: its head, the lines the head took and its number.
+    fn starts(&self, u: &Unit) -> Option<(FindingHead, usize, Option<u64>)> {
+        let st = style_of(u)?;
+        let in_first_list =
+            matches!(u, Unit::Item { list, .. } if Some(list.id) == self.first_list);
+        // Once the first finding set the style, a unit written otherwise only continues a body:
+        // its head is not worth reading.
+        if !self.strict && self.any_draft && !in_first_list && Some(st) != self.style {
+            return None;
+        }
+        let line = first_line(u)?;
+        if strip_fix_label(&plain(&line)).is_some() {
+            return None;
+        }
+        let mut h = parse_head(&line);
         let number = match u {
             Unit::Item { number, .. } => *number,
-            _ => head.as_ref().and_then(|h| h.number),
+            _ => h.number,
         };
-        let is_fix =
-            strip_fix_label(&first_line(u).map(|l| plain(&l)).unwrap_or_default()).is_some();
-        let starts = match (&head, st) {
-            (Some(h), Some(st)) => {
-                if (is_label(h) && h.bold) || is_fix {
-                    false
-                } else if st == Style::Para && !h.bold && h.id.is_none() {
-                    // A plain sentence is never a finding's first line, even with a
-                    // `(severity, category)` note at its end.
-                    false
-                } else if strict {
-                    h.severity.is_some() && (h.bold || h.id.is_some())
-                } else if !any_draft {
-                    matches!(u, Unit::Item { .. })
-                        || matches!(st, Style::Heading(_))
-                        || h.bold
-                        || h.id.is_some()
-                        || h.severity.is_some()
-                } else if let (Unit::Item { list, .. }, Some(fl)) = (u, first_list)
-                    && std::ptr::eq(*list as *const Block, fl)
-                {
-                    true
-                } else if matches!(st, Style::Heading(_)) && Some(st) == style {
-                    // Findings written as headings: every heading of their level is one.
-                    true
-                } else {
-                    Some(st) == style && looks_like_finding(h, number, last_number)
-                }
-            }
-            _ => false,
-        };
-        if starts {
-            if !any_draft {
-                any_draft = true;
-                style = st;
-                if let Unit::Item { list, .. } = u {
-                    first_list = Some(*list as *const Block);
-                }
-            }
-            last_number = number;
-            entries.push(Entry::Draft(Draft {
-                head: head.unwrap_or_default(),
-                start: u,
-                number,
-                head_lines,
-                body: Vec::new(),
-            }));
-        } else if let Some(Entry::Draft(d)) = entries.last_mut() {
-            d.body.push(u);
+        let starts = if is_label(&h) && h.bold {
+            false
+        } else if st == Style::Para && !h.bold && h.id.is_none() {
+            // A plain sentence is never a finding's first line, even with a
+            // `(severity, category)` note at its end.
+            false
+        } else if self.strict {
+            h.severity.is_some() && (h.bold || h.id.is_some())
+        } else if !self.any_draft {
+            matches!(u, Unit::Item { .. })
+                || matches!(st, Style::Heading(_))
+                || h.bold
+                || h.id.is_some()
+                || h.severity.is_some()
+        } else if in_first_list {
+            true
+        } else if matches!(st, Style::Heading(_)) && Some(st) == self.style {
+            // Findings written as headings: every heading of their level is one.
+            true
         } else {
-            let s = unit_src(u, ctx);
-            if strict {
-                continue; // the caller keeps the preamble text
-            }
-            if !is_none_text(&s) {
-                ctx.keep_unparsed(
-                    u.start(),
-                    s,
-                    "text in a findings section that is not a finding",
-                );
-            }
+            Some(st) == self.style && looks_like_finding(&h, number, self.last_number)
+        };
+        if !starts {
+            return None;
+        }
+        let head_lines = take_second_line(&mut h, u);
+        Some((h, head_lines, number))
+    }
+
+    /// Builds the finding being read, if any.
+    fn build(&mut self, ctx: &mut Ctx) {
+        if let Some(d) = self.draft.take() {
+            let f = build_finding(d, self.sec_sev, ctx);
+            ctx.review.findings.push(f);
         }
     }
-    let first = entries.first().map(|e| match e {
-        Entry::Draft(d) => d.start.start(),
-        Entry::Row(row, _) => row.range.start,
-    });
-    let mut position = 0;
-    for e in entries {
-        position += 1;
-        let f = match e {
-            Entry::Draft(d) => build_finding(d, sec_sev, position, ctx),
-            Entry::Row(row, cols) => finding_from_row(row, &cols, sec_sev, position, ctx),
-        };
-        ctx.review.findings.push(f);
+
+    /// The end of the section: builds the last finding.
+    pub(super) fn finish(&mut self, ctx: &mut Ctx) {
+        self.build(ctx);
     }
-    first
 }
 
 /// `1. **Title**` with `` `a.go:3` (important, gap) `` on the next line: when the first line
@@ -210,12 +316,6 @@ fn take_second_line(h: &mut FindingHead, u: &Unit) -> usize {
         h.category = c;
     }
     2
-}
-
-/// A finding to build: a run of units, or a row of a findings table.
-pub(super) enum Entry<'u, 'a> {
-    Draft(Draft<'u, 'a>),
-    Row(&'a Block, Columns),
 }
 
 /// Which columns of a findings table hold what.
@@ -349,8 +449,13 @@ pub(super) fn is_diff(lang: &Option<String>, code: &str) -> bool {
 
 /// `**Severity:** important`, `Category: gap`, `Location: \`a.go:3\``: labelled lines some
 /// reviewers write under a finding's title. They fill what the first line did not say and are
-/// removed from the text.
-pub(super) fn take_fields(text: &str, f: &mut Finding) -> String {
+/// removed from the text. `known` holds the finding's locations once a field names one, so a
+/// location many lines name is added once at the cost of one look-up each.
+pub(super) fn take_fields(
+    text: &str,
+    f: &mut Finding,
+    known: &mut Option<std::collections::HashSet<crate::types::Location>>,
+) -> String {
     static FIELD_RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"(?i)^\s*(?:[-*]\s+)?\*{0,2}(severity|category|locations?|files?|where)\*{0,2}\s*:\s*\*{0,2}\s*(.*?)\s*$",
@@ -362,7 +467,11 @@ pub(super) fn take_fields(text: &str, f: &mut Finding) -> String {
     }
     let mut kept: Vec<&str> = Vec::new();
     for line in text.lines() {
-        let Some(c) = FIELD_RE.captures(line) else {
+        let Some(c) = FIELD_RE
+            .is_match(line)
+            .then(|| FIELD_RE.captures(line))
+            .flatten()
+        else {
             kept.push(line);
             continue;
         };
@@ -387,8 +496,9 @@ pub(super) fn take_fields(text: &str, f: &mut Finding) -> String {
             _ => {
                 let locs = crate::parse::head::locations_in_text(value);
                 let any = !locs.is_empty();
+                let known = known.get_or_insert_with(|| f.locations.iter().cloned().collect());
                 for l in locs {
-                    if !f.locations.contains(&l) {
+                    if known.insert(l.clone()) {
                         f.locations.push(l);
                     }
                 }
@@ -452,53 +562,10 @@ pub(super) fn fenced(lang: &Option<String>, code: &str) -> String {
     )
 }
 
-pub(super) fn build_finding(
-    d: Draft,
-    sec_sev: Option<Severity>,
-    position: usize,
-    ctx: &mut Ctx,
-) -> Finding {
-    let at = d.start.start();
-    let mut pieces: Vec<Piece> = Vec::new();
-    match d.start {
-        Unit::Block(b) if matches!(b.kind, BlockKind::Paragraph) => {
-            if let Some(s) = rest_lines_src_from(b, ctx, d.head_lines) {
-                pieces.push(Piece::Text(s));
-            }
-        }
-        Unit::Block(_) => {}
-        Unit::Item { item, .. } => {
-            let mut children = item.children.iter();
-            if let Some(first) = item.first_paragraph() {
-                children.next();
-                if let Some(s) = rest_lines_src_from(first, ctx, d.head_lines) {
-                    pieces.push(Piece::Text(s));
-                }
-            }
-            for c in children {
-                pieces_of_block(c, ctx, &mut pieces);
-            }
-        }
-        Unit::Fragment { lines, range } => {
-            if let Some(second) = lines.get(d.head_lines).and_then(|l| l.first()) {
-                pieces.push(Piece::Text(ctx.src(&(second.range.start..range.end))));
-            }
-        }
-    }
-    for u in &d.body {
-        match u {
-            Unit::Block(b) => pieces_of_block(b, ctx, &mut pieces),
-            Unit::Item { item, list, .. } => {
-                let marker = match list.kind {
-                    BlockKind::List { start: Some(_) } => "1. ",
-                    _ => "- ",
-                };
-                pieces.push(Piece::Text(format!("{marker}{}", item_text(item, ctx))));
-            }
-            Unit::Fragment { range, .. } => pieces.push(Piece::Text(ctx.src(range))),
-        }
-    }
-
+pub(super) fn build_finding(d: Draft, sec_sev: Option<Severity>, ctx: &mut Ctx) -> Finding {
+    let at = d.at;
+    let position = d.position;
+    let pieces = d.pieces;
     let head = d.head;
     let mut finding = Finding::new(String::new(), head.title.clone());
     finding.locations = head.locations.clone();
@@ -508,6 +575,7 @@ pub(super) fn build_finding(
     let mut fix: Vec<String> = Vec::new();
     let mut diffs: Vec<String> = Vec::new();
     let mut seen_fix = false;
+    let mut known = None;
     if !head.rest.is_empty() && !head.rest.starts_with('[') {
         expl.push(head.rest.clone());
     }
@@ -531,7 +599,7 @@ pub(super) fn build_finding(
                 let s = if seen_fix {
                     s
                 } else {
-                    take_fields(&s, &mut finding)
+                    take_fields(&s, &mut finding, &mut known)
                 };
                 if let Some(rest) = strip_fix_label(&s) {
                     seen_fix = true;
@@ -611,31 +679,25 @@ pub(super) fn finish_finding(
         .or(finding.severity)
         .map(Severity::id_prefix)
         .unwrap_or('F');
-    let mut id = match (own_id, number) {
-        (Some(own), _) => own,
-        (None, Some(n)) => format!("{letter}{n}"),
-        (None, None) => {
-            // Unnumbered: the next free number of the section's letter.
-            let mut n = position;
-            while ctx.used_ids.contains(&format!("{letter}{n}")) {
-                n += 1;
-            }
-            format!("{letter}{n}")
-        }
+    let wanted = match (own_id, number) {
+        (Some(own), _) => Some(own),
+        (None, Some(n)) => Some(format!("{letter}{n}")),
+        (None, None) => None,
     };
-    if ctx.used_ids.contains(&id) {
-        let original = id.clone();
-        let mut k = 2;
-        while ctx.used_ids.contains(&id) {
-            id = format!("{original}-{k}");
-            k += 1;
+    let id = match wanted {
+        Some(original) => {
+            let (id, repeated) = ctx.ids.unique(&original);
+            if repeated {
+                ctx.warn(
+                    at,
+                    format!("finding id {original} is used twice; this one is {id}"),
+                );
+            }
+            id
         }
-        ctx.warn(
-            at,
-            format!("finding id {original} is used twice; this one is {id}"),
-        );
-    }
-    ctx.used_ids.insert(id.clone());
+        // Unnumbered: the next free number of the section's letter from its position.
+        None => ctx.ids.numbered(letter, position as u64),
+    };
     finding.id = id;
 
     if finding.severity.is_none() {

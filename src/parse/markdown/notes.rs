@@ -5,27 +5,19 @@ use super::findings::*;
 use super::sections::*;
 use super::*;
 
-/// Text before the first section (and the text of unknown sections): findings written with no
-/// section around them still count when their first line carries a `(severity, category)`
-/// note; a `**Verdict**:` line is the verdict; the rest is handed back to the caller.
-pub(super) fn read_preamble(chunk: &Chunk, ctx: &mut Ctx, preamble: &mut Vec<(usize, String)>) {
-    // Units from the first finding on were consumed by it; keep the ones before.
-    let first_start = read_findings(chunk, None, true, ctx).unwrap_or(usize::MAX);
-    for u in &chunk.units {
-        if u.start() >= first_start {
-            break;
-        }
-        let s = unit_src(u, ctx);
-        if let Unit::Block(b) = u
-            && b.kind == BlockKind::Paragraph
-            && let Some(v) = verdict_line(b)
-        {
-            ctx.review.verdict = Some(v);
-            continue;
-        }
-        if !s.trim().is_empty() {
-            preamble.push((u.start(), s));
-        }
+/// A unit of the text before the first section (or of an unknown section) that starts no
+/// finding: a `**Verdict**:` line is the verdict; other text is kept with its offset.
+pub(super) fn keep_preamble(u: Unit, ctx: &mut Ctx, preamble: &mut Vec<(usize, String)>) {
+    if let Unit::Block(b) = &u
+        && b.kind == BlockKind::Paragraph
+        && let Some(v) = verdict_line(b)
+    {
+        ctx.review.verdict = Some(v);
+        return;
+    }
+    let s = unit_src(&u, ctx);
+    if !s.trim().is_empty() {
+        preamble.push((u.start(), s));
     }
 }
 
@@ -50,25 +42,34 @@ fn verdict_line(b: &Block) -> Option<String> {
     (lines.len() == 1).then(|| clean_verdict(rest))
 }
 
-pub(super) fn read_verdict(chunk: &Chunk, ctx: &mut Ctx) {
-    let mut units = chunk.units.iter();
-    if let Some(u) = units.next() {
-        let s = unit_src(u, ctx);
-        ctx.review.verdict = Some(clean_verdict(&s.replace("**", "")));
-    }
-    for u in units {
-        let s = unit_src(u, ctx);
-        ctx.keep_unparsed(u.start(), s, "text after the verdict");
-    }
+/// Reads design observations (concerns or strengths) one unit at a time.
+pub(super) struct ObservationsReader {
+    kind: ObservationKind,
+    obs: Vec<Observation>,
+    /// The last observation has a title and no text yet: the next paragraph is its text.
+    open_title_only: bool,
 }
 
-pub(super) fn read_observations(chunk: &Chunk, kind: ObservationKind, ctx: &mut Ctx) {
-    let mut obs: Vec<Observation> = Vec::new();
-    let mut open_title_only = false;
-    for u in &chunk.units {
+impl ObservationsReader {
+    pub(super) fn new(kind: ObservationKind) -> Self {
+        ObservationsReader {
+            kind,
+            obs: Vec::new(),
+            open_title_only: false,
+        }
+    }
+
+    pub(super) fn finish(self) -> Vec<Observation> {
+        self.obs
+    }
+
+    pub(super) fn push(&mut self, u: &Unit, ctx: &mut Ctx) {
+        let kind = self.kind;
+        let obs = &mut self.obs;
+        let open_title_only = &mut self.open_title_only;
         let src = unit_src(u, ctx);
         if is_none_text(&src) {
-            continue;
+            return;
         }
         match u {
             Unit::Item { item, .. } => {
@@ -90,7 +91,7 @@ pub(super) fn read_observations(chunk: &Chunk, kind: ObservationKind, ctx: &mut 
                 for c in children {
                     push_line(&mut text, &ctx.src(&c.range));
                 }
-                open_title_only = text.is_empty();
+                *open_title_only = text.is_empty();
                 obs.push(Observation {
                     kind,
                     title: head.bold.then(|| head.title.clone()),
@@ -106,7 +107,7 @@ pub(super) fn read_observations(chunk: &Chunk, kind: ObservationKind, ctx: &mut 
                     text: String::new(),
                     scopes: head.scopes.clone(),
                 });
-                open_title_only = true;
+                *open_title_only = true;
             }
             Unit::Block(b) if !matches!(b.kind, BlockKind::Paragraph) => {
                 // Code, tables, quotes: part of the observation before them.
@@ -136,21 +137,21 @@ pub(super) fn read_observations(chunk: &Chunk, kind: ObservationKind, ctx: &mut 
                     if let Some(r) = rest_src {
                         push_line(&mut text, &r);
                     }
-                    open_title_only = text.is_empty();
+                    *open_title_only = text.is_empty();
                     obs.push(Observation {
                         kind,
                         title: Some(head.title.clone()),
                         text,
                         scopes: head.scopes.clone(),
                     });
-                } else if open_title_only && let Some(o) = obs.last_mut() {
+                } else if *open_title_only && let Some(o) = obs.last_mut() {
                     o.text = src;
                     for s in find_scopes(&plain(&line)) {
                         if !o.scopes.contains(&s) {
                             o.scopes.push(s);
                         }
                     }
-                    open_title_only = false;
+                    *open_title_only = false;
                 } else {
                     obs.push(Observation {
                         kind,
@@ -162,87 +163,90 @@ pub(super) fn read_observations(chunk: &Chunk, kind: ObservationKind, ctx: &mut 
             }
         }
     }
-    ctx.review.observations.extend(obs);
 }
 
-/// Paragraphs are the summary; list items are the gaps. When there are several lists, the
-/// gaps are the lists introduced as untested or ranked by risk.
-pub(super) fn read_testing(chunk: &Chunk, ctx: &mut Ctx) {
-    // Group consecutive items of one list.
-    let mut groups: Vec<(Option<String>, Vec<String>)> = Vec::new();
-    let mut summary: Vec<String> = Vec::new();
-    let mut last_para: Option<String> = None;
-    let mut last_list: Option<*const Block> = None;
-    for u in &chunk.units {
+/// Reads a testing assessment one unit at a time. Paragraphs are the summary; list items are
+/// the gaps. When there are several lists, the gaps are the lists introduced as untested or
+/// ranked by risk, which only the end of the section tells.
+#[derive(Default)]
+pub(super) struct TestingReader {
+    /// Consecutive items of one list, with the paragraph before them.
+    groups: Vec<(Option<String>, Vec<String>)>,
+    summary: Vec<String>,
+    last_para: Option<String>,
+    last_list: Option<u64>,
+}
+
+impl TestingReader {
+    pub(super) fn push(&mut self, u: &Unit, ctx: &mut Ctx) {
         match u {
             Unit::Item { item, list, .. } => {
                 let t = item_text(item, ctx);
-                if last_list == Some(*list as *const Block)
-                    && let Some(g) = groups.last_mut()
+                if self.last_list == Some(list.id)
+                    && let Some(g) = self.groups.last_mut()
                 {
                     g.1.push(t);
                 } else {
-                    groups.push((last_para.clone(), vec![t]));
-                    last_list = Some(*list as *const Block);
+                    self.groups.push((self.last_para.clone(), vec![t]));
+                    self.last_list = Some(list.id);
                 }
             }
             _ => {
                 let s = unit_src(u, ctx);
                 if is_none_text(&s) {
-                    continue;
+                    return;
                 }
-                last_list = None;
-                last_para = Some(s.clone());
-                summary.push(s);
+                self.last_list = None;
+                self.last_para = Some(s.clone());
+                self.summary.push(s);
             }
         }
     }
-    let gap_words = [
-        "untested",
-        "gap",
-        "missing",
-        "not tested",
-        "ranked",
-        "risk",
-        "uncovered",
-    ];
-    let is_gap_intro = |p: &Option<String>| {
-        p.as_ref().is_some_and(|p| {
-            let l = p.to_lowercase();
-            gap_words.iter().any(|w| l.contains(w))
-        })
-    };
-    let use_filter = groups.len() > 1 && groups.iter().any(|g| is_gap_intro(&g.0));
-    for (intro, items) in groups {
-        if !use_filter || is_gap_intro(&intro) {
-            ctx.review.testing.gaps.extend(items);
-        } else {
-            summary.push(
-                items
-                    .iter()
-                    .map(|i| format!("- {i}"))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            );
+
+    pub(super) fn finish(self, ctx: &mut Ctx) {
+        let TestingReader {
+            groups,
+            mut summary,
+            ..
+        } = self;
+        let gap_words = [
+            "untested",
+            "gap",
+            "missing",
+            "not tested",
+            "ranked",
+            "risk",
+            "uncovered",
+        ];
+        let is_gap_intro = |p: &Option<String>| {
+            p.as_ref().is_some_and(|p| {
+                let l = p.to_lowercase();
+                gap_words.iter().any(|w| l.contains(w))
+            })
+        };
+        let use_filter = groups.len() > 1 && groups.iter().any(|g| is_gap_intro(&g.0));
+        for (intro, items) in groups {
+            if !use_filter || is_gap_intro(&intro) {
+                ctx.review.testing.gaps.extend(items);
+            } else {
+                summary.push(
+                    items
+                        .iter()
+                        .map(|i| format!("- {i}"))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                );
+            }
+        }
+        for s in summary {
+            push_para(&mut ctx.review.testing.summary, &s);
         }
     }
-    for s in summary {
-        push_para(&mut ctx.review.testing.summary, &s);
-    }
 }
 
-/// One entry per list item or paragraph; `None.` adds nothing.
-pub(super) fn entries(chunk: &Chunk, ctx: &Ctx) -> Vec<String> {
-    chunk
-        .units
-        .iter()
-        .map(|u| unit_src(u, ctx))
-        .filter(|s| !s.trim().is_empty() && !is_none_text(s))
-        .collect()
-}
-
-pub(super) fn read_coverage(chunk: &Chunk, ctx: &mut Ctx) {
-    for u in &chunk.units {
+/// Reads one unit of a coverage summary: a table, bullets or lines of `path — status`.
+pub(super) fn read_coverage(u: &Unit, ctx: &mut Ctx) {
+    {
         match u {
             Unit::Block(b) if b.kind == BlockKind::Table => {
                 for row in &b.children {
@@ -289,7 +293,7 @@ pub(super) fn read_coverage(chunk: &Chunk, ctx: &mut Ctx) {
             _ => {
                 let s = unit_src(u, ctx);
                 if is_none_text(&s) {
-                    continue;
+                    return;
                 }
                 let mut any = false;
                 if let Unit::Block(b) = u
@@ -319,7 +323,7 @@ pub(super) fn coverage_line(line: &[&Inline]) -> Option<CoverageEntry> {
         .find(|i| !(i.kind == InlineKind::Text && i.text.trim().is_empty()))?;
     let (path, rest) = if first.kind == InlineKind::Code {
         let idx = line.iter().position(|i| std::ptr::eq(*i, *first))?;
-        (first.text.clone(), plain(&line[idx + 1..]))
+        (first.text.to_string(), plain(&line[idx + 1..]))
     } else {
         let p = plain(line);
         let cut = [" — ", " – ", " - ", ": "]

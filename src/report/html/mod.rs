@@ -40,7 +40,7 @@ static TEMPLATES: LazyLock<Environment<'static>> = LazyLock::new(|| {
         ("index.html", INDEX_TEMPLATE),
     ] {
         if let Err(e) = env.add_template(name, source) {
-            eprintln!("deep-review: internal error in the {name} template: {e:#}");
+            crate::say!("deep-review: internal error in the {name} template: {e:#}");
         }
     }
     env
@@ -118,7 +118,25 @@ impl IndexEntry {
     /// The entry of `report`, whose page is `html_file`. The target is the label in the report's
     /// id (`20260324-131047-pr-236` → `pr-236`), else `pr-<number>`, the branch, or the id.
     pub fn from_report(report: &Report, html_file: impl Into<String>) -> IndexEntry {
-        let m = &report.meta;
+        let mut counts = SeverityCounts::default();
+        for f in report.findings.iter().filter(|f| f.is_shown()) {
+            match f.severity {
+                crate::types::Severity::Critical => counts.critical += 1,
+                crate::types::Severity::Important => counts.important += 1,
+                crate::types::Severity::Suggestion => counts.suggestion += 1,
+            }
+        }
+        IndexEntry::new(&report.meta, report.verdict, counts, html_file)
+    }
+
+    /// The entry of a report known by its metadata, verdict and counts of shown findings (the
+    /// store lists reports without reading their appendices).
+    pub fn new(
+        m: &crate::types::ReportMeta,
+        verdict: crate::types::Verdict,
+        counts: SeverityCounts,
+        html_file: impl Into<String>,
+    ) -> IndexEntry {
         let mut parts = m.id.splitn(3, '-');
         let from_id = match (parts.next(), parts.next(), parts.next()) {
             (Some(date), Some(time), Some(rest))
@@ -135,21 +153,13 @@ impl IndexEntry {
             .or_else(|| m.pr.as_ref().map(|pr| format!("pr-{}", pr.number)))
             .or_else(|| m.branch.clone())
             .unwrap_or_else(|| m.id.clone());
-        let mut counts = SeverityCounts::default();
-        for f in report.findings.iter().filter(|f| f.is_shown()) {
-            match f.severity {
-                crate::types::Severity::Critical => counts.critical += 1,
-                crate::types::Severity::Important => counts.important += 1,
-                crate::types::Severity::Suggestion => counts.suggestion += 1,
-            }
-        }
         IndexEntry {
             id: m.id.clone(),
             html_file: html_file.into(),
             date: m.date,
             target,
             round: m.round,
-            verdict: report.verdict,
+            verdict,
             counts,
         }
     }

@@ -29,6 +29,8 @@ fn empty_report() -> Report {
         warnings: vec![],
         prior_rounds: Default::default(),
         resolution: None,
+        checkout: None,
+        unresolved_feedback: vec![],
     }
 }
 

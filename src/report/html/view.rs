@@ -38,6 +38,9 @@ pub struct ReportView {
     pub testing: Vec<NoteView>,
     pub documentation: Vec<NoteView>,
     pub limitations: Vec<NoteView>,
+    /// The pull request's review threads open when the review started; `None` when the report
+    /// is not of a pull request (no section at all).
+    pub unresolved: Option<Vec<ThreadView>>,
     pub retro: RetroView,
     pub warnings: Vec<String>,
     pub appendix: Vec<AppendixView>,
@@ -215,6 +218,19 @@ pub struct NoteView {
     pub title_html: Option<String>,
     pub text_html: String,
     pub pills: Vec<Pill>,
+}
+
+/// One unresolved review thread of the pull request.
+#[derive(Debug, Serialize)]
+pub struct ThreadView {
+    /// `path:line`, or `None` for the pull request as a whole.
+    pub location: Option<String>,
+    pub author: Option<String>,
+    pub outdated: bool,
+    pub replies: usize,
+    pub href: Option<String>,
+    /// The comment, someone else's Markdown, made safe ([`markdown`]).
+    pub body_html: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -487,8 +503,32 @@ pub fn build(report: &Report) -> ReportView {
         testing: notes(&report.testing_gaps),
         documentation: notes(&report.documentation),
         limitations: notes(&report.limitations),
+        unresolved: (report.meta.pr.is_some() || !report.unresolved_feedback.is_empty()).then(
+            || {
+                report
+                    .unresolved_feedback
+                    .iter()
+                    .map(|t| ThreadView {
+                        location: t.path.as_ref().map(|p| match t.line {
+                            Some(l) => format!("{p}:{l}"),
+                            None => p.clone(),
+                        }),
+                        author: t.author.clone(),
+                        outdated: t.outdated,
+                        replies: t.replies,
+                        href: t.url.clone().filter(|u| links::is_safe_href(u)),
+                        body_html: markdown::to_html_compact(&hl, &t.body),
+                    })
+                    .collect()
+            },
+        ),
         retro,
-        warnings: report.warnings.clone(),
+        warnings: report
+            .checkout
+            .iter()
+            .map(|c| crate::report::markdown::checkout_sentence(c).replace("**", ""))
+            .chain(report.warnings.iter().cloned())
+            .collect(),
         appendix,
         agents: pills.all(report),
         generator: format!("deep-review {}", env!("CARGO_PKG_VERSION")),

@@ -59,6 +59,8 @@ pub enum ToolCall {
     /// Run a shell command (Claude `Bash`, Codex `exec_command` or whichever shell tool it
     /// offers, Gemini `run_shell_command`).
     Shell { command: String },
+    /// Read a file (Claude `Read`, Gemini `read_file`; Codex gets `cat`).
+    ReadFile { path: String },
 }
 
 /// How one API answers its model requests.
@@ -571,6 +573,11 @@ fn anthropic(
             json!({"command": command, "description": "write a file"}),
             "tool_use",
         ),
+        Some(ToolCall::ReadFile { path }) => (
+            json!({"type": "tool_use", "id": "toolu_fake_read", "name": "Read", "input": {}}),
+            json!({"file_path": path}),
+            "tool_use",
+        ),
         None => (json!({"type": "text", "text": ""}), Value::Null, "end_turn"),
     };
     if !streaming {
@@ -667,6 +674,7 @@ fn openai(
                     )
                 }
                 ToolCall::Shell { command } => command.clone(),
+                ToolCall::ReadFile { path } => format!("cat {}", shell_quote(path)),
             };
             // Codex names its shell tool differently across versions: use the one it offers.
             let (name, arguments) = if offers_tool(request, "exec_command") {
@@ -771,6 +779,8 @@ fn gemini(
             "name": "write_file", "args": {"file_path": path, "content": content}}}),
         ToolCall::Shell { command } => json!({"functionCall": {
             "name": "run_shell_command", "args": {"command": command}}}),
+        ToolCall::ReadFile { path } => json!({"functionCall": {
+            "name": "read_file", "args": {"absolute_path": path}}}),
     });
     if !streaming {
         let parts = match &tool_part {

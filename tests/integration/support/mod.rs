@@ -1,9 +1,10 @@
-//! Shared test support: the fake model server, the agent CLIs pointed at it, throwaway git repos.
+//! Shared test support: the fake model server, the fake GitHub API, the agent CLIs pointed at it, throwaway git repos.
 //!
 //! Each integration test crate includes this with `mod support;` and uses only part of it.
 #![allow(dead_code)]
 
 pub mod agents;
+pub mod fake_github;
 pub mod fake_model;
 pub mod git;
 pub mod repo;

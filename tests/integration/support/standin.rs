@@ -1,12 +1,47 @@
-//! Stand-in agents: shell scripts configured as custom agents in a temporary user config
-//! (`XDG_CONFIG_HOME`), run through the built binary as a user runs it. Each prints a review
-//! kept in a file beside it, so a test can change what an agent says between runs.
+//! Stand-in agents for tests of whole runs: shell scripts configured as custom agents in a
+//! temporary user config (`XDG_CONFIG_HOME`), on a real repository, through the built binary as
+//! a user runs it. Each may write only beside itself (`sandbox_write`), where it counts its runs.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use serde_json::Value;
+
+use super::repo::Repo;
+
+/// A repository whose branch `login` adds a login that accepts any password.
+pub fn repo() -> Repo {
+    let repo = Repo::new();
+    repo.write("src/lib.rs", "pub fn a() {}\n");
+    repo.commit("initial");
+    repo.git(&["checkout", "-q", "-b", "login"]);
+    repo.write("src/lib.rs", "pub fn a() {}\npub mod auth;\n");
+    repo.commit("Wire auth");
+    repo.write("src/auth.rs", "pub fn login(_pw: &str) -> bool { true }\n");
+    repo.commit("Add login");
+    repo
+}
+
+/// A review with one important finding on `src/auth.rs:1`, and a suggestion when asked.
+pub fn review(title: &str, suggestion: Option<&str>) -> String {
+    let suggestion = match suggestion {
+        Some(s) => format!(
+            "1. **{s}** — `src/lib.rs:2` (suggestion, enhancement)\n\n`auth` could be `session`.\n"
+        ),
+        None => "None.\n".to_string(),
+    };
+    format!(
+        "**Verdict**: Merge with fixes\n\n## Executive Summary\n\nAdds a login function.\n\n\
+         ## Findings\n\n### Critical Issues\n\nNone.\n\n### Important Issues\n\n\
+         1. **{title}** — `src/auth.rs:1` (important, regression)\n\n\
+         ```rust\npub fn login(_pw: &str) -> bool {{ true }}\n```\n\n\
+         `login` returns true for every password, so anyone can log in.\n\n\
+         Fix: compare the password with the stored hash.\n\n### Suggestions\n\n{suggestion}\n\
+         ## Coverage Summary\n\n| File | Status |\n|------|--------|\n\
+         | `src/auth.rs` | Important 1 |\n| `src/lib.rs` | Reviewed |\n"
+    )
+}
 
 /// Stand-in agents and the user config that names them.
 pub struct Agents {
@@ -75,6 +110,7 @@ impl Agents {
         let mut cmd = Command::cargo_bin("deep-review").unwrap();
         cmd.current_dir(repo)
             .env("XDG_CONFIG_HOME", self.xdg.path())
+            .env("XDG_DATA_HOME", self.xdg.path().join("data"))
             .env_remove("CI");
         cmd
     }

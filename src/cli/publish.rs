@@ -1,0 +1,61 @@
+//! `deep-review publish`: commit the store's reports to a branch for GitHub Pages, without
+//! touching the working tree or the index.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use crate::store::publish;
+
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// The branch that receives the reports.
+    #[arg(long, default_value = "reviews")]
+    pub branch: String,
+
+    /// Push the branch to this remote afterwards (`--push` alone: origin).
+    #[arg(long, value_name = "REMOTE", num_args = 0..=1, default_missing_value = "origin")]
+    pub push: Option<String>,
+
+    /// The store's root (see `deep-review list --help`).
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+
+    /// The repository (any directory inside it).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+}
+
+pub fn execute(args: PublishArgs) -> anyhow::Result<ExitCode> {
+    let root = crate::git::git_text(&args.repo, &["rev-parse", "--show-toplevel"])
+        .map(PathBuf::from)
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "{} is not inside a git repository: run `deep-review publish` in the reviewed repository",
+                args.repo.display()
+            )
+        })?;
+    let store = crate::store::Store::new(args.store.as_deref().unwrap_or(&root));
+    // The index lists every report; make sure it exists before it is committed.
+    store.write_index()?;
+    let published = publish::publish(&root, &store, &args.branch)?;
+    for (id, sha) in &published.commits {
+        crate::say!("deep-review: {} Review: {id}", &sha[..12.min(sha.len())]);
+    }
+    crate::say!(
+        "deep-review: {} new report{} on branch {}",
+        published.commits.len(),
+        if published.commits.len() == 1 {
+            ""
+        } else {
+            "s"
+        },
+        published.branch
+    );
+    if let Some(remote) = &args.push {
+        publish::push(&root, remote, &args.branch)?;
+        crate::say!("deep-review: pushed {} to {remote}", args.branch);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,248 @@
+//! Where the GitHub API is and who deep-review is there: the repository, the REST and GraphQL
+//! addresses and the token, from the environment GitHub Actions sets (and users can set), the
+//! target's URL, the `origin` remote and `gh`.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::Url;
+
+use crate::forge::{PrRef, plain_name};
+
+pub const DEFAULT_API: &str = "https://api.github.com";
+pub const DEFAULT_GRAPHQL: &str = "https://api.github.com/graphql";
+
+/// The one sentence a missing token gives: it names the variable to set.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no GitHub token: set GITHUB_TOKEN to a token that can read the pull request (GH_TOKEN, or a `gh auth login`, also work)"
+)]
+pub struct MissingToken;
+
+/// A token and where it came from, so that an error can name the variable to fix.
+#[derive(Clone)]
+pub struct Token {
+    pub value: String,
+    /// `GITHUB_TOKEN`, `GH_TOKEN` or `gh auth token`.
+    pub source: &'static str,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Token(*** from {})", self.source)
+    }
+}
+
+impl Token {
+    /// What to do when GitHub rejects this token, as the end of a sentence.
+    pub fn fix(&self) -> &'static str {
+        match self.source {
+            "GH_TOKEN" => "set GH_TOKEN (or GITHUB_TOKEN) to a valid token",
+            "gh auth token" => "run `gh auth login` again, or set GITHUB_TOKEN to a valid token",
+            _ => "set GITHUB_TOKEN to a valid token",
+        }
+    }
+}
+
+/// A repository on a GitHub host and the API that serves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub owner: String,
+    pub name: String,
+    /// The REST base (`https://api.github.com`, `https://ghe.example.com/api/v3`).
+    pub api: Url,
+    pub graphql: Url,
+    /// The web host (`github.com`): what `gh auth token --hostname` takes.
+    pub host: String,
+}
+
+impl Location {
+    /// `owner/name`.
+    pub fn slug(&self) -> String {
+        format!("{}/{}", self.owner, self.name)
+    }
+}
+
+/// Finds the repository of `pr`: the reference's own, else `GITHUB_REPOSITORY`, else the
+/// `origin` remote of `repo`. The API is `GITHUB_API_URL` / `GITHUB_GRAPHQL_URL` when set,
+/// else GitHub.com's, else (for another host) GitHub Enterprise's paths on that host.
+pub fn locate(repo: &Path, pr: &PrRef) -> anyhow::Result<Location> {
+    let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let origin = crate::target::web_url(repo);
+    let origin_parts = origin.as_deref().and_then(|url| {
+        let rest = url.strip_prefix("https://")?;
+        let (host, path) = rest.split_once('/')?;
+        let (owner, name) = path.split_once('/')?;
+        (plain_name(owner) && plain_name(name))
+            .then(|| (host.to_ascii_lowercase(), format!("{owner}/{name}")))
+    });
+    let (slug, from) = if let Some(slug) = &pr.repository {
+        (slug.clone(), "the pull request's address")
+    } else if let Some(slug) = env("GITHUB_REPOSITORY") {
+        (slug, "GITHUB_REPOSITORY")
+    } else if let Some((_, slug)) = &origin_parts {
+        (slug.clone(), "the `origin` remote")
+    } else {
+        anyhow::bail!(
+            "cannot tell which GitHub repository pull request #{} is in: set GITHUB_REPOSITORY=owner/name, or give the pull request's address (https://github.com/owner/name/pull/{})",
+            pr.number,
+            pr.number
+        );
+    };
+    let (owner, name) = slug
+        .split_once('/')
+        .filter(|(o, n)| plain_name(o) && plain_name(n))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{}` (from {from}) is not a GitHub repository: it should read owner/name",
+                crate::text::printable_line(&slug)
+            )
+        })?;
+    let host = pr
+        .host
+        .clone()
+        .or_else(|| {
+            // The origin's host, when the repository is the origin's.
+            origin_parts
+                .as_ref()
+                .filter(|(_, s)| s.eq_ignore_ascii_case(&slug))
+                .map(|(h, _)| h.clone())
+        })
+        .unwrap_or_else(|| "github.com".to_string());
+    let api_text = env("GITHUB_API_URL").unwrap_or_else(|| {
+        if host == "github.com" {
+            DEFAULT_API.to_string()
+        } else {
+            format!("https://{host}/api/v3")
+        }
+    });
+    let api = api_url(&api_text, "GITHUB_API_URL")?;
+    let graphql_text = env("GITHUB_GRAPHQL_URL").unwrap_or_else(|| graphql_for(&api_text));
+    let graphql = api_url(&graphql_text, "GITHUB_GRAPHQL_URL")?;
+    Ok(Location {
+        owner: owner.to_string(),
+        name: name.to_string(),
+        api,
+        graphql,
+        host,
+    })
+}
+
+/// The GraphQL address that goes with a REST base: GitHub.com's `/graphql`, GitHub
+/// Enterprise's `/api/graphql` beside `/api/v3`.
+fn graphql_for(api: &str) -> String {
+    let api = api.trim_end_matches('/');
+    if api == DEFAULT_API {
+        DEFAULT_GRAPHQL.to_string()
+    } else if let Some(base) = api.strip_suffix("/api/v3") {
+        format!("{base}/api/graphql")
+    } else {
+        format!("{api}/graphql")
+    }
+}
+
+/// An API address a token may be sent to: `https:`, or plain `http:` on this machine only
+/// (a token sent in clear over a network is a token given away).
+fn api_url(text: &str, variable: &str) -> anyhow::Result<Url> {
+    let url = Url::parse(text.trim()).map_err(|e| {
+        anyhow::anyhow!(
+            "{variable} is not an address ({e}): set it to the API's address, such as {DEFAULT_API}"
+        )
+    })?;
+    let local = matches!(
+        url.host_str(),
+        Some("127.0.0.1" | "localhost" | "[::1]" | "::1")
+    );
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if local => Ok(url),
+        _ => anyhow::bail!(
+            "{variable} must be an https address (it is {}): the token would travel in clear",
+            crate::text::printable_line(text)
+        ),
+    }
+}
+
+/// The token: `GITHUB_TOKEN`, `GH_TOKEN`, else what `gh auth token` prints for `host`.
+pub fn token(host: &str) -> Result<Token, MissingToken> {
+    for source in ["GITHUB_TOKEN", "GH_TOKEN"] {
+        if let Ok(value) = std::env::var(source)
+            && !value.trim().is_empty()
+        {
+            return Ok(Token {
+                value: value.trim().to_string(),
+                source,
+            });
+        }
+    }
+    gh_auth_token(host)
+        .map(|value| Token {
+            value,
+            source: "gh auth token",
+        })
+        .ok_or(MissingToken)
+}
+
+/// `gh auth token --hostname HOST`, when `gh` is installed and logged in; given 10 seconds
+/// (a keyring that waits for a password must not hang the review).
+fn gh_auth_token(host: &str) -> Option<String> {
+    let program = which::which("gh").ok()?;
+    let mut child = Command::new(program)
+        .args(["auth", "token", "--hostname", host])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => break,
+            Ok(Some(_)) | Err(_) => return None,
+            Ok(None) if Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    let mut out = String::new();
+    child
+        .stdout
+        .take()?
+        .take(4096)
+        .read_to_string(&mut out)
+        .ok()?;
+    let token = out.trim();
+    (!token.is_empty() && !token.contains(char::is_whitespace)).then(|| token.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn graphql_goes_with_the_rest_base() {
+        assert_eq!(graphql_for("https://api.github.com/"), DEFAULT_GRAPHQL);
+        assert_eq!(
+            graphql_for("https://ghe.example.com/api/v3"),
+            "https://ghe.example.com/api/graphql"
+        );
+        assert_eq!(
+            graphql_for("http://127.0.0.1:9/"),
+            "http://127.0.0.1:9/graphql"
+        );
+    }
+
+    #[test]
+    fn tokens_travel_only_over_https_or_on_this_machine() {
+        assert!(api_url("https://api.github.com", "X").is_ok());
+        assert!(api_url("http://127.0.0.1:8080", "X").is_ok());
+        let err = api_url("http://ghe.example.com/api/v3", "GITHUB_API_URL").unwrap_err();
+        assert!(err.to_string().contains("GITHUB_API_URL must be an https"));
+        assert!(api_url("not a url", "X").is_err());
+    }
+}

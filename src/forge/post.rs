@@ -1,0 +1,806 @@
+//! `deep-review post`: a report on its pull request, once, whatever the number of posts.
+//!
+//! - one summary comment (verdict, summary, findings table), found again by its marker and
+//!   edited in place by later posts;
+//! - one review (a comment, never an approval or a request for changes) with an inline comment
+//!   per shown finding that is new to the pull request and sits on lines of the diff, each
+//!   opening with the finding's fingerprint marker, with a suggestion when the fix is a small
+//!   replacement of exactly those lines;
+//! - for each finding deep-review posted earlier that this report no longer has: a reply saying
+//!   so and the thread resolved (when the token may resolve).
+//!
+//! What is already there is read back from the forge first (markers written by the token's own
+//! user only), so posting twice, or posting round 3 after round 2, duplicates nothing. The plan
+//! is made by [`plan`], a pure function of the report, the target and what the forge holds;
+//! [`apply`] sends it; `--dry-run` prints it.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::diff_lines::DiffLines;
+use super::render::{self, Placement, SummaryInput};
+use super::{Comment, Forge, InlineComment, ReviewDraft, Thread, markers, suggestion};
+use crate::store::Store;
+use crate::types::{MergedFinding, Report, Target};
+
+/// The most inline comments one review carries; the rest are in the summary.
+pub const MAX_INLINE: usize = 50;
+/// The largest file read to check a suggestion against.
+const MAX_SUGGESTION_FILE_BYTES: u64 = 2 * 1024 * 1024;
+
+/// How to post.
+#[derive(Debug, Clone, Default)]
+pub struct PostOptions {
+    /// Print what would be sent; send nothing.
+    pub dry_run: bool,
+    /// Where the full report can be read (the HTML published, a CI run's artefacts).
+    pub report_url: Option<String>,
+}
+
+/// What the forge holds of earlier posts.
+#[derive(Debug, Clone, Default)]
+pub struct Existing {
+    /// deep-review's summary comment.
+    pub summary: Option<Comment>,
+    /// deep-review's inline comment threads, by fingerprint.
+    pub findings: HashMap<String, Thread>,
+    /// The pull request's head now: threads are resolved only when the report is of it.
+    pub current_head: Option<String>,
+    /// The forge could not be read (no token, `--dry-run`): everything is planned as new.
+    pub offline: bool,
+}
+
+/// What to do with the summary comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SummaryAction {
+    Create,
+    /// Edit comment `id`.
+    Update(String),
+    /// Comment `id` already says exactly this.
+    Unchanged(String),
+}
+
+/// A thread of an earlier finding that is gone, to reply to (unless replied already) and
+/// resolve.
+#[derive(Debug, Clone)]
+pub struct Resolution {
+    pub thread: Thread,
+    pub fingerprint: String,
+    pub reply: Option<String>,
+}
+
+/// Everything a post sends.
+#[derive(Debug, Clone)]
+pub struct PostPlan {
+    pub number: u64,
+    pub summary_body: String,
+    pub summary: SummaryAction,
+    pub review: Option<ReviewDraft>,
+    /// Ids of shown findings already posted by an earlier post.
+    pub already_posted: Vec<String>,
+    pub resolutions: Vec<Resolution>,
+    /// What the user should know, one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// What [`apply`] did.
+#[derive(Debug, Clone, Default)]
+pub struct PostOutcome {
+    /// One line per action, for the terminal.
+    pub lines: Vec<String>,
+}
+
+/// Reads a shown finding's lines at the head: `(path, start, end)` → the lines, when the file
+/// is there and small enough.
+pub type LineReader<'a> = dyn Fn(&str, u32, u32) -> Option<Vec<String>> + 'a;
+
+/// The plan for posting `report` (of `target`, a pull request) given what the forge holds.
+pub fn plan(
+    report: &Report,
+    target: &Target,
+    existing: &Existing,
+    options: &PostOptions,
+    read_lines: &LineReader<'_>,
+) -> anyhow::Result<PostPlan> {
+    let pr = target
+        .pr
+        .as_ref()
+        .ok_or_else(|| not_a_pull_request(&report.meta.id))?;
+    let mut notes = Vec::new();
+    let diff = DiffLines::new(&target.changed_files);
+    let head = report
+        .meta
+        .head
+        .clone()
+        .unwrap_or_else(|| target.head.clone());
+
+    let mut placements: Vec<(usize, Placement)> = Vec::new();
+    let mut comments: Vec<InlineComment> = Vec::new();
+    let mut already_posted = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (index, f) in report.findings.iter().enumerate() {
+        if !f.is_shown() {
+            continue;
+        }
+        let fp = f.fingerprint.as_str();
+        let marked = markers::is_fingerprint(fp);
+        if marked && existing.findings.contains_key(fp) {
+            placements.push((index, Placement::AlreadyPosted));
+            already_posted.push(f.id.clone());
+            continue;
+        }
+        let place = (marked && seen.insert(fp) && comments.len() < MAX_INLINE)
+            .then(|| inline_place(f, &diff))
+            .flatten();
+        match place {
+            Some((path, start, end)) => {
+                let suggestion = f.fix_diff.as_deref().and_then(|d| {
+                    let lines = read_lines(&path, start, end)?;
+                    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+                    suggestion::suggestion(d, &refs)
+                });
+                comments.push(InlineComment {
+                    path,
+                    start_line: (start != end).then_some(start),
+                    line: end,
+                    body: render::inline(report, f, suggestion.as_deref()),
+                    fingerprint: fp.to_string(),
+                });
+                placements.push((index, Placement::Inline));
+            }
+            None => placements.push((index, Placement::Summary)),
+        }
+    }
+    let shown_inline_capped = report.findings.iter().filter(|f| f.is_shown()).count() > MAX_INLINE
+        && comments.len() == MAX_INLINE;
+    if shown_inline_capped {
+        notes.push(format!(
+            "only {MAX_INLINE} findings are posted as inline comments at once; the others are in the summary"
+        ));
+    }
+
+    // Earlier findings the report no longer has (in any tier): reply and resolve, when the
+    // report is of the pull request's head as it is now (an older report must not close the
+    // threads of a newer one).
+    // A finding the author declined in an earlier round is not raised again, but it is not
+    // fixed either: its thread stays open for the people to settle.
+    let present: HashSet<&str> = report
+        .findings
+        .iter()
+        .map(|f| f.fingerprint.as_str())
+        .chain(
+            report
+                .prior_rounds
+                .declined
+                .iter()
+                .filter_map(|d| d.fingerprint.as_deref()),
+        )
+        .collect();
+    let mut resolutions = Vec::new();
+    let gone: Vec<(&String, &Thread)> = {
+        let mut gone: Vec<(&String, &Thread)> = existing
+            .findings
+            .iter()
+            .filter(|(fp, t)| !t.resolved && !present.contains(fp.as_str()))
+            .collect();
+        gone.sort_by(|a, b| a.0.cmp(b.0));
+        gone
+    };
+    match existing.current_head.as_deref() {
+        Some(now) if now != head && !gone.is_empty() => notes.push(format!(
+            "the pull request's head moved since this report ({} → {}): {} of earlier rounds are left open until a report of the newest head is posted",
+            short(&head),
+            short(now),
+            crate::text::plural(gone.len(), "thread", "threads")
+        )),
+        _ => {
+            for (fp, thread) in gone {
+                let replied = thread
+                    .recent
+                    .iter()
+                    .any(|c| markers::resolved_of(&c.body) == Some(fp.as_str()));
+                resolutions.push(Resolution {
+                    thread: thread.clone(),
+                    fingerprint: fp.clone(),
+                    reply: (!replied).then(|| render::resolved_reply(report, fp)),
+                });
+            }
+        }
+    }
+
+    // Every earlier finding that is gone, resolved by this post or an earlier one: the summary
+    // says the same when the same report is posted again.
+    let no_longer_found = existing
+        .findings
+        .keys()
+        .filter(|fp| !present.contains(fp.as_str()))
+        .count();
+    let summary_body = render::summary(&SummaryInput {
+        report,
+        placements: &placements,
+        no_longer_found,
+        report_url: options.report_url.as_deref(),
+    });
+    let summary = match &existing.summary {
+        Some(c) if c.body.trim_end() == summary_body.trim_end() => {
+            SummaryAction::Unchanged(c.id.clone())
+        }
+        Some(c) => SummaryAction::Update(c.id.clone()),
+        None => SummaryAction::Create,
+    };
+    let review = (!comments.is_empty()).then(|| ReviewDraft {
+        commit: head.clone(),
+        body: render::review_body(report, comments.len()),
+        comments,
+    });
+    if existing.offline {
+        notes.push(
+            "the pull request's comments were not read (no token): a real post finds its earlier comments and skips them"
+                .to_string(),
+        );
+    }
+    Ok(PostPlan {
+        number: pr.number,
+        summary_body,
+        summary,
+        review,
+        already_posted,
+        resolutions,
+        notes,
+    })
+}
+
+/// `(path, start, end)` when the finding can be an inline comment: a location with lines that
+/// verification found at head, on lines of the diff.
+fn inline_place(f: &MergedFinding, diff: &DiffLines) -> Option<(String, u32, u32)> {
+    let loc = f.locations.first()?;
+    let start = loc.start?;
+    let end = loc.end_line()?;
+    if let Some(v) = &f.verification
+        && (!v.path_ok || !v.lines_ok)
+    {
+        return None;
+    }
+    diff.contains(&loc.path, start, end)
+        .then(|| (loc.path.clone(), start, end))
+}
+
+/// What the forge holds of deep-review's earlier posts on pull request `number`: comments and
+/// threads whose first line is deep-review's marker and whose author is the token's own user.
+pub fn read_existing(forge: &dyn Forge, number: u64) -> anyhow::Result<Existing> {
+    let pr = forge.pull_request(number)?;
+    let discussion = forge.discussion(number)?;
+    let comments = forge.comments(number)?;
+    let me = discussion.viewer.as_deref().map(normalize_login);
+    let ours = |author: Option<&str>| match (&me, author) {
+        (Some(me), Some(a)) => normalize_login(a) == *me,
+        (None, _) => true,
+        (Some(_), None) => false,
+    };
+    let summary = comments
+        .into_iter()
+        .rfind(|c| markers::is_summary(&c.body) && ours(c.author.as_deref()));
+    let mut findings = HashMap::new();
+    for thread in discussion.threads {
+        let Some(first) = &thread.first else { continue };
+        if !ours(first.author.as_deref()) {
+            continue;
+        }
+        if let Some(fp) = markers::finding_of(&first.body) {
+            findings.entry(fp.to_string()).or_insert(thread);
+        }
+    }
+    Ok(Existing {
+        summary,
+        findings,
+        current_head: Some(pr.head_sha),
+        offline: false,
+    })
+}
+
+/// GitHub's GraphQL names a bot `name`, its REST API `name[bot]`: compare without the suffix.
+fn normalize_login(login: &str) -> String {
+    login
+        .strip_suffix("[bot]")
+        .unwrap_or(login)
+        .to_ascii_lowercase()
+}
+
+/// Sends `plan`: the summary first (so the findings are on the pull request whatever fails
+/// next), then the review, then the replies and resolutions.
+pub fn apply(forge: &dyn Forge, plan: &PostPlan) -> anyhow::Result<PostOutcome> {
+    let mut outcome = PostOutcome::default();
+    let n = plan.number;
+    match &plan.summary {
+        SummaryAction::Create => {
+            forge.create_comment(n, &plan.summary_body)?;
+            outcome.lines.push("summary comment posted".to_string());
+        }
+        SummaryAction::Update(id) => {
+            forge.update_comment(n, id, &plan.summary_body)?;
+            outcome.lines.push("summary comment updated".to_string());
+        }
+        SummaryAction::Unchanged(_) => outcome
+            .lines
+            .push("summary comment already up to date".to_string()),
+    }
+    if let Some(review) = &plan.review {
+        forge.create_review(n, review)?;
+        outcome.lines.push(format!(
+            "review posted with {}",
+            crate::text::plural(review.comments.len(), "inline comment", "inline comments")
+        ));
+    }
+    if !plan.already_posted.is_empty() {
+        outcome.lines.push(format!(
+            "{} already on the pull request, not posted again: {}",
+            crate::text::plural(plan.already_posted.len(), "finding", "findings"),
+            plan.already_posted.join(", ")
+        ));
+    }
+    let mut resolved = 0;
+    let mut refused = 0;
+    for r in &plan.resolutions {
+        if let Some(reply) = &r.reply {
+            forge.reply(n, &r.thread, reply)?;
+        }
+        if forge.resolve_thread(&r.thread)? {
+            resolved += 1;
+        } else {
+            refused += 1;
+        }
+    }
+    if resolved > 0 {
+        outcome.lines.push(format!(
+            "{} of findings no longer found resolved",
+            crate::text::plural(resolved, "thread", "threads")
+        ));
+    }
+    if refused > 0 {
+        outcome.lines.push(format!(
+            "{} of findings no longer found got a reply but could not be resolved: the token may not resolve threads",
+            crate::text::plural(refused, "thread", "threads")
+        ));
+    }
+    Ok(outcome)
+}
+
+/// What `--dry-run` prints: every body that would be sent, and where.
+pub fn dry_run_text(forge_name: &str, repository: &str, plan: &PostPlan) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "deep-review post --dry-run: nothing was sent.\n\nPull request: {repository}#{} ({forge_name})",
+        plan.number
+    );
+    for note in &plan.notes {
+        let _ = writeln!(out, "Note: {note}");
+    }
+    let action = match &plan.summary {
+        SummaryAction::Create => "would be posted".to_string(),
+        SummaryAction::Update(id) => format!("would replace comment {id}"),
+        SummaryAction::Unchanged(id) => format!("unchanged (comment {id})"),
+    };
+    let _ = writeln!(
+        out,
+        "\n=== Summary comment: {action} ===\n{}\n",
+        plan.summary_body
+    );
+    match &plan.review {
+        Some(review) => {
+            let _ = writeln!(
+                out,
+                "=== Review (COMMENT) on {}: {} ===",
+                short(&review.commit),
+                crate::text::plural(review.comments.len(), "inline comment", "inline comments")
+            );
+            let _ = writeln!(out, "{}\n", review.body);
+            for c in &review.comments {
+                let lines = match c.start_line {
+                    Some(s) => format!("{s}-{}", c.line),
+                    None => c.line.to_string(),
+                };
+                let _ = writeln!(out, "--- {}:{lines} ---\n{}\n", c.path, c.body);
+            }
+        }
+        None => out.push_str("=== No review: no new finding on the lines of the diff ===\n\n"),
+    }
+    if !plan.already_posted.is_empty() {
+        let _ = writeln!(
+            out,
+            "Already on the pull request (not posted again): {}\n",
+            plan.already_posted.join(", ")
+        );
+    }
+    for r in &plan.resolutions {
+        let where_ = match (&r.thread.path, r.thread.line) {
+            (Some(p), Some(l)) => format!("{p}:{l}"),
+            (Some(p), None) => p.clone(),
+            _ => r.thread.id.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "=== Thread of finding {} at {where_}: would be resolved ===",
+            r.fingerprint
+        );
+        if let Some(reply) = &r.reply {
+            let _ = writeln!(out, "{reply}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..7).unwrap_or(sha)
+}
+
+fn not_a_pull_request(id: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "report {id} is of a branch, not of a pull request: review a pull request with `deep-review run 236` (or its URL), then post that report"
+    )
+}
+
+/// Posts `report` of `target` to its pull request: reads what is there, plans, and sends (or,
+/// with `--dry-run`, returns the plan as text in the outcome).
+pub fn post_report(
+    report: &Report,
+    target: &Target,
+    options: &PostOptions,
+) -> anyhow::Result<PostOutcome> {
+    let pr = target
+        .pr
+        .as_ref()
+        .ok_or_else(|| not_a_pull_request(&report.meta.id))?;
+    let forge = super::connect_for_report(&target.repo, pr, options.dry_run)?;
+    let existing = match &forge {
+        Some(forge) => read_existing(forge.as_ref(), pr.number)?,
+        None => Existing {
+            offline: true,
+            ..Existing::default()
+        },
+    };
+    let head = report
+        .meta
+        .head
+        .clone()
+        .unwrap_or_else(|| target.head.clone());
+    let repo = target.repo.clone();
+    let reader =
+        move |path: &str, start: u32, end: u32| read_head_lines(&repo, &head, path, start, end);
+    let plan = plan(report, target, &existing, options, &reader)?;
+    if options.dry_run {
+        let (name, repository) = match &forge {
+            Some(f) => (f.name(), f.repository().to_string()),
+            None => ("no token", target.repo_name.clone()),
+        };
+        return Ok(PostOutcome {
+            lines: vec![dry_run_text(name, &repository, &plan)],
+        });
+    }
+    // Only a dry run goes on without a forge to talk to.
+    let forge = forge.ok_or_else(|| anyhow::anyhow!("no token to post with"))?;
+    let mut outcome = apply(forge.as_ref(), &plan)?;
+    outcome.lines.extend(plan.notes.iter().cloned());
+    let url = pr.url.as_deref().unwrap_or("");
+    outcome.lines.push(format!(
+        "posted report {} to {}#{} {url}",
+        report.meta.id,
+        forge.repository(),
+        pr.number
+    ));
+    Ok(outcome)
+}
+
+/// Posts report `id` (`latest` for the newest) of the store: the report's JSON record and the
+/// target its run bundle saved.
+pub fn post_from_store(
+    store: &Store,
+    id: &str,
+    options: &PostOptions,
+) -> anyhow::Result<PostOutcome> {
+    let id = store.resolve_report_id(id)?;
+    let report = store.read_report(&id)?;
+    let bundle = store.open_run(&id).with_context(|| {
+        format!("report {id} has no run bundle: `post` needs the run's target (its pull request and diff)")
+    })?;
+    let path = bundle.dir.join(crate::store::bundle::TARGET_FILE);
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let target: Target = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a target deep-review wrote", path.display()))?;
+    post_report(&report, &target, options)
+}
+
+/// Lines `start..=end` of `path` at commit `head`, when the file is at most
+/// [`MAX_SUGGESTION_FILE_BYTES`].
+fn read_head_lines(
+    repo: &Path,
+    head: &str,
+    path: &str,
+    start: u32,
+    end: u32,
+) -> Option<Vec<String>> {
+    let spec = format!("{head}:{path}");
+    let size: u64 = crate::git::git_text(repo, &["cat-file", "-s", &spec])
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    if size > MAX_SUGGESTION_FILE_BYTES {
+        return None;
+    }
+    let bytes = crate::git::git_bytes(repo, &["cat-file", "blob", &spec]).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    let lines: Vec<String> = text
+        .lines()
+        .skip(usize::try_from(start).ok()?.checked_sub(1)?)
+        .take(usize::try_from(end - start + 1).ok()?)
+        .map(str::to_string)
+        .collect();
+    (lines.len() == usize::try_from(end - start + 1).ok()?).then_some(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{
+        ChangeKind, ChangedFile, Hunk, Location, PrInfo, ReportMeta, Severity, Tier, Verdict,
+        Verification, VerificationStatus,
+    };
+
+    fn finding(id: &str, fp: &str, path: &str, line: u32) -> MergedFinding {
+        MergedFinding {
+            id: id.into(),
+            title: format!("Title {id}"),
+            body: "Body.".into(),
+            severity: Severity::Important,
+            category: None,
+            locations: vec![Location::new(path, Some(line), Some(line))],
+            code: None,
+            fix: None,
+            fix_diff: None,
+            agents: vec!["claude".into()],
+            sources: vec![],
+            calibration: None,
+            confidence: Some(0.9),
+            tier: Tier::Shown,
+            verification: None,
+            fingerprint: fp.into(),
+            round_status: Default::default(),
+            prior: None,
+        }
+    }
+
+    fn report(findings: Vec<MergedFinding>) -> Report {
+        Report {
+            schema_version: 2,
+            meta: ReportMeta {
+                id: "20260101-000000-pr-7".into(),
+                head: Some("b".repeat(40)),
+                round: Some(2),
+                ..ReportMeta::default()
+            },
+            verdict: Verdict::MergeWithFixes,
+            verdict_rationale: String::new(),
+            summary: "Summary.".into(),
+            findings,
+            observations: vec![],
+            testing_gaps: vec![],
+            documentation: vec![],
+            limitations: vec![],
+            agents: vec![],
+            appendix: vec![],
+            warnings: vec![],
+            unresolved_feedback: vec![],
+            checkout: None,
+            round: 2,
+            prior_rounds: Default::default(),
+            resolution: None,
+        }
+    }
+
+    fn target() -> Target {
+        Target {
+            repo: "/nonexistent".into(),
+            repo_name: "o/r".into(),
+            web_url: None,
+            base: "a".repeat(40),
+            head: "b".repeat(40),
+            merge_base: "a".repeat(40),
+            base_ref: "main".into(),
+            branch: Some("feat".into()),
+            author: None,
+            commits: vec![],
+            changed_files: vec![ChangedFile {
+                path: "src/a.rs".into(),
+                old_path: None,
+                kind: ChangeKind::Modified,
+                added: 1,
+                removed: 0,
+                binary: false,
+                submodule: false,
+                hunks: vec![Hunk {
+                    old_start: 10,
+                    old_lines: 0,
+                    new_start: 11,
+                    new_lines: 1,
+                }],
+            }],
+            pr: Some(PrInfo {
+                number: 7,
+                title: "T".into(),
+                url: Some("https://github.com/o/r/pull/7".into()),
+            }),
+            description: None,
+            review_threads: vec![],
+            label: "pr-7".into(),
+        }
+    }
+
+    fn thread(fp: &str) -> Thread {
+        Thread {
+            id: format!("T-{fp}"),
+            path: Some("src/a.rs".into()),
+            line: Some(11),
+            resolved: false,
+            outdated: false,
+            first: Some(Comment {
+                id: "1".into(),
+                author: Some("bot".into()),
+                body: markers::finding(fp),
+                url: None,
+            }),
+            recent: vec![],
+            comment_count: 1,
+        }
+    }
+
+    fn no_lines(_: &str, _: u32, _: u32) -> Option<Vec<String>> {
+        None
+    }
+
+    #[test]
+    fn only_new_findings_on_the_diff_go_inline() {
+        let mut off_lines = finding("I3", "cc", "src/a.rs", 11);
+        off_lines.verification = Some(Verification {
+            status: VerificationStatus::Ungrounded,
+            lines_ok: false,
+            path_ok: true,
+            quote_ok: None,
+            symbols_missing: vec![],
+            pre_existing: false,
+            outside_change: false,
+            known_issue_comment: None,
+            note: None,
+        });
+        let r = report(vec![
+            finding("I1", "aa", "src/a.rs", 12),
+            finding("I2", "aa", "src/a.rs", 13),
+            finding("I4", "dd", "src/a.rs", 40),
+            off_lines,
+            finding("I5", "ee", "src/a.rs", 11),
+        ]);
+        let existing = Existing {
+            findings: [("ee".to_string(), thread("ee"))].into(),
+            current_head: Some("b".repeat(40)),
+            ..Existing::default()
+        };
+        let plan = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        let inline: Vec<&str> = plan
+            .review
+            .as_ref()
+            .unwrap()
+            .comments
+            .iter()
+            .map(|c| c.fingerprint.as_str())
+            .collect();
+        // I2 shares I1's fingerprint, I4 is off the diff, I3's lines are not at head, I5 was
+        // posted before.
+        assert_eq!(inline, vec!["aa"]);
+        assert_eq!(plan.already_posted, vec!["I5"]);
+        assert_eq!(plan.summary, SummaryAction::Create);
+        assert!(plan.resolutions.is_empty());
+    }
+
+    #[test]
+    fn a_declined_finding_keeps_its_thread_open() {
+        let mut r = report(vec![finding("I1", "aa", "src/a.rs", 12)]);
+        r.prior_rounds.declined.push(crate::types::PriorItem {
+            round: 1,
+            id: "S2".into(),
+            title: "Rename the helper".into(),
+            reason: "declined: the name is the crate's convention".into(),
+            action: Some(crate::types::Action::Skipped),
+            fingerprint: Some("dd".into()),
+            now: None,
+            raised_again: vec![],
+        });
+        let existing = Existing {
+            findings: [
+                ("dd".to_string(), thread("dd")),
+                ("ff".to_string(), thread("ff")),
+            ]
+            .into(),
+            current_head: Some("b".repeat(40)),
+            summary: None,
+            offline: false,
+        };
+        let p = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        let resolved: Vec<&str> = p
+            .resolutions
+            .iter()
+            .map(|r| r.fingerprint.as_str())
+            .collect();
+        assert_eq!(resolved, ["ff"], "the declined finding is not called fixed");
+    }
+
+    #[test]
+    fn gone_findings_are_resolved_only_from_a_report_of_the_current_head() {
+        let r = report(vec![finding("I1", "aa", "src/a.rs", 12)]);
+        let mut existing = Existing {
+            findings: [("ff".to_string(), thread("ff"))].into(),
+            current_head: Some("c".repeat(40)),
+            summary: Some(Comment {
+                id: "99".into(),
+                author: Some("bot".into()),
+                body: "old".into(),
+                url: None,
+            }),
+            offline: false,
+        };
+        let moved = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        assert!(moved.resolutions.is_empty());
+        assert!(moved.notes[0].contains("head moved"), "{:?}", moved.notes);
+        assert_eq!(moved.summary, SummaryAction::Update("99".into()));
+
+        existing.current_head = Some("b".repeat(40));
+        let now = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        assert_eq!(now.resolutions.len(), 1);
+        assert!(
+            now.resolutions[0]
+                .reply
+                .as_deref()
+                .unwrap()
+                .starts_with(&markers::resolved("ff"))
+        );
+        // Replied already (the resolve failed last time): resolve again, no second reply.
+        let mut replied = thread("ff");
+        replied.recent.push(Comment {
+            id: "2".into(),
+            author: Some("bot".into()),
+            body: markers::resolved("ff"),
+            url: None,
+        });
+        existing.findings.insert("ff".into(), replied);
+        let again = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        assert_eq!(again.resolutions.len(), 1);
+        assert!(again.resolutions[0].reply.is_none());
+        existing.summary = Some(Comment {
+            id: "99".into(),
+            author: None,
+            body: again.summary_body.clone(),
+            url: None,
+        });
+        let same = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        assert_eq!(same.summary, SummaryAction::Unchanged("99".into()));
+    }
+
+    #[test]
+    fn a_branch_report_is_not_posted() {
+        let mut t = target();
+        t.pr = None;
+        let err = plan(
+            &report(vec![]),
+            &t,
+            &Existing::default(),
+            &PostOptions::default(),
+            &no_lines,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("not of a pull request"), "{err}");
+    }
+}

@@ -1,0 +1,348 @@
+//! The text deep-review posts on a pull request: the summary comment, the review's inline
+//! comments and body, and the reply that a finding is gone. Every piece of report text in them
+//! goes through [`sanitize`]; every comment opens with its hidden marker ([`markers`]).
+
+use std::fmt::Write;
+
+use super::{markers, sanitize};
+use crate::types::{MergedFinding, Report, Severity, Tier};
+
+/// The most rows of the summary's findings table (the full report has them all).
+const MAX_TABLE_ROWS: usize = 100;
+/// How much finding text the summary's "not on the diff" section holds in all.
+const MAX_DETAILS_CHARS: usize = 30_000;
+
+/// Where a shown finding of the report is on the pull request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Posted now as an inline comment.
+    Inline,
+    /// An inline comment of an earlier post holds it: not posted again.
+    AlreadyPosted,
+    /// Not on a line of the diff (or past the cap): in the summary only.
+    Summary,
+}
+
+/// What the summary says beyond the report.
+pub struct SummaryInput<'a> {
+    pub report: &'a Report,
+    /// Each shown finding (index into `report.findings`) and where it is.
+    pub placements: &'a [(usize, Placement)],
+    /// Findings deep-review posted earlier that the report no longer has.
+    pub no_longer_found: usize,
+    /// Where the full report (HTML) can be read.
+    pub report_url: Option<&'a str>,
+}
+
+fn icon(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Critical => "🔴",
+        Severity::Important => "🟠",
+        Severity::Suggestion => "🔵",
+    }
+}
+
+/// `path:10-12` in a code span that nothing in it can close.
+fn location_span(f: &MergedFinding) -> String {
+    match f.locations.first() {
+        Some(loc) => code_span(&loc.to_string()),
+        None => "—".to_string(),
+    }
+}
+
+/// Text in a code span for a table cell: control characters dropped, `|` escaped (GitHub
+/// reads `\|` in a table's code span as `|`), fenced with more backticks than it holds.
+fn code_span(text: &str) -> String {
+    let flat: String = text
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .replace('|', "\\|");
+    let longest = flat.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if flat.starts_with('`') || flat.ends_with('`') {
+        format!("{fence} {flat} {fence}")
+    } else {
+        format!("{fence}{flat}{fence}")
+    }
+}
+
+fn agents(report: &Report, f: &MergedFinding) -> String {
+    let names: Vec<&str> = f.agents.iter().map(|a| report.display_of(a)).collect();
+    sanitize::line(&names.join(", "), 300)
+}
+
+fn short(sha: &str) -> String {
+    sha.chars().take(7).collect()
+}
+
+/// A fenced block of `lines` with a fence longer than any backtick run in them.
+fn fenced(info: &str, text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let mut out = format!("{fence}{info}\n{text}");
+    if !text.is_empty() && !text.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&fence);
+    out
+}
+
+/// The summary comment.
+pub fn summary(input: &SummaryInput<'_>) -> String {
+    let r = input.report;
+    let mut out = String::new();
+    out.push_str(markers::SUMMARY);
+    out.push('\n');
+    let _ = writeln!(out, "## Deep Review: {}\n", r.verdict);
+    if !r.verdict_rationale.trim().is_empty() {
+        let _ = writeln!(out, "{}\n", sanitize::markdown(&r.verdict_rationale, 1_000));
+    }
+    let mut facts = Vec::new();
+    if let Some(round) = r.meta.round {
+        facts.push(format!("round {round}"));
+    }
+    if let Some(head) = &r.meta.head {
+        facts.push(format!("head `{}`", short(head)));
+    }
+    let reviewers: Vec<&str> = r
+        .meta
+        .reviewers
+        .iter()
+        .map(|rv| rv.display.as_str())
+        .collect();
+    if !reviewers.is_empty() {
+        facts.push(format!(
+            "reviewed by {}",
+            sanitize::line(&reviewers.join(", "), 300)
+        ));
+    }
+    if !facts.is_empty() {
+        let _ = writeln!(out, "<sub>{}</sub>\n", facts.join(" · "));
+    }
+    if !r.summary.trim().is_empty() {
+        let _ = writeln!(out, "{}\n", sanitize::markdown(&r.summary, 4_000));
+    }
+
+    let shown: Vec<(&MergedFinding, Placement)> = input
+        .placements
+        .iter()
+        .filter_map(|(i, p)| r.findings.get(*i).map(|f| (f, *p)))
+        .collect();
+    if shown.is_empty() {
+        out.push_str("No findings stand.\n\n");
+    } else {
+        out.push_str("| | Finding | Location | Agents | On the pull request |\n");
+        out.push_str("|---|---|---|---|---|\n");
+        for (f, placement) in shown.iter().take(MAX_TABLE_ROWS) {
+            // The same words whether posted now or by an earlier post: posting a report again
+            // leaves its summary as it was.
+            let where_ = match placement {
+                Placement::Inline | Placement::AlreadyPosted => "inline comment",
+                Placement::Summary => "below",
+            };
+            let _ = writeln!(
+                out,
+                "| {} {} | {} | {} | {} | {where_} |",
+                icon(f.severity),
+                sanitize::line(&f.id, 20),
+                sanitize::line(&f.title, 300),
+                location_span(f),
+                agents(r, f),
+            );
+        }
+        if shown.len() > MAX_TABLE_ROWS {
+            let _ = writeln!(
+                out,
+                "\n…and {} more in the full report.",
+                shown.len() - MAX_TABLE_ROWS
+            );
+        }
+        out.push('\n');
+        let below: Vec<&MergedFinding> = shown
+            .iter()
+            .filter(|(_, p)| *p == Placement::Summary)
+            .map(|(f, _)| *f)
+            .collect();
+        if !below.is_empty() {
+            let _ = writeln!(
+                out,
+                "<details><summary>Findings not on the lines of this diff ({})</summary>\n",
+                below.len()
+            );
+            let mut budget = MAX_DETAILS_CHARS;
+            for f in below {
+                let text = finding_text(r, f, None);
+                if text.len() > budget {
+                    out.push_str("…the rest are in the full report.\n\n");
+                    break;
+                }
+                budget -= text.len();
+                out.push_str(&text);
+                out.push_str("\n\n");
+            }
+            out.push_str("</details>\n\n");
+        }
+    }
+    let low = r
+        .findings
+        .iter()
+        .filter(|f| f.tier == Tier::LowConfidence)
+        .count();
+    let unverified = r
+        .findings
+        .iter()
+        .filter(|f| f.tier == Tier::Unverified)
+        .count();
+    if low + unverified > 0 {
+        let _ = writeln!(
+            out,
+            "Not shown here: {} with too little support and {} whose code was not found (both in the full report).\n",
+            crate::text::plural(low, "finding", "findings"),
+            crate::text::plural(unverified, "finding", "findings")
+        );
+    }
+    if input.no_longer_found > 0 {
+        let _ = writeln!(
+            out,
+            "{} posted earlier {} no longer found: {} a reply and {} resolved.\n",
+            crate::text::plural(input.no_longer_found, "finding", "findings"),
+            if input.no_longer_found == 1 {
+                "is"
+            } else {
+                "are"
+            },
+            if input.no_longer_found == 1 {
+                "its thread has"
+            } else {
+                "their threads have"
+            },
+            if input.no_longer_found == 1 {
+                "is"
+            } else {
+                "are"
+            },
+        );
+    }
+    if let Some(url) = input.report_url {
+        let _ = writeln!(out, "[The full report]({url})\n");
+    }
+    let _ = write!(
+        out,
+        "<sub>deep-review {} · report `{}`</sub>",
+        env!("CARGO_PKG_VERSION"),
+        sanitize::line(&r.meta.id, 120).replace('`', "")
+    );
+    out
+}
+
+/// A finding's heading, text and fix as Markdown (no marker): the inline comment's body and
+/// an entry of the summary's "not on the diff" list.
+fn finding_text(r: &Report, f: &MergedFinding, suggestion: Option<&[String]>) -> String {
+    let mut out = String::new();
+    let category = f
+        .category
+        .as_ref()
+        .map(|c| format!(", {}", sanitize::line(c.as_str(), 40)))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{} **{}. {}** ({}{category}) — {} · {}\n",
+        icon(f.severity),
+        sanitize::line(&f.id, 20),
+        sanitize::line(&f.title, 300),
+        f.severity,
+        location_span(f),
+        agents(r, f)
+    );
+    if !f.body.trim().is_empty() {
+        let _ = writeln!(
+            out,
+            "{}\n",
+            sanitize::markdown(&f.body, sanitize::MAX_FIELD_CHARS)
+        );
+    }
+    if let Some(fix) = f.fix.as_deref().filter(|t| !t.trim().is_empty()) {
+        let _ = writeln!(
+            out,
+            "**Fix:** {}\n",
+            sanitize::markdown(fix, sanitize::MAX_FIELD_CHARS)
+        );
+    }
+    match (suggestion, &f.fix_diff) {
+        (Some(lines), _) => {
+            let _ = writeln!(out, "{}\n", fenced("suggestion", &lines.join("\n")));
+        }
+        (None, Some(diff)) if !diff.trim().is_empty() => {
+            let diff = sanitize::truncate(diff.trim_end(), sanitize::MAX_FIELD_CHARS);
+            let _ = writeln!(out, "{}\n", fenced("diff", &diff));
+        }
+        _ => {}
+    }
+    out.trim_end().to_string()
+}
+
+/// An inline comment: the finding's marker, then the finding, then a footer.
+pub fn inline(r: &Report, f: &MergedFinding, suggestion: Option<&[String]>) -> String {
+    let mut out = markers::finding(&f.fingerprint);
+    out.push('\n');
+    out.push_str(&finding_text(r, f, suggestion));
+    let mut footer = vec![format!("deep-review · `{}`", f.fingerprint)];
+    if let Some(c) = f.confidence {
+        footer.push(format!("confidence {:.0}%", c * 100.0));
+    }
+    if let Some(round) = r.meta.round {
+        footer.push(format!("round {round}"));
+    }
+    let _ = write!(out, "\n\n<sub>{}</sub>", footer.join(" · "));
+    out
+}
+
+/// The body of the review that carries the inline comments.
+pub fn review_body(r: &Report, inline: usize) -> String {
+    format!(
+        "**Deep Review: {}** — {} on lines of this change{}; the summary comment lists every finding.",
+        r.verdict,
+        crate::text::plural(inline, "new finding", "new findings"),
+        r.meta
+            .round
+            .map(|n| format!(" (round {n})"))
+            .unwrap_or_default()
+    )
+}
+
+/// The reply in the thread of a finding that the report no longer has.
+pub fn resolved_reply(r: &Report, fingerprint: &str) -> String {
+    let mut out = markers::resolved(fingerprint);
+    out.push('\n');
+    let when = match (r.meta.round, r.meta.head.as_deref()) {
+        (Some(n), Some(head)) => format!(" in round {n} (`{}`)", short(head)),
+        (None, Some(head)) => format!(" at `{}`", short(head)),
+        (Some(n), None) => format!(" in round {n}"),
+        (None, None) => String::new(),
+    };
+    let _ = write!(
+        out,
+        "deep-review no longer finds this{when}: resolving the thread."
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_spans_hold_anything() {
+        assert_eq!(code_span("src/a.rs:3-4"), "`src/a.rs:3-4`");
+        assert_eq!(code_span("a`b|c"), "``a`b\\|c``");
+        assert_eq!(code_span("`x"), "`` `x ``");
+    }
+
+    #[test]
+    fn fences_outlast_their_content() {
+        assert_eq!(fenced("suggestion", "a\nb"), "```suggestion\na\nb\n```");
+        assert_eq!(fenced("diff", "````\nx"), "`````diff\n````\nx\n`````");
+        assert_eq!(fenced("suggestion", ""), "```suggestion\n```");
+    }
+}

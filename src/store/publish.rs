@@ -1,0 +1,143 @@
+//! `deep-review publish`: the store's reports committed to a branch (`reviews` by default) that
+//! GitHub Pages can serve, one commit per report (`Review: <id>`), with the index page and
+//! `.nojekyll` at the top.
+//!
+//! Only plumbing is used: blobs are hashed into the object store, a tree is built in a private
+//! index file, and the branch ref is moved with compare-and-swap. The user's working tree,
+//! index, HEAD and stash are never touched, whatever branch is checked out.
+
+use std::path::Path;
+
+use anyhow::Context;
+
+use super::Store;
+
+/// What `publish` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Published {
+    pub branch: String,
+    /// `(report id, commit sha)` for each report committed now, oldest first.
+    pub commits: Vec<(String, String)>,
+}
+
+/// The files of a report the branch carries.
+const EXTENSIONS: [&str; 4] = ["md", "html", "json", "sarif"];
+
+/// Commits every report of `store` not yet on `branch` of `repo`.
+pub fn publish(repo: &Path, store: &Store, branch: &str) -> anyhow::Result<Published> {
+    if branch.is_empty()
+        || branch.starts_with('-')
+        || crate::git::git_probe(repo, &["check-ref-format", "--branch", branch]).is_none()
+    {
+        anyhow::bail!("`{branch}` is not a valid branch name: pass `--branch NAME`");
+    }
+    let refname = format!("refs/heads/{branch}");
+    let old_tip = crate::git::git_probe(repo, &["rev-parse", "--verify", "--quiet", &refname]);
+    let on_branch: std::collections::BTreeSet<String> = match &old_tip {
+        Some(tip) => crate::git::git_text(repo, &["ls-tree", "--name-only", tip])?
+            .lines()
+            .map(str::to_string)
+            .collect(),
+        None => Default::default(),
+    };
+    let mut entries = store.list()?;
+    entries.reverse(); // oldest first: the branch's history follows the reviews'
+    let index = tempfile::Builder::new()
+        .prefix("deep-review-publish-")
+        .tempdir()
+        .context("cannot create a temporary directory")?;
+    let index_file = index.path().join("index");
+    let mut tip = old_tip.clone();
+    let mut commits = Vec::new();
+    for entry in entries
+        .iter()
+        .filter(|e| !on_branch.contains(&format!("{}.md", e.id)))
+    {
+        match &tip {
+            Some(t) => crate::git::with_index(repo, &index_file, &["read-tree", t])?,
+            None => crate::git::with_index(repo, &index_file, &["read-tree", "--empty"])?,
+        };
+        let mut files: Vec<(String, std::path::PathBuf)> = EXTENSIONS
+            .iter()
+            .map(|ext| {
+                (
+                    format!("{}.{ext}", entry.id),
+                    store.report_path(&entry.id, ext),
+                )
+            })
+            .filter(|(_, p)| p.is_file())
+            .collect();
+        files.push(("index.html".into(), store.report_path("index", "html")));
+        for (name, path) in &files {
+            add_file(repo, &index_file, name, path)?;
+        }
+        add_bytes(repo, &index_file, ".nojekyll", b"")?;
+        let tree = crate::git::with_index(repo, &index_file, &["write-tree"])?;
+        let parents: Vec<&str> = tip.iter().map(String::as_str).collect();
+        let commit =
+            crate::git::commit_tree(repo, &tree, &parents, &format!("Review: {}", entry.id))?;
+        commits.push((entry.id.clone(), commit.clone()));
+        tip = Some(commit);
+    }
+    if let Some(new) = &tip
+        && tip != old_tip
+    {
+        // Compare-and-swap: a branch moved by someone else meanwhile is not overwritten.
+        let old = old_tip
+            .as_deref()
+            .unwrap_or("0000000000000000000000000000000000000000");
+        crate::git::git_text(repo, &["update-ref", &refname, new, old])
+            .with_context(|| format!("cannot move {refname}"))?;
+    }
+    Ok(Published {
+        branch: branch.to_string(),
+        commits,
+    })
+}
+
+/// Pushes `branch` to `remote`.
+pub fn push(repo: &Path, remote: &str, branch: &str) -> anyhow::Result<()> {
+    let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
+    crate::git::git_text(repo, &["push", "--quiet", remote, &refspec])
+        .with_context(|| format!("cannot push {branch} to {remote}"))?;
+    Ok(())
+}
+
+fn add_file(repo: &Path, index: &Path, name: &str, path: &Path) -> anyhow::Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    add_bytes(repo, index, name, &bytes)
+}
+
+/// Writes `bytes` as a blob and stages it as `name` in the private index.
+fn add_bytes(repo: &Path, index: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut child = crate::git::command(repo)
+        .args(["hash-object", "-w", "--stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .context("could not start `git hash-object`")?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(bytes)?;
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "`git hash-object` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let sha = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    crate::git::with_index(
+        repo,
+        index,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{sha},{name}"),
+        ],
+    )?;
+    Ok(())
+}
