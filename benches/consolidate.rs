@@ -70,6 +70,7 @@ fn main() {
     scaling(bin, sizes);
     accuracy(accurate);
     hostile(crowd, hostile_command);
+    fifth_round(crowd);
 }
 
 /// Generated reviews of `AGENTS` agents with `n` findings each, written to a temporary directory.
@@ -666,4 +667,56 @@ mod generator {
             reporters: reporters_of,
         }
     }
+}
+
+/// The same change in its fifth round: four earlier reports of the generated reviews, each with
+/// a Resolution that declines every third finding and fixes every third, so matching has a
+/// decision to look up for most findings; its consolidation time against a first round's.
+fn fifth_round(n: usize) {
+    use deep_review::rounds::history::{assemble, from_report};
+    use deep_review::types::{Action, Resolution, ResolutionItem};
+    println!("== a fifth round, {AGENTS} agents x {n} findings, four earlier reports ==");
+    let g = Generated::new(n, 7, generator::Shape::Realistic);
+    let reviews = g.reviews();
+    let (first, earlier) = median_time(3, || consolidate(&reviews, &ConsolidateOptions::default()));
+    let reads = (1..=4)
+        .map(|round| {
+            let mut report = earlier.clone();
+            report.meta.round = Some(round);
+            report.meta.id = format!("r{round}");
+            report.resolution = Some(Resolution {
+                items: report
+                    .findings
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| i % 3 != 2)
+                    .map(|(i, f)| ResolutionItem {
+                        id: f.id.clone(),
+                        title: f.title.clone(),
+                        action: if i % 3 == 0 {
+                            Action::Skipped
+                        } else {
+                            Action::Fixed
+                        },
+                        reason: "generated".into(),
+                    })
+                    .collect(),
+                ..Resolution::default()
+            });
+            from_report(&report)
+        })
+        .collect();
+    let opts = ConsolidateOptions {
+        history: assemble(None, reads, Vec::new()),
+        ..ConsolidateOptions::default()
+    };
+    let (fifth, report) = median_time(3, || consolidate(&reviews, &opts));
+    println!(
+        "first round {:.3}s CPU, fifth round {:.3}s CPU ({} earlier findings declined, {} resolved, {} persisting)",
+        first.as_secs_f64(),
+        fifth.as_secs_f64(),
+        report.prior_rounds.declined.len(),
+        report.prior_rounds.resolved.len(),
+        report.prior_rounds.persisting.len(),
+    );
 }

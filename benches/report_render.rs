@@ -71,6 +71,8 @@ fn finding(i: usize) -> MergedFinding {
         },
         verification: None,
         fingerprint: format!("{i:016x}"),
+        round_status: Default::default(),
+        prior: None,
     }
 }
 
@@ -80,6 +82,7 @@ fn report(n: usize) -> Report {
         .collect::<String>();
     Report {
         schema_version: 2,
+        round: 1,
         meta: ReportMeta {
             id: "20261202-120000-bench".into(),
             repo_url: Some("https://github.com/o/n".into()),
@@ -106,6 +109,8 @@ fn report(n: usize) -> Report {
         warnings: vec![],
         synthesis: Default::default(),
         budget: None,
+        prior_rounds: Default::default(),
+        resolution: None,
         checkout: None,
         unresolved_feedback: vec![],
     }

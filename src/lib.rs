@@ -8,6 +8,7 @@
 //! ```
 //!
 //! [`types`] holds the data that flows between them; [`text`] the small helpers they share;
+//! [`rounds`] ties a change's reports together across its rounds of review.
 //! [`forge`] reads pull requests and posts reports back to them (GitHub today).
 
 pub mod bench;
@@ -22,6 +23,7 @@ pub mod git;
 pub mod parse;
 pub mod pipeline;
 pub mod report;
+pub mod rounds;
 pub mod store;
 pub mod synthesize;
 pub mod target;

@@ -92,6 +92,14 @@ pub fn safe_file_name(name: &str, fallback: &str) -> String {
     label
 }
 
+/// At most `max` characters of `text`, with `…` in place of the rest.
+pub fn truncate_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => std::borrow::Cow::Owned(format!("{}…", &text[..at])),
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
+
 /// `text` safe to print on a terminal: control characters (escape sequences, bells, carriage
 /// returns, C1 controls) are shown as `\x1b`-style escapes instead of acting on the terminal.
 /// An agent's output, a file name or a commit subject can carry `\x1b]52;c;...` (a clipboard
@@ -180,6 +188,12 @@ mod tests {
         assert_eq!(shown, "ok \\x1b]52;c;aGVsbG8=\\x07 \\x1b[2J\\x0d\\x9b31m");
         assert_eq!(printable("plain\ttext\n"), "plain\ttext\n");
         assert_eq!(printable_line("two\nlines"), "two lines");
+    }
+
+    #[test]
+    fn truncation_counts_characters() {
+        assert_eq!(truncate_chars("héllo", 10), "héllo");
+        assert_eq!(truncate_chars("héllo", 2), "hé…");
     }
 
     #[test]

@@ -54,6 +54,90 @@ pub struct BriefOptions {
     /// The most tokens the brief may take (sized to the agent's model by the caller); `None`
     /// for no limit. Lists are cut to fit; see [`Brief::omitted`] and [`Brief::warning`].
     pub budget_tokens: Option<usize>,
+    /// The change's earlier rounds, in a later round ([`crate::rounds::brief::material`]).
+    pub rounds: Option<RoundsBrief>,
+}
+
+/// What a later round's brief says about the rounds before it. Built from earlier reports
+/// (text agents wrote about the change): the brief escapes every string of it and shows it as
+/// material.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RoundsBrief {
+    /// The round this brief starts.
+    pub round: u32,
+    /// `PR #236`, `branch feat`.
+    pub of: String,
+    /// The last earlier round that reviewed something.
+    pub last_round: u32,
+    /// The commit it reviewed (full and short), when it is in the repository.
+    pub last_head: Option<String>,
+    pub last_head_short: Option<String>,
+    /// `git diff <last head> <head>`.
+    pub interdiff_command: Option<String>,
+    /// The change's files that differ from what the last round reviewed.
+    pub interdiff: Vec<InterdiffFile>,
+    pub interdiff_total: usize,
+    /// Why there is no interdiff, or that it is empty.
+    pub interdiff_note: Option<String>,
+    /// Earlier findings with the author's decisions, most recent first.
+    pub findings: Vec<PriorLine>,
+    pub findings_total: usize,
+}
+
+/// One file of the interdiff; no counts for a binary file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InterdiffFile {
+    pub path: String,
+    pub added: Option<u32>,
+    pub removed: Option<u32>,
+}
+
+/// One earlier finding, as the brief lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PriorLine {
+    pub round: u32,
+    pub id: String,
+    pub title: String,
+    pub location: Option<String>,
+    /// "Skipped: reason", "Fixed", "no decision recorded".
+    pub decision: String,
+}
+
+/// Longest title or decision the brief shows of an earlier finding.
+const MAX_PRIOR_TEXT: usize = 300;
+
+impl RoundsBrief {
+    /// Every string escaped as material ([`escape_line`]) and cut to a bounded length.
+    fn escaped(&self) -> RoundsBrief {
+        let line = |s: &str| escape_line(&crate::text::truncate_chars(s, MAX_PRIOR_TEXT));
+        RoundsBrief {
+            of: line(&self.of),
+            last_head: self.last_head.as_deref().map(line),
+            last_head_short: self.last_head_short.as_deref().map(line),
+            interdiff_command: self.interdiff_command.as_deref().map(line),
+            interdiff: self
+                .interdiff
+                .iter()
+                .map(|f| InterdiffFile {
+                    path: line(&f.path),
+                    ..f.clone()
+                })
+                .collect(),
+            interdiff_note: self.interdiff_note.as_deref().map(line),
+            findings: self
+                .findings
+                .iter()
+                .map(|f| PriorLine {
+                    round: f.round,
+                    id: line(&f.id),
+                    title: line(&f.title),
+                    location: f.location.as_deref().map(line),
+                    decision: line(&f.decision),
+                })
+                .collect(),
+            ..self.clone()
+        }
+    }
 }
 
 /// One changed file as the template sees it.
@@ -155,6 +239,8 @@ pub struct BriefContext {
     /// The change's code, packed for a reviewer that cannot read the repository ([`pack`]);
     /// `None` in a brief for agents that explore the checkout.
     pub packed: Option<String>,
+    /// The earlier rounds, escaped: `None` in a first round.
+    pub rounds: Option<RoundsBrief>,
 }
 
 impl BriefContext {
@@ -228,6 +314,7 @@ impl BriefContext {
             omitted: Vec::new(),
             budget_tokens: None,
             packed: None,
+            rounds: None,
         }
     }
 }
@@ -247,6 +334,7 @@ pub fn build(target: &Target, opts: &BriefOptions) -> anyhow::Result<Brief> {
     let context_from_base = context_note.is_some();
     let mut vars = BriefContext::new(target, context);
     vars.budget_tokens = opts.budget_tokens;
+    vars.rounds = opts.rounds.as_ref().map(RoundsBrief::escaped);
     let (source, name) = template_source(opts.template.as_deref())?;
     let fitted = fit::fit(vars, opts.budget_tokens, &|v| render(&source, &name, v))?;
     let mut brief = Brief::new(fitted.text, context_path, opts.template.clone());
@@ -300,7 +388,7 @@ pub fn render(source: &str, name: &str, vars: &BriefContext) -> anyhow::Result<S
             "{}: {}: a brief template can use title, description, pr, branch, author, base_ref, \
              base, head, head_short, merge_base, merge_base_short, diff_command, commits, \
              commits_total, files, files_total, added, removed, context, threads, \
-             threads_total, omitted, budget_tokens and packed",
+             threads_total, omitted, budget_tokens, packed and rounds",
             where_(&e),
             e.detail()
                 .map(str::to_string)

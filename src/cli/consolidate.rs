@@ -11,6 +11,7 @@ use crate::git::{git_probe, git_text, resolve_commit};
 use crate::parse::{read_review_file, report_reader};
 use crate::pipeline;
 use crate::report::{self, Format};
+use crate::rounds::{self, History, TargetKey, history};
 use crate::text::printable_line;
 use crate::types::{ReportMeta, Review, Reviewer};
 use crate::verify::VerifyContext;
@@ -20,7 +21,7 @@ use crate::verify::VerifyContext;
 pub struct ConsolidateArgs {
     /// A run bundle (`.reviews/runs/<id>`): consolidate that run again from what its agents
     /// saved, with no agent running, verified again when its repository is here.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["from_report", "raw", "repo"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["from_report", "raw", "repo", "prior"])]
     pub bundle: Option<PathBuf>,
 
     /// A Deep Review report whose "Appendix: Original Reviews" holds the raw reviews to use.
@@ -30,6 +31,12 @@ pub struct ConsolidateArgs {
     /// A raw review of one agent, Markdown or JSON: `claude=review.md`. Repeat for each agent.
     #[arg(long, value_name = "NAME=FILE", value_parser = parse_pair)]
     pub raw: Vec<(String, String)>,
+
+    /// An earlier round of the same change: a report in Markdown or JSON, this tool's or the
+    /// reference system's. Repeat for each earlier round. Its findings are matched to this
+    /// round's: what its Resolution declined is set aside, what it fixed and is back is flagged.
+    #[arg(long, value_name = "FILE")]
+    pub prior: Vec<PathBuf>,
 
     /// How the report names an agent: `claude="Claude Opus 4.6"`. Repeatable.
     #[arg(long, value_name = "NAME=DISPLAY", value_parser = parse_pair)]
@@ -110,6 +117,8 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
     }
     let mut meta = ReportMeta::default();
     let mut reviews: Vec<Review> = Vec::new();
+    let mut resolution = None;
+    let mut own_findings = Vec::new();
 
     if let Some(path) = &args.from_report {
         let source = report_reader::read_report(path)
@@ -122,6 +131,8 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
             );
         }
         meta = source.meta;
+        resolution = source.resolution;
+        own_findings = source.findings;
         reviews.extend(source.reviews);
     }
     for (name, file) in &args.raw {
@@ -189,7 +200,52 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
         Some(repo) => Some(verify_context(repo, &args.head, args.base.as_deref())?),
         None => None,
     };
-    output(&args, pipeline::analyze_reviews(reviews, verify, meta))
+    let history = prior_rounds(&args.prior, &meta)?;
+    let mut analysis = pipeline::analyze_reviews(reviews, verify, meta, history);
+    // The author's Resolution of the report stays with it, following its findings by title.
+    if let Some(res) = resolution {
+        analysis.report.resolution = Some(rounds::resolve::carry_over(
+            &res,
+            &own_findings,
+            &analysis.report.findings,
+        ));
+    }
+    output(&args, analysis)
+}
+
+/// The earlier rounds given with `--prior`, in the order of their round numbers (then dates).
+fn prior_rounds(files: &[PathBuf], meta: &ReportMeta) -> anyhow::Result<History> {
+    if files.is_empty() {
+        return Ok(History::default());
+    }
+    let mut reads = Vec::new();
+    for path in files {
+        let read = history::read_prior_file(path)
+            .with_context(|| format!("--prior {}", path.display()))?;
+        if !meta.id.is_empty() && read.meta.id == meta.id {
+            bail!(
+                "--prior {} is the report being consolidated (id {}): give the reports of \
+                 earlier rounds",
+                path.display(),
+                meta.id
+            );
+        }
+        reads.push(read);
+    }
+    reads.sort_by(|a, b| {
+        (a.meta.round.unwrap_or(0), a.meta.date, &a.meta.id).cmp(&(
+            b.meta.round.unwrap_or(0),
+            b.meta.date,
+            &b.meta.id,
+        ))
+    });
+    let key =
+        TargetKey::of_meta(meta).or_else(|| reads.iter().find_map(|r| TargetKey::of_meta(&r.meta)));
+    let mut history = history::assemble(key, reads, Vec::new());
+    if let Some(round) = meta.round {
+        history.next_round = history.next_round.max(round);
+    }
+    Ok(history)
 }
 
 /// Prints what was learned and writes the report to `--out` or stdout.

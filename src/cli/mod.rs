@@ -13,6 +13,7 @@ pub mod list;
 pub mod output;
 pub mod post;
 pub mod publish;
+pub mod resolve;
 pub mod run;
 pub mod schema;
 pub mod show;
@@ -56,6 +57,8 @@ pub enum Command {
     List(list::ListArgs),
     /// Print one report from the store (`latest` for the newest).
     Show(show::ShowArgs),
+    /// Record what was done about a report's findings (Fixed, Skipped, ...) in its Resolution.
+    Resolve(resolve::ResolveArgs),
     /// Commit the store's reports to a branch (default `reviews`) for GitHub Pages.
     Publish(publish::PublishArgs),
     /// Post a pull request's report on it: a summary comment and inline comments, once.
@@ -101,6 +104,7 @@ pub fn main() -> ExitCode {
         Command::Consolidate(args) => consolidate::execute(args),
         Command::List(args) => list::execute(args),
         Command::Show(args) => show::execute(args),
+        Command::Resolve(args) => resolve::execute(args),
         Command::Publish(args) => publish::execute(args),
         Command::Post(args) => post::execute(args),
         Command::Agents(args) => agents::execute(args),

@@ -218,8 +218,10 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
     let mut options = args.options();
     // Model APIs get their packed prompts again, from the run's own target.
     let template = crate::brief::template_path(None, config.brief_template.as_deref());
+    let history = crate::rounds::history::in_store(&store, &saved.target, Some(&bundle.id));
+    let rounds = crate::rounds::brief::material(&history, &saved.target);
     options.dispatch.prompts =
-        pipeline::plan::packed_prompts(&saved.target, &agents, template.as_deref())?
+        pipeline::plan::packed_prompts(&saved.target, &agents, template.as_deref(), rounds)?
             .into_iter()
             .map(|(name, b)| (name, std::sync::Arc::new(b.text)))
             .collect();
@@ -357,6 +359,24 @@ pub fn dry_run_text(p: &Plan) -> String {
         plural(t.changed_files.len(), "file", "files"),
         t.diff_command()
     ));
+    if let Some(round) = p.history.key.as_ref().map(|key| {
+        let earlier = p.history.rounds.iter().filter(|r| r.reviewed).count();
+        format!(
+            "Round:   {} (of {}){}\n",
+            p.history.next_round,
+            printable_line(&key.to_string()),
+            if earlier == 0 {
+                String::new()
+            } else {
+                format!(
+                    "; the brief lists what {} found",
+                    plural(earlier, "earlier report", "earlier reports")
+                )
+            }
+        )
+    }) {
+        out.push_str(&round);
+    }
     let template = match &p.brief.template {
         Some(path) => path.display().to_string(),
         None => "built-in".to_string(),

@@ -2,16 +2,19 @@
 //! round of a pull request, whatever lines it moved to, so rounds can match findings, SARIF can
 //! carry `partialFingerprints` and a forge comment can be found again.
 //!
-//! It hashes what survives a rebase or an unrelated edit above the code: the file path, the
-//! quoted code with whitespace folded (its first lines, which a fix to the defect changes but a
-//! shift does not), and the title's content words, sorted (rewording that keeps the words keeps
-//! the fingerprint). Line numbers never enter it.
+//! It hashes what survives a rebase or an unrelated edit above the code: the file's name (not its
+//! directories: one round may cite `app.go` and the next `pkg/app.go`, and a moved file keeps
+//! its defects), the quoted code read as verification reads it (whitespace folded, line numbers,
+//! elisions and comment-only lines left out: its first lines, which a fix to the defect changes
+//! but a shift does not), and, with no quote, the title's content words, sorted (rewording that
+//! keeps the words keeps the fingerprint). Line numbers never enter it.
 
 use std::collections::BTreeSet;
 
 use sha2::{Digest, Sha256};
 
-use crate::types::MergedFinding;
+use crate::types::{CodeSnippet, Location, MergedFinding};
+use crate::verify::quote::{Quote, fold};
 
 /// How many non-blank lines of the quote count: enough to tell two defects in one file apart,
 /// few enough that an edit far below the defect leaves the fingerprint alone.
@@ -26,17 +29,18 @@ const STOP_WORDS: &[&str] = &[
 
 /// The fingerprint of `finding`: 16 hex digits.
 pub fn fingerprint(finding: &MergedFinding) -> String {
-    let path = finding
-        .locations
+    fingerprint_of(&finding.locations, finding.code.as_ref(), &finding.title)
+}
+
+/// The fingerprint of a finding given by its parts (an earlier round's finding read from a
+/// report that has none).
+pub fn fingerprint_of(locations: &[Location], code: Option<&CodeSnippet>, title: &str) -> String {
+    let path = locations
         .first()
-        .map(|l| l.path.trim().trim_start_matches("./").to_ascii_lowercase())
+        .map(|l| l.file_name().trim().to_ascii_lowercase())
         .unwrap_or_default();
-    let quote = finding
-        .code
-        .as_ref()
-        .map(|c| quote_key(&c.code))
-        .unwrap_or_default();
-    let words = title_words(&finding.title);
+    let quote = code.map(|c| quote_key(&c.code)).unwrap_or_default();
+    let words = title_words(title);
     let mut hasher = Sha256::new();
     hasher.update(path.as_bytes());
     hasher.update([0]);
@@ -51,19 +55,23 @@ pub fn fingerprint(finding: &MergedFinding) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The first non-blank lines of a quote, whitespace folded, elision lines (`...`) skipped.
+/// The first required lines of a quote as verification reads it ([`Quote`]); a block it cannot
+/// read as code falls back to its first non-blank lines, whitespace folded.
 fn quote_key(code: &str) -> String {
-    code.lines()
-        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|l| !l.is_empty() && !is_elision(l))
-        .take(QUOTE_LINES)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn is_elision(line: &str) -> bool {
-    let t = line.trim_start_matches(['/', '#', '*', ' ']).trim();
-    t == "..." || t == "…"
+    match Quote::parse(code) {
+        Some(q) => q
+            .required_lines()
+            .take(QUOTE_LINES)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => code
+            .lines()
+            .map(fold)
+            .filter(|l| !l.is_empty())
+            .take(QUOTE_LINES)
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
 }
 
 /// The title's content words, lower case, deduplicated and sorted.
@@ -79,7 +87,7 @@ pub fn title_words(title: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::{CodeSnippet, Location, Severity, Tier};
+    use crate::types::{Severity, Tier};
 
     fn finding(title: &str, path: &str, start: u32, code: Option<&str>) -> MergedFinding {
         MergedFinding {
@@ -102,6 +110,8 @@ mod tests {
             tier: Tier::Shown,
             verification: None,
             fingerprint: String::new(),
+            round_status: Default::default(),
+            prior: None,
         }
     }
 
@@ -143,5 +153,39 @@ mod tests {
         assert_ne!(fingerprint(&c), fingerprint(&d));
         let e = finding("Retry loop never ends", "src/b.rs", 10, None);
         assert_ne!(fingerprint(&a), fingerprint(&e));
+    }
+
+    #[test]
+    fn the_same_code_quoted_differently_keeps_it() {
+        let plain = finding(
+            "Retry loop never ends",
+            "src/net/a.rs",
+            10,
+            Some("loop {\n    retry();\n    sleep(1);\n}"),
+        );
+        // The next round's reviewers number the lines, or add a pointer comment and elide,
+        // and cite the file by its name.
+        let numbered = finding(
+            "Unbounded retries",
+            "a.rs",
+            57,
+            Some("57 | loop {\n58 |     retry();\n59 |     sleep(1);\n"),
+        );
+        let annotated = finding(
+            "Unbounded retries",
+            "a.rs",
+            57,
+            Some("loop {\n    retry(); \n    // <- never stops\n    sleep(1);\n    ...\n"),
+        );
+        assert_eq!(fingerprint(&plain), fingerprint(&numbered));
+        assert_eq!(fingerprint(&plain), fingerprint(&annotated));
+        // A fix to the quoted code changes it.
+        let fixed = finding(
+            "Retry loop never ends",
+            "src/net/a.rs",
+            10,
+            Some("for _ in 0..3 {\n    retry();\n    sleep(1);\n}"),
+        );
+        assert_ne!(fingerprint(&plain), fingerprint(&fixed));
     }
 }

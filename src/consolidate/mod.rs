@@ -8,7 +8,11 @@
 //!    file-specific gaps no finding covers become suggestions ([`noted`]);
 //! 3. each cluster's severity is calibrated ([`calibrate`]) and its confidence computed
 //!    ([`confidence`]);
-//! 4. the verdict follows from what stands ([`verdict`]); the prose sections are merged
+//! 4. in a later round, each merged finding is matched to the earlier rounds' findings
+//!    ([`crate::rounds::matching`]): one the author declined and whose code did not change is
+//!    set aside under "Declined in prior rounds", the rest are `new`, `persisting` or
+//!    `regressed`;
+//! 5. the verdict follows from what stands ([`verdict`]); the prose sections are merged
 //!    ([`notes`]); the retro counts what each agent did ([`retro`]).
 
 pub mod calibrate;
@@ -25,10 +29,11 @@ pub mod verdict;
 
 use std::collections::BTreeMap;
 
+use crate::rounds::{History, matching};
 use crate::types::{
     AppendixEntry, AttributedNote, Category, Finding, Location, MergedFinding, MergedObservation,
-    Observation, ObservationKind, RawReview, Report, ReportMeta, Review, Reviewer, Severity,
-    SourceRef, Tier, Verdict, Verification, VerificationStatus,
+    Observation, ObservationKind, PriorRounds, RawReview, Report, ReportMeta, Review, Reviewer,
+    RoundStatus, Severity, SourceRef, Tier, Verdict, Verification, VerificationStatus,
 };
 use crate::verify::coverage::paths_match;
 
@@ -49,6 +54,8 @@ pub struct ConsolidateOptions {
     pub runs: Vec<RawReview>,
     /// A validated synthesis's merges, splits, drops and severity changes.
     pub overrides: overrides::Overrides,
+    /// The change's earlier rounds: findings are matched to theirs ([`crate::rounds`]).
+    pub history: History,
 }
 
 /// The thresholds consolidation decides by: the defaults everywhere but in the benchmark's
@@ -105,11 +112,57 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
         }
     }
 
-    // 2. Cluster.
-    let profiles: Vec<FindingProfile> = sources
+    // 2. Earlier rounds: each agent's finding against the earlier rounds' findings, before
+    //    clustering, so that one raising a declined finding again is set aside on its own and
+    //    never carried in (or carrying) a cluster with other defects.
+    let reviewed = reviews.iter().any(|r| counts_as_review(r, &opts.runs));
+    let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
+    let all_profiles: Vec<FindingProfile> = sources
         .iter()
         .map(|s| FindingProfile::of(s.finding))
         .collect();
+    let matching = if reviewed && !opts.history.is_first() {
+        let list: Vec<&Finding> = sources.iter().map(|s| s.finding).collect();
+        matching::match_profiled(&list, &all_profiles, &opts.history)
+    } else {
+        matching::Matching {
+            matches: vec![None; sources.len()],
+            ..matching::Matching::default()
+        }
+    };
+    let mut dropped: Vec<matching::Dropped> = Vec::new();
+    let mut kept_sources: Vec<SourceFinding<'_>> = Vec::with_capacity(sources.len());
+    let mut matches: Vec<Option<matching::Match>> = Vec::with_capacity(sources.len());
+    let mut profiles: Vec<FindingProfile> = Vec::with_capacity(sources.len());
+    for ((src, m), profile) in sources.into_iter().zip(matching.matches).zip(all_profiles) {
+        if let Some(matching::Match {
+            fate: matching::Fate::Declined { prior },
+            ..
+        }) = &m
+        {
+            outcomes[src.agent].calibrations.push(format!(
+                "{} set aside: it raises again what round {} declined{}",
+                src.finding.id,
+                prior.0,
+                if prior.1.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", prior.1)
+                }
+            ));
+            dropped.push(matching::Dropped {
+                prior: prior.clone(),
+                text: format!("{}: {}", roster.displays[src.agent], src.finding.title),
+            });
+            continue;
+        }
+        kept_sources.push(src);
+        matches.push(m);
+        profiles.push(profile);
+    }
+    let sources = kept_sources;
+
+    // 3. Cluster.
     let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
     let corpus = Corpus::new(profiles, agents_of);
     let clusters = cluster::cluster_at(&corpus, tuning.merge_threshold);
@@ -135,9 +188,17 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
         }
     }
 
-    // 3. One merged finding per cluster.
-    let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
-    let mut merged: Vec<(MergedFinding, usize)> = clusters
+    // A finding that continues an earlier one keeps that one's fingerprint, whatever its
+    // wording now: the pull request's thread of it continues instead of a second comment.
+    let prior_prints: std::collections::HashMap<(u32, String), &str> = opts
+        .history
+        .findings()
+        .filter(|p| !p.fingerprint.is_empty())
+        .map(|p| (p.key(), p.fingerprint.as_str()))
+        .collect();
+
+    // 4. One merged finding per cluster; it continues what its best-matched member continues.
+    let mut kept: Vec<(MergedFinding, usize, matching::Fate)> = clusters
         .iter()
         .zip(&support)
         .map(|(members, support)| {
@@ -146,7 +207,18 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
                 members, support, &sources, &roster, reviews, &corpus, tuning,
             );
             opts.overrides.apply(&mut f);
-            (f, first)
+            let fate = members
+                .iter()
+                .filter_map(|&i| matches[i].as_ref())
+                .max_by(|a, b| a.score.total_cmp(&b.score))
+                .map_or(matching::Fate::New, |m| m.fate.clone());
+            matching::apply(&mut f, &fate);
+            if let Some(p) = &f.prior
+                && let Some(print) = prior_prints.get(&(p.round, p.id.to_ascii_uppercase()))
+            {
+                f.fingerprint = (*print).to_string();
+            }
+            (f, first, fate)
         })
         .collect();
 
@@ -185,9 +257,10 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
             )[0]
             .is_some();
             if !covered {
-                merged.push((
+                kept.push((
                     gap_finding(note, section, locations, total_agents),
                     usize::MAX,
+                    matching::Fate::New,
                 ));
             }
             covered
@@ -195,15 +268,33 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
     }
 
     // Report order: severity, then support, then the order the agents wrote them in.
-    merged.sort_by(|(a, ia), (b, ib)| {
+    kept.sort_by(|(a, ia, _), (b, ib, _)| {
         b.is_shown()
             .cmp(&a.is_shown())
             .then(b.severity.cmp(&a.severity))
             .then(b.agents.len().cmp(&a.agents.len()))
             .then(ia.cmp(ib))
     });
-    let mut findings: Vec<MergedFinding> = merged.into_iter().map(|(f, _)| f).collect();
+    let mut findings: Vec<MergedFinding> = Vec::with_capacity(kept.len());
+    let mut fates: Vec<matching::Fate> = Vec::with_capacity(kept.len());
+    for (f, _, fate) in kept {
+        findings.push(f);
+        fates.push(fate);
+    }
     assign_ids(&mut findings);
+    let fates_of_kept: Vec<(String, matching::Fate)> =
+        findings.iter().map(|f| f.id.clone()).zip(fates).collect();
+    let prior_rounds = if reviewed {
+        matching::prior_rounds(
+            &opts.history,
+            &findings,
+            &fates_of_kept,
+            &dropped,
+            &matching.touched,
+        )
+    } else {
+        PriorRounds::default()
+    };
 
     for f in &findings {
         for src in &f.sources {
@@ -237,8 +328,8 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
         ));
     }
 
-    // 4. Verdict, prose sections, retro, summary.
-    let verdict = if !reviews.iter().any(|r| counts_as_review(r, &opts.runs)) {
+    // 5. Verdict, prose sections, retro, summary.
+    let verdict = if !reviewed {
         Verdict::NoReview
     } else {
         verdict::verdict(&findings)
@@ -265,7 +356,13 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
         .collect();
 
     let files = opts.changed_files.as_ref().map_or(0, Vec::len);
-    let summary = summary::executive_summary(verdict, &findings, &agents, reviews, files);
+    let mut summary = summary::executive_summary(verdict, &findings, &agents, reviews, files);
+    let round = opts.meta.round.unwrap_or(1);
+    if let Some(rounds) =
+        summary::rounds_paragraph(round, opts.meta.round_of.as_deref(), &prior_rounds)
+    {
+        summary = format!("{rounds}\n\n{summary}");
+    }
     let verdict_rationale = summary::verdict_rationale(verdict, &findings);
 
     let mut meta = opts.meta.clone();
@@ -320,6 +417,7 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
 
     Report {
         schema_version: crate::types::report::REPORT_SCHEMA_VERSION,
+        round,
         meta,
         verdict,
         verdict_rationale,
@@ -334,6 +432,8 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
         warnings,
         synthesis: Default::default(),
         budget: None,
+        prior_rounds,
+        resolution: None,
         checkout: None,
         unresolved_feedback: Vec::new(),
     }
@@ -517,6 +617,8 @@ fn merge_cluster(
         ),
         verification,
         fingerprint: String::new(),
+        round_status: RoundStatus::New,
+        prior: None,
     };
     merged.fingerprint = fingerprint::fingerprint(&merged);
     merged
@@ -762,6 +864,8 @@ fn gap_finding(
         tier: tier(confidence::is_confident(score), note.agents.len(), None),
         verification: None,
         fingerprint: String::new(),
+        round_status: RoundStatus::default(),
+        prior: None,
     };
     merged.fingerprint = fingerprint::fingerprint(&merged);
     merged

@@ -14,7 +14,10 @@
 //!    of low confidence.
 
 use crate::text::plural;
-use crate::types::{AgentRetro, Finding, MergedFinding, Review, RunStatus, Severity, Verdict};
+use crate::types::{
+    AgentRetro, Finding, MergedFinding, PriorItem, PriorRounds, Review, RunStatus, Severity,
+    Verdict,
+};
 
 use super::cluster::MERGE_THRESHOLD;
 use super::similarity::{Corpus, FindingProfile};
@@ -229,6 +232,91 @@ fn what_decides(
         out.push('.');
     }
     out
+}
+
+/// The paragraph about earlier rounds that opens a later round's summary: "Round 3 of branch
+/// feat. Since round 2, 1 finding was resolved (S1); 1 persists (I2); 1 regressed (I1: title);
+/// 2 declined findings are not raised again."
+pub fn rounds_paragraph(round: u32, of: Option<&str>, prior: &PriorRounds) -> Option<String> {
+    let since = prior.since_round?;
+    let ids = |items: &[PriorItem]| {
+        items
+            .iter()
+            .take(5)
+            .map(|i| match &i.now {
+                Some(now) => now.clone(),
+                None => i.id.clone(),
+            })
+            .filter(|id| !id.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut parts = Vec::new();
+    let with = |n: usize, one: &str, many: &str, list: String| {
+        let mut t = plural(n, one, many);
+        if !list.is_empty() {
+            t.push_str(&format!(" ({list})"));
+        }
+        t
+    };
+    if !prior.resolved.is_empty() {
+        parts.push(with(
+            prior.resolved.len(),
+            "earlier finding was resolved",
+            "earlier findings were resolved",
+            ids(&prior.resolved),
+        ));
+    }
+    if !prior.persisting.is_empty() {
+        parts.push(with(
+            prior.persisting.len(),
+            "persists",
+            "persist",
+            ids(&prior.persisting),
+        ));
+    }
+    if !prior.regressed.is_empty() {
+        let titles: Vec<String> = prior
+            .regressed
+            .iter()
+            .take(3)
+            .map(|i| format!("{}: {}", i.now.as_deref().unwrap_or(&i.id), i.title))
+            .collect();
+        parts.push(format!(
+            "{} after being marked fixed ({})",
+            plural(prior.regressed.len(), "came back", "came back"),
+            titles.join("; ")
+        ));
+    }
+    if !prior.declined.is_empty() {
+        let again: usize = prior.declined.iter().map(|d| d.raised_again.len()).sum();
+        let mut t = format!(
+            "{} declined earlier {} declined",
+            plural(prior.declined.len(), "finding", "findings"),
+            if prior.declined.len() == 1 {
+                "stays"
+            } else {
+                "stay"
+            }
+        );
+        if again > 0 {
+            t.push_str(&format!(
+                " ({} raising {} again {} set aside)",
+                plural(again, "finding", "findings"),
+                if again == 1 { "one" } else { "them" },
+                if again == 1 { "was" } else { "were" }
+            ));
+        }
+        parts.push(t);
+    }
+    if parts.is_empty() {
+        parts.push(format!("no finding of round {since} is raised again"));
+    }
+    let of = of.map(|o| format!(" of {o}")).unwrap_or_default();
+    Some(format!(
+        "Round {round}{of}. Since round {since}: {}.",
+        parts.join("; ")
+    ))
 }
 
 fn failed(a: &AgentRetro) -> bool {

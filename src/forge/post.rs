@@ -165,10 +165,19 @@ pub fn plan(
     // Earlier findings the report no longer has (in any tier): reply and resolve, when the
     // report is of the pull request's head as it is now (an older report must not close the
     // threads of a newer one).
+    // A finding the author declined in an earlier round is not raised again, but it is not
+    // fixed either: its thread stays open for the people to settle.
     let present: HashSet<&str> = report
         .findings
         .iter()
         .map(|f| f.fingerprint.as_str())
+        .chain(
+            report
+                .prior_rounds
+                .declined
+                .iter()
+                .filter_map(|d| d.fingerprint.as_deref()),
+        )
         .collect();
     let mut resolutions = Vec::new();
     let gone: Vec<(&String, &Thread)> = {
@@ -561,6 +570,8 @@ mod tests {
             tier: Tier::Shown,
             verification: None,
             fingerprint: fp.into(),
+            round_status: Default::default(),
+            prior: None,
         }
     }
 
@@ -588,6 +599,9 @@ mod tests {
             checkout: None,
             synthesis: Default::default(),
             budget: None,
+            round: 2,
+            prior_rounds: Default::default(),
+            resolution: None,
         }
     }
 
@@ -692,6 +706,38 @@ mod tests {
         assert_eq!(plan.already_posted, vec!["I5"]);
         assert_eq!(plan.summary, SummaryAction::Create);
         assert!(plan.resolutions.is_empty());
+    }
+
+    #[test]
+    fn a_declined_finding_keeps_its_thread_open() {
+        let mut r = report(vec![finding("I1", "aa", "src/a.rs", 12)]);
+        r.prior_rounds.declined.push(crate::types::PriorItem {
+            round: 1,
+            id: "S2".into(),
+            title: "Rename the helper".into(),
+            reason: "declined: the name is the crate's convention".into(),
+            action: Some(crate::types::Action::Skipped),
+            fingerprint: Some("dd".into()),
+            now: None,
+            raised_again: vec![],
+        });
+        let existing = Existing {
+            findings: [
+                ("dd".to_string(), thread("dd")),
+                ("ff".to_string(), thread("ff")),
+            ]
+            .into(),
+            current_head: Some("b".repeat(40)),
+            summary: None,
+            offline: false,
+        };
+        let p = plan(&r, &target(), &existing, &PostOptions::default(), &no_lines).unwrap();
+        let resolved: Vec<&str> = p
+            .resolutions
+            .iter()
+            .map(|r| r.fingerprint.as_str())
+            .collect();
+        assert_eq!(resolved, ["ff"], "the declined finding is not called fixed");
     }
 
     #[test]

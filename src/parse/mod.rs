@@ -31,6 +31,7 @@ pub mod json;
 mod lines;
 pub mod markdown;
 pub mod report_reader;
+pub mod resolution;
 
 use std::path::Path;
 

@@ -15,10 +15,12 @@ use std::path::Path;
 
 use super::blocks::LineIndex;
 use super::{ParseError, parse_review};
-use crate::types::{CommitInfo, PrInfo, ReportMeta, Review, Reviewer, Verdict};
+use crate::types::{
+    CommitInfo, Finding, PrInfo, PriorItem, ReportMeta, Resolution, Review, Reviewer, Verdict,
+};
 
 /// What a report holds that consolidation can use again.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReportSource {
     pub meta: ReportMeta,
     /// The report's verdict, when its Verdict row names one.
@@ -26,6 +28,15 @@ pub struct ReportSource {
     pub verdict_rationale: String,
     /// One parsed review per agent heading of the appendix, in report order.
     pub reviews: Vec<Review>,
+    /// The report's own findings (its Critical / Important / Suggestions sections), with the
+    /// ids the report gave them: what a later round's Resolution and matching refer to.
+    pub findings: Vec<Finding>,
+    /// The report's own Testing Assessment, one entry per gap (`Testing Gap #N` is the Nth).
+    pub testing_gaps: Vec<String>,
+    /// The `## Resolution` the author appended, when there is one.
+    pub resolution: Option<Resolution>,
+    /// Its "Declined in prior rounds" list, when it is a later round.
+    pub declined: Vec<PriorItem>,
     /// What could not be read in the report itself (unknown rows, reviewers with no review),
     /// as `line N: message`. Each review's own warnings are on the review, with lines counted
     /// within that review.
@@ -53,8 +64,38 @@ pub fn read_report(path: &Path) -> Result<ReportSource, ParseError> {
 }
 
 /// Reads a report's text. `path_for_errors` names it in errors and gives the report id when the
-/// title has none.
+/// title has none. A report with no raw reviews in its appendix is an error: there is nothing
+/// to consolidate again.
 pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, ParseError> {
+    parse_with(text, path_for_errors, true)
+}
+
+/// Reads a report as an earlier round: its metadata, its own findings and testing gaps, its
+/// Resolution and its declined list. Never fails on what the text holds; a report with no
+/// appendix simply has no reviews.
+pub fn parse_round_report(text: &str, path_for_errors: &str) -> ReportSource {
+    // Without `need_reviews` nothing in the text is an error.
+    parse_with(text, path_for_errors, false).unwrap_or_default()
+}
+
+/// Reads a report file as an earlier round ([`parse_round_report`]).
+pub fn read_round_report(path: &Path) -> Result<ReportSource, ParseError> {
+    let bytes = std::fs::read(path).map_err(|source| ParseError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    Ok(parse_round_report(
+        &String::from_utf8_lossy(&bytes),
+        &path.display().to_string(),
+    ))
+}
+
+/// The one reader of both: `need_reviews` makes a report without raw reviews an error.
+fn parse_with(
+    text: &str,
+    path_for_errors: &str,
+    need_reviews: bool,
+) -> Result<ReportSource, ParseError> {
     let lines = LineIndex::new(text);
     let all_headings = appendix::headings(text);
     let mut warnings = Vec::new();
@@ -62,16 +103,20 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
     // Before the appendix the report is the tool's own Markdown: headings in code are code.
     let appendix_at = all_headings
         .iter()
-        .position(|h| !h.in_fence && h.level <= 2 && is_appendix(&h.text))
-        .ok_or_else(|| ParseError::Invalid {
+        .position(|h| !h.in_fence && h.level <= 2 && is_appendix(&h.text));
+    if appendix_at.is_none() && need_reviews {
+        return Err(ParseError::Invalid {
             path: path_for_errors.to_string(),
             line: 1,
             message: "the report holds no raw reviews: it has no \"## Appendix: Original \
                       Reviews\" section. Give the raw reviews with --raw NAME=FILE instead"
                 .into(),
-        })?;
-    let appendix = &all_headings[appendix_at];
-    let headings: Vec<&appendix::Heading> = all_headings[..appendix_at]
+        });
+    }
+    let appendix = appendix_at.map(|i| &all_headings[i]);
+    let appendix_start = appendix.map_or(text.len(), |a| a.range.start);
+    let headings: Vec<&appendix::Heading> = all_headings
+        [..appendix_at.unwrap_or(all_headings.len())]
         .iter()
         .filter(|h| !h.in_fence)
         .collect();
@@ -81,7 +126,7 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         .iter()
         .find(|h| h.level <= 2 && h.range.start > 0 && !h.text.starts_with("Deep Review"))
         .map(|h| h.range.start)
-        .unwrap_or(appendix.range.start);
+        .unwrap_or(appendix_start);
     let mut meta = ReportMeta::default();
     let mut verdict = None;
     let mut verdict_rationale = String::new();
@@ -113,10 +158,14 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         match key.to_ascii_lowercase().as_str() {
             "date" => meta.date = parse_date(value),
             "repo" | "repository" => meta.repo = Some(link_text(value)),
-            "round" => meta.round = leading_number(value).map(|n| n as u32),
+            "round" => {
+                meta.round = leading_number(value).and_then(|n| u32::try_from(n).ok());
+                meta.round_of = round_of(value);
+            }
             "author" => meta.author = Some(link_text(value).trim_start_matches('@').to_string()),
             "pr" | "pull request" => meta.pr = parse_pr(value),
             "branch" => meta.branch = Some(value.trim_matches('`').to_string()),
+            "head" => meta.head = Some(link_text(value).replace('`', "")).filter(|h| is_hex(h)),
             "commits" | "commit" => meta.commits = parse_commits(value),
             "reviewers" | "agents" => meta.reviewers = parse_reviewers(value),
             "verdict" => {
@@ -145,13 +194,27 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         }
     }
 
+    // The report's own findings and testing gaps: its body, read as a review.
+    let body_end = headings
+        .iter()
+        .find(|h| h.level <= 2 && h.range.start >= meta_end && is_report_section(&h.text))
+        .map_or(appendix_start, |h| h.range.start.min(appendix_start));
+    let body = text.get(meta_end.min(body_end)..body_end).unwrap_or("");
+    let own = parse_review("report", body);
+    let (resolution, resolution_warnings) = super::resolution::parse_resolution(text);
+    warnings.extend(resolution_warnings);
+    let declined = super::resolution::parse_declined(body);
+
     // Appendix: reviewer headings, then the end of the last review.
     let names = appendix::ReviewerNames::new(&meta.reviewers);
-    let split = appendix::split(text, &all_headings, appendix_at + 1, &names);
-    if split.reviews.is_empty() {
+    let split = match appendix_at {
+        Some(at) => appendix::split(text, &all_headings, at + 1, &names),
+        None => appendix::Split::default(),
+    };
+    if split.reviews.is_empty() && need_reviews {
         return Err(ParseError::Invalid {
             path: path_for_errors.to_string(),
-            line: lines.line(appendix.range.start),
+            line: lines.line(appendix_start),
             message: "the report holds no raw reviews: its appendix has no `### <Reviewer>` \
                       heading naming a reviewer of the Reviewers row. Give the raw reviews \
                       with --raw NAME=FILE instead"
@@ -196,7 +259,8 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         }
         reviews.push(review);
     }
-    for r in &meta.reviewers {
+    // A report with no appendix at all (read as an earlier round) is not missing reviews.
+    for r in meta.reviewers.iter().filter(|_| !reviews.is_empty()) {
         if !agents_seen.contains(r.name.as_str()) {
             warnings.push(format!(
                 "reviewer {} has no raw review in the appendix",
@@ -209,6 +273,10 @@ pub fn parse_report(text: &str, path_for_errors: &str) -> Result<ReportSource, P
         verdict,
         verdict_rationale,
         reviews,
+        findings: own.findings,
+        testing_gaps: own.testing.gaps,
+        resolution,
+        declined,
         warnings,
     })
 }
@@ -363,6 +431,18 @@ fn link_url(s: &str) -> Option<String> {
     Some(url.trim().to_string())
 }
 
+/// `5 (of PR #236)` → `PR #236`; `3 (of branch feat)` → `branch feat`.
+fn round_of(value: &str) -> Option<String> {
+    let (_, rest) = value.split_once('(')?;
+    let inner = rest.rsplit_once(')').map_or(rest, |(i, _)| i).trim();
+    let of = inner.strip_prefix("of ").unwrap_or(inner).trim();
+    Some(of.replace('`', "")).filter(|o| !o.is_empty())
+}
+
+fn is_hex(s: &str) -> bool {
+    s.len() >= 7 && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
 fn leading_number(s: &str) -> Option<u64> {
     let d: String = s
         .trim()
@@ -513,6 +593,17 @@ fn parse_date(value: &str) -> Option<chrono::NaiveDateTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn round_rows_with_what_they_count_over() {
+        assert_eq!(leading_number("5 (of PR #236)"), Some(5));
+        assert_eq!(round_of("5 (of PR #236)").as_deref(), Some("PR #236"));
+        assert_eq!(
+            round_of("3 (of branch `feat/x`)").as_deref(),
+            Some("branch feat/x")
+        );
+        assert_eq!(round_of("1"), None);
+    }
 
     #[test]
     fn durations() {

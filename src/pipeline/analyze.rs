@@ -8,6 +8,8 @@ use anyhow::Context;
 
 use crate::consolidate::{ConsolidateOptions, consolidate};
 use crate::parse::parse_review;
+use crate::rounds::History;
+use crate::store::Store;
 use crate::store::bundle;
 use crate::types::{
     ParseWarning, RawReview, Report, ReportMeta, Review, Reviewer, RunStatus, Target,
@@ -44,6 +46,7 @@ pub fn meta_for(
         head: Some(target.head.clone()),
         base: Some(target.merge_base.clone()),
         round: Some(1),
+        round_of: None,
         author: target.author.clone(),
         pr: target.pr.clone(),
         branch: target.branch.clone(),
@@ -112,8 +115,13 @@ fn bounded(text: &str) -> (&str, bool) {
     (&text[..end], true)
 }
 
-/// Parse, verify against `target`, consolidate.
-pub fn analyze_runs(runs: &[RawReview], target: &Target, meta: ReportMeta) -> Analysis {
+/// Parse, verify against `target`, consolidate; `history` holds the change's earlier rounds.
+pub fn analyze_runs(
+    runs: &[RawReview],
+    target: &Target,
+    meta: ReportMeta,
+    history: History,
+) -> Analysis {
     let reviews = parse_runs(runs);
     let ctx = VerifyContext {
         repo: target.repo.clone(),
@@ -133,18 +141,28 @@ pub fn analyze_runs(runs: &[RawReview], target: &Target, meta: ReportMeta) -> An
         changed,
         runs,
         meta,
+        history,
     );
     analysis.report.unresolved_feedback = target.review_threads.clone();
     analysis
 }
 
-/// Verify saved reviews (against `verify` when given) and consolidate them.
+/// Verify saved reviews (against `verify` when given) and consolidate them, as a later round
+/// of `history` when it has earlier rounds.
 pub fn analyze_reviews(
     reviews: Vec<Review>,
     verify: Option<VerifyContext>,
     meta: ReportMeta,
+    history: History,
 ) -> Analysis {
-    analyze(reviews, verify.map(|ctx| (ctx, None)), None, &[], meta)
+    analyze(
+        reviews,
+        verify.map(|ctx| (ctx, None)),
+        None,
+        &[],
+        meta,
+        history,
+    )
 }
 
 fn analyze(
@@ -152,10 +170,23 @@ fn analyze(
     verify: Option<(VerifyContext, Option<Vec<crate::types::ChangedFile>>)>,
     mut changed_files: Option<Vec<String>>,
     runs: &[RawReview],
-    meta: ReportMeta,
+    mut meta: ReportMeta,
+    mut history: History,
 ) -> Analysis {
-    let mut warnings = Vec::new();
+    let mut warnings = std::mem::take(&mut history.warnings);
     let mut verified = None;
+    if history.key.is_some() || !history.is_first() {
+        history.stamp(&mut meta);
+    }
+    if !history.is_first()
+        && let Some((ctx, _)) = &verify
+    {
+        warnings.extend(crate::rounds::code::mark_changes(
+            &mut history,
+            &ctx.repo,
+            &ctx.head,
+        ));
+    }
     if let Some((ctx, changed)) = verify {
         let outcome = match changed {
             Some(changed) => {
@@ -182,6 +213,7 @@ fn analyze(
         changed_files,
         runs: runs.to_vec(),
         overrides: Default::default(),
+        history,
     };
     Analysis {
         report: consolidate(&reviews, &opts),
@@ -234,11 +266,22 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
             .collect(),
     };
     let meta = meta_for(&saved.target, reviewers, &id, date);
+    // The run's earlier rounds are the reports of its store older than it.
+    let history = store_of_bundle(dir)
+        .map(|store| crate::rounds::history::in_store(&store, &saved.target, Some(&id)))
+        .unwrap_or_default();
     let mut analysis = if crate::git::resolve_commit(&saved.target.repo, &saved.target.head).is_ok()
     {
-        analyze_runs(&saved.runs, &saved.target, meta)
+        analyze_runs(&saved.runs, &saved.target, meta, history)
     } else {
-        let mut a = analyze(parse_runs(&saved.runs), None, None, &saved.runs, meta);
+        let mut a = analyze(
+            parse_runs(&saved.runs),
+            None,
+            None,
+            &saved.runs,
+            meta,
+            history,
+        );
         a.report.unresolved_feedback = saved.target.review_threads.clone();
         a.warnings.push(format!(
             "the repository of this run ({}) is not here at {}: findings are not verified",
@@ -255,4 +298,14 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
         ));
     }
     Ok(analysis)
+}
+
+/// The store a bundle directory belongs to (`<out>/.reviews/runs/<id>`), when it sits in one.
+fn store_of_bundle(dir: &Path) -> Option<Store> {
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let runs = dir.parent()?;
+    let reviews = runs.parent()?;
+    (runs.file_name()? == crate::store::RUNS_DIR
+        && reviews.file_name()? == crate::store::REVIEWS_DIR)
+        .then(|| Store::new(reviews.parent().unwrap_or(reviews)))
 }

@@ -12,6 +12,7 @@ use super::analyze::{self, Analysis};
 use super::plan::Plan;
 use crate::dispatch::{self, DispatchOptions, ProgressMode};
 use crate::report::{self, Format};
+use crate::rounds::History;
 use crate::store::bundle::{self, RunRecord, RunReviewer};
 use crate::store::{RunBundle, Store};
 use crate::types::{AgentSpec, RawReview, Reviewer, RunStatus, Target};
@@ -130,6 +131,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         clock,
         options,
         &run_dispatch,
+        plan.history.clone(),
         Some(checkout),
         &plan.notes,
     )?;
@@ -211,6 +213,8 @@ pub fn resume(
                 .cloned()
         })
         .collect();
+    // Its earlier rounds: the reports of the change older than this run.
+    let history = crate::rounds::history::in_store(store, &saved.target, Some(&bundle.id));
     let checkout = (!again.is_empty())
         .then(|| super::checkout::compare(&before, &super::checkout::snapshot(&saved.target.repo)));
     finish(
@@ -223,6 +227,7 @@ pub fn resume(
         clock,
         options,
         &run_dispatch,
+        history,
         checkout,
         &[],
     )
@@ -240,6 +245,7 @@ fn finish(
     clock: Instant,
     options: &RunOptions,
     run_dispatch: &DispatchOptions,
+    history: History,
     checkout: Option<crate::types::CheckoutCheck>,
     notes: &[String],
 ) -> anyhow::Result<RunOutcome> {
@@ -270,7 +276,7 @@ fn finish(
         &bundle.id,
         record.started_at.naive_local(),
     );
-    let mut analysis = analyze::analyze_runs(&runs, target, meta);
+    let mut analysis = analyze::analyze_runs(&runs, target, meta, history);
     if let Some(spec) = &options.synthesizer {
         crate::synthesize::synthesize(
             &mut analysis,
@@ -283,6 +289,10 @@ fn finish(
             },
         );
     }
+    // The synthesis was the last use of the parsed reviews and the consolidation options (which
+    // hold every raw output): freed before the report is rendered, so a flood is held once.
+    analysis.reviews = Vec::new();
+    analysis.options = Default::default();
     analysis.report.budget = run_dispatch.meter.report();
     if let Some(budget) = &analysis.report.budget {
         analysis

@@ -11,6 +11,7 @@ use crate::config::{self, Config};
 use crate::cost::PriceTable;
 use crate::dispatch::backend::commands::find_program;
 use crate::forge;
+use crate::rounds::{self, History};
 use crate::store::{Store, run_id};
 use crate::target::{self, TargetSpec};
 use crate::types::{AgentSpec, Brief, Target};
@@ -50,6 +51,8 @@ pub struct Plan {
     /// The agent that synthesizes, when asked.
     pub synthesizer: Option<AgentSpec>,
     pub store: Store,
+    /// The change's earlier reports in the store: this run is round `history.next_round`.
+    pub history: History,
     /// When the run started: names the run id and the report's date.
     pub started_at: DateTime<Local>,
     /// What the user should know before the run (ignored config keys, left-out agents), one
@@ -104,6 +107,11 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         ));
         template = None;
     }
+    // The change's earlier rounds, from the store the report will be written to.
+    let out_root = request.out.clone().unwrap_or_else(|| target.repo.clone());
+    let store = Store::new(&out_root);
+    let mut history = rounds::history::in_store(&store, &target, None);
+    notes.append(&mut history.warnings);
     // One brief for every agent that reads the repository: fitted to the smallest budget among
     // them. Model APIs get packed prompts of their own below.
     let budget = agents
@@ -117,6 +125,7 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         &BriefOptions {
             template: template.clone(),
             budget_tokens: budget,
+            rounds: rounds::brief::material(&history, &target),
             ..BriefOptions::default()
         },
     )?;
@@ -125,7 +134,12 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
     }
     notes.extend(brief.context_note.clone());
     notes.extend(agents.iter().filter_map(unencrypted_key_note));
-    let prompts = packed_prompts(&target, &agents, template.as_deref())?;
+    let prompts = packed_prompts(
+        &target,
+        &agents,
+        template.as_deref(),
+        rounds::brief::material(&history, &target),
+    )?;
     for (name, packed) in &prompts {
         if let Some(w) = &packed.warning {
             notes.push(format!("{name}: {w}"));
@@ -135,9 +149,9 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         None => None,
         Some(name) => Some(synthesizer_spec(&config, name)?),
     };
-    let out_root = request.out.clone().unwrap_or_else(|| target.repo.clone());
     Ok(Plan {
-        store: Store::new(&out_root),
+        store,
+        history,
         prices: PriceTable::new(config.prices.clone()),
         target,
         config,
@@ -157,6 +171,7 @@ pub fn packed_prompts(
     target: &Target,
     agents: &[AgentSpec],
     template: Option<&std::path::Path>,
+    rounds: Option<crate::brief::RoundsBrief>,
 ) -> anyhow::Result<BTreeMap<String, Brief>> {
     let mut prompts = BTreeMap::new();
     for spec in agents.iter().filter(|a| a.kind.is_http()) {
@@ -176,6 +191,7 @@ pub fn packed_prompts(
                 context_tokens: budget,
                 template: template.map(std::path::Path::to_path_buf),
                 no_context: false,
+                rounds: rounds.clone(),
             },
         )?;
         prompts.insert(spec.name.clone(), packed);

@@ -6,8 +6,8 @@
 use std::fmt::Write;
 
 use crate::types::{
-    AgentRetro, AttributedNote, MergedFinding, ObservationKind, Report, ReviewThread, RunStatus,
-    Severity, Tier,
+    AgentRetro, AttributedNote, MergedFinding, ObservationKind, PriorItem, Report, Resolution,
+    ReviewThread, RoundStatus, RunStatus, Severity, Tier,
 };
 
 const RULE: &str = "\n---\n\n";
@@ -19,6 +19,9 @@ pub fn render(report: &Report) -> String {
     out.push_str(RULE);
     section(&mut out, "Executive Summary", &report.summary);
     out.push_str(RULE);
+    if since_rounds(&mut out, report) {
+        out.push_str(RULE);
+    }
 
     for severity in Severity::ALL {
         let title = match severity {
@@ -85,6 +88,7 @@ pub fn render(report: &Report) -> String {
         &report.limitations,
         &displays,
     );
+    declined(&mut out, &report.prior_rounds.declined);
     out.push_str(RULE);
     if report.meta.pr.is_some() || !report.unresolved_feedback.is_empty() {
         unresolved_feedback(&mut out, &report.unresolved_feedback);
@@ -103,12 +107,164 @@ pub fn render(report: &Report) -> String {
     }
     out.push_str(RULE);
     appendix(&mut out, report);
+    if let Some(res) = &report.resolution {
+        out.push_str(RULE);
+        out.push_str(&resolution(res));
+    }
     // Agents' text, file names and commit subjects are someone else's: no control character
     // in them may act on the terminal of whoever reads the report with `cat`.
     match crate::text::printable(&out) {
         std::borrow::Cow::Borrowed(_) => out,
         std::borrow::Cow::Owned(escaped) => escaped,
     }
+}
+
+/// The "Since Round N" table: every earlier finding this round has something to say about.
+/// Returns false (and writes nothing) in a first round.
+fn since_rounds(out: &mut String, report: &Report) -> bool {
+    let p = &report.prior_rounds;
+    let Some(since) = p.since_round else {
+        return false;
+    };
+    let _ = writeln!(
+        out,
+        "## Since Round {since}
+"
+    );
+    if p.is_empty() {
+        let _ = writeln!(
+            out,
+            "Round {since} raised nothing this round could compare with.",
+        );
+        return true;
+    }
+    out.push_str("| Round | Finding | Status | Now | Note |\n|---|---|---|---|---|\n");
+    for (status, items) in [
+        ("regressed", &p.regressed),
+        ("persisting", &p.persisting),
+        ("resolved", &p.resolved),
+        ("declined", &p.declined),
+    ] {
+        for i in items {
+            let id = if i.id.is_empty() {
+                String::new()
+            } else {
+                format!("{} ", i.id)
+            };
+            let mut note = i.reason.clone();
+            if status == "declined" {
+                note = match &i.action {
+                    Some(a) if note.is_empty() => a.to_string(),
+                    Some(a) => format!("{a}: {note}"),
+                    None => note,
+                };
+                if !i.raised_again.is_empty() {
+                    note.push_str(&format!(
+                        " (raised again and set aside: {})",
+                        i.raised_again.join("; ")
+                    ));
+                }
+            }
+            let _ = writeln!(
+                out,
+                "| {} | {} | {status} | {} | {} |",
+                i.round,
+                cell(&format!("{id}{}", i.title)),
+                i.now.as_deref().unwrap_or("—"),
+                cell(&note)
+            );
+        }
+    }
+    true
+}
+
+/// "### Declined in prior rounds", in the reference reports' words: what the author declined
+/// earlier, with the reason, and what this round raised again under it.
+fn declined(out: &mut String, items: &[PriorItem]) {
+    if items.is_empty() {
+        return;
+    }
+    out.push_str("\n### Declined in prior rounds\n\n");
+    for i in items {
+        let id = if i.id.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", i.id)
+        };
+        let mut line = format!(
+            "- **{}** — declined Round {}{id}: {}",
+            one_paragraph(&i.title),
+            i.round,
+            one_paragraph(&i.reason).trim_end_matches('.')
+        );
+        line.push('.');
+        if !i.raised_again.is_empty() {
+            line.push_str(&format!(
+                " Raised again this round and set aside: {}.",
+                one_paragraph(&i.raised_again.join("; "))
+            ));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// The `## Resolution` section in the reference layout: the Addressed and Commit rows, then one
+/// row per decision.
+pub fn resolution(res: &Resolution) -> String {
+    let mut out = String::from("## Resolution\n\n| | |\n|---|---|\n");
+    if let Some(day) = res.addressed {
+        let _ = writeln!(out, "| **Addressed** | {day} |");
+    }
+    if !res.commits.is_empty() || res.commit_note.is_some() {
+        let mut commits: Vec<String> = res
+            .commits
+            .iter()
+            .map(|c| {
+                if c.subject.is_empty() {
+                    format!("`{}`", c.sha)
+                } else {
+                    format!("`{} {}`", c.sha, c.subject.replace('`', "'"))
+                }
+            })
+            .collect::<Vec<_>>();
+        if let Some(note) = &res.commit_note {
+            commits.push(format!("({note})"));
+        }
+        let text = commits.join(" + ").replace(" + (", " (");
+        let _ = writeln!(out, "| **Commit** | {} |", cell(&text));
+    }
+    out.push_str("\n| # | Finding | Action | Reason |\n|---|---------|--------|--------|\n");
+    for (n, item) in res.items.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            n + 1,
+            cell(&format!("{}: {}", finding_name(&item.id), item.title)),
+            cell(item.action.as_str()),
+            cell(&item.reason)
+        );
+    }
+    out
+}
+
+/// `S4` → `Suggestion #4`, `T3` → `Testing Gap #3`: how Resolution tables name findings.
+fn finding_name(id: &str) -> String {
+    let mut chars = id.chars();
+    let kind = match chars.next().map(|c| c.to_ascii_uppercase()) {
+        Some('C') => "Critical",
+        Some('I') => "Important",
+        Some('S') => "Suggestion",
+        Some('T') => "Testing Gap",
+        Some('U') => "Unverified",
+        Some('L') => "Low confidence",
+        _ => return id.to_string(),
+    };
+    format!("{kind} #{}", chars.as_str())
+}
+
+/// Text for one table cell: one line, pipes escaped.
+fn cell(text: &str) -> String {
+    one_paragraph(text).replace('|', "\\|")
 }
 
 /// Agent short names → the names the report shows ([`Report::display_of`]).
@@ -150,7 +306,13 @@ fn metadata(out: &mut String, report: &Report) {
         row("Repo", repo.clone());
     }
     if let Some(round) = m.round {
-        row("Round", round.to_string());
+        row(
+            "Round",
+            match &m.round_of {
+                Some(of) => format!("{round} (of {of})"),
+                None => round.to_string(),
+            },
+        );
     }
     if let Some(author) = &m.author {
         row("Author", author.clone());
@@ -164,6 +326,9 @@ fn metadata(out: &mut String, report: &Report) {
     }
     if let Some(branch) = &m.branch {
         row("Branch", format!("`{branch}`"));
+    }
+    if let Some(head) = &m.head {
+        row("Head", format!("`{head}`"));
     }
     if !m.commits.is_empty() {
         let commits: Vec<String> = m
@@ -240,6 +405,19 @@ fn finding(out: &mut String, f: &MergedFinding, displays: &DisplayNames<'_>) {
         f.severity
     );
     let mut notes = Vec::new();
+    match (&f.round_status, &f.prior) {
+        (RoundStatus::Regressed, Some(p)) => notes.push(format!(
+            "Round: **regressed**, marked fixed in round {}{}.",
+            p.round,
+            prior_id(&p.id)
+        )),
+        (RoundStatus::Persisting, Some(p)) => notes.push(format!(
+            "Round: persisting since round {}{}.",
+            p.round,
+            prior_id(&p.id)
+        )),
+        _ => {}
+    }
     if let Some(c) = &f.calibration {
         notes.push(format!("Severity: {c}."));
     }
@@ -279,6 +457,14 @@ fn finding(out: &mut String, f: &MergedFinding, displays: &DisplayNames<'_>) {
             })
             .collect();
         let _ = writeln!(out, "_Sources: {}._\n", ids.join("; "));
+    }
+}
+
+fn prior_id(id: &str) -> String {
+    if id.is_empty() {
+        String::new()
+    } else {
+        format!(" ({id})")
     }
 }
 

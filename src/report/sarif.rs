@@ -374,12 +374,15 @@ mod tests {
             tier: Tier::Shown,
             verification: None,
             fingerprint: format!("fp-{id}"),
+            round_status: Default::default(),
+            prior: None,
         }
     }
 
     fn report(findings: Vec<MergedFinding>) -> Report {
         Report {
             schema_version: 2,
+            round: 1,
             meta: Default::default(),
             verdict: Verdict::MergeWithFixes,
             verdict_rationale: String::new(),
@@ -394,6 +397,8 @@ mod tests {
             warnings: vec![],
             synthesis: Default::default(),
             budget: None,
+            prior_rounds: Default::default(),
+            resolution: None,
             checkout: None,
             unresolved_feedback: vec![],
         }

@@ -185,10 +185,12 @@ impl Store {
             .flatten();
         let (meta, verdict, counts) = match from_json {
             Some(head) => (Some(head.meta), Some(head.verdict), Some(head.counts)),
-            None => match crate::parse::report_reader::read_report(&self.report_path(id, "md")) {
-                Ok(src) => (Some(src.meta), src.verdict, None),
-                Err(_) => (None, None, None),
-            },
+            None => {
+                match crate::parse::report_reader::read_round_report(&self.report_path(id, "md")) {
+                    Ok(src) => (Some(src.meta), src.verdict, None),
+                    Err(_) => (None, None, None),
+                }
+            }
         };
         let target = meta
             .as_ref()

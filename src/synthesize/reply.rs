@@ -400,6 +400,8 @@ mod tests {
             tier: Tier::Shown,
             verification: None,
             fingerprint: String::new(),
+            round_status: Default::default(),
+            prior: None,
         }
     }
 

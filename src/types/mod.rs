@@ -8,6 +8,7 @@ pub mod finding;
 pub mod raw;
 pub mod report;
 pub mod review;
+pub mod rounds;
 pub mod verification;
 
 pub use agent::{
@@ -26,5 +27,8 @@ pub use report::{
 pub use review::{
     CoverageEntry, Observation, ObservationKind, ParseWarning, Review, TestingAssessment,
     default_display,
+};
+pub use rounds::{
+    Action, PriorItem, PriorRef, PriorRounds, Resolution, ResolutionItem, RoundStatus,
 };
 pub use verification::{Verification, VerificationStatus};

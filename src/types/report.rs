@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::finding::{Category, CodeSnippet, Location, Severity};
 use super::raw::{RunStatus, TokenUsage};
 use super::review::ObservationKind;
+use super::rounds::{PriorRef, PriorRounds, Resolution, RoundStatus};
 use super::verification::Verification;
 
 /// The report's recommendation, derived from what findings remain after calibration.
@@ -148,8 +149,14 @@ pub struct ReportMeta {
     pub head: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<String>,
+    /// Which review of this change this is: 1 for the first, N+1 after N earlier reports of
+    /// the same change (its pull request, else its branch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round: Option<u32>,
+    /// What the rounds are counted over: `PR #236`, `branch feat` (the metadata shows
+    /// "5 (of PR #236)").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_of: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub author: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,6 +224,12 @@ pub struct MergedFinding {
     /// (`consolidate::fingerprint`). Rounds, SARIF and forge comments match findings by it.
     #[serde(default)]
     pub fingerprint: String,
+    /// New this round, raised before and still there, or back after being marked fixed.
+    #[serde(default)]
+    pub round_status: RoundStatus,
+    /// The earlier round's finding it was matched to, when it is not new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prior: Option<PriorRef>,
 }
 
 impl MergedFinding {
@@ -353,6 +366,9 @@ pub struct Report {
     /// [`REPORT_SCHEMA_VERSION`] when written; 0 for a report read from Markdown.
     #[serde(default)]
     pub schema_version: u32,
+    /// The round of this report ([`ReportMeta::round`], 1 when unknown).
+    #[serde(default = "first_round")]
+    pub round: u32,
     pub meta: ReportMeta,
     pub verdict: Verdict,
     #[serde(default)]
@@ -381,6 +397,12 @@ pub struct Report {
     /// The cost budget of the run (`--budget-usd`) and what it stopped; `None` without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<BudgetReport>,
+    /// What became of the earlier rounds' findings; empty lists in a first round.
+    #[serde(default)]
+    pub prior_rounds: PriorRounds,
+    /// What the author did about this report's findings (`deep-review resolve`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<Resolution>,
     /// The user's checkout compared before and after the agents ran (a run only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkout: Option<CheckoutCheck>,
@@ -441,6 +463,10 @@ pub struct BudgetReport {
     /// Agents whose cost could not be counted (no price for their model).
     #[serde(default)]
     pub unpriced: Vec<String>,
+}
+
+fn first_round() -> u32 {
+    1
 }
 
 impl Report {

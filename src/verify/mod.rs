@@ -59,7 +59,7 @@
 
 mod check;
 pub mod coverage;
-mod git;
+pub mod git;
 mod history;
 mod known_issue;
 mod lookups;

@@ -696,9 +696,19 @@ fn a_synthesis_that_drops_without_a_reason_or_cites_an_unknown_id_is_rejected_tw
     s.server
         .script_model("synth-model", Script::review(bad.clone()).then(bad));
 
+    // Each in a store of its own, so both are a first round and their summaries compare.
+    let plain_store = tempfile::tempdir().unwrap();
     let plain = run(&mut s.cmd(
         repo.path(),
-        &["run", "--agents", "alpha,beta", "--quiet", "main..login"],
+        &[
+            "run",
+            "--agents",
+            "alpha,beta",
+            "--quiet",
+            "--store",
+            plain_store.path().to_str().unwrap(),
+            "main..login",
+        ],
     ));
     let deterministic = json_report(&plain);
     let ran = run(&mut s.cmd(

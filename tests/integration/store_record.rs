@@ -5,17 +5,7 @@
 
 use serde_json::Value;
 
-use crate::support::standin::{Agents, Ran, repo, review, run};
-
-/// The JSON report a run wrote (its path is printed on stdout).
-fn json_report(ran: &Ran) -> Value {
-    let path = ran
-        .stdout
-        .lines()
-        .find(|l| l.ends_with(".json"))
-        .unwrap_or_else(|| panic!("no JSON report: {}\n{}", ran.stdout, ran.stderr));
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use crate::support::standin::{Agents, json_report, repo, review, run};
 
 /// What must not change when a run is consolidated again: each finding's id, title, severity,
 /// tier, attribution and sources.

@@ -44,6 +44,8 @@ pub struct PackOptions {
     pub template: Option<PathBuf>,
     /// Leave the repository's context file out.
     pub no_context: bool,
+    /// The change's earlier rounds, in a later round: a model API sees them as a CLI does.
+    pub rounds: Option<crate::brief::RoundsBrief>,
 }
 
 /// Less room than this at the end is not worth part of a diff.
@@ -69,6 +71,7 @@ pub fn pack(target: &Target, opts: &PackOptions) -> anyhow::Result<Brief> {
 
     let mut vars = BriefContext::new(target, ctx);
     vars.budget_tokens = Some(budget);
+    vars.rounds = opts.rounds.as_ref().map(crate::brief::RoundsBrief::escaped);
     let ranked = std::mem::take(&mut vars.files);
     vars.packed = Some(String::new());
     // The header (facts, description, commits, context file) takes at most half the budget.

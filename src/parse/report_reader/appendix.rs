@@ -227,7 +227,7 @@ impl<'r> ReviewerNames<'r> {
 }
 
 /// The appendix cut into reviews.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) struct Split {
     /// Per review: the index of its heading in the headings, and the reviewer it names.
     pub(super) reviews: Vec<(usize, AgentHeading)>,

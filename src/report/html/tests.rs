@@ -14,6 +14,7 @@ fn showcase() -> Report {
 fn empty_report() -> Report {
     Report {
         schema_version: 2,
+        round: 1,
         meta: Default::default(),
         verdict: Verdict::MergeAsIs,
         verdict_rationale: String::new(),
@@ -28,6 +29,8 @@ fn empty_report() -> Report {
         warnings: vec![],
         synthesis: Default::default(),
         budget: None,
+        prior_rounds: Default::default(),
+        resolution: None,
         checkout: None,
         unresolved_feedback: vec![],
     }

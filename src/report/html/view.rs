@@ -12,8 +12,8 @@ use super::markdown::{self, CodeView};
 use crate::report::links::{self, Forge};
 use crate::report::markdown::{agent_paragraph, retro_rows};
 use crate::types::{
-    AttributedNote, MergedFinding, ObservationKind, Report, Severity, Tier, Verdict, Verification,
-    VerificationStatus,
+    AttributedNote, MergedFinding, ObservationKind, PriorItem, Report, RoundStatus, Severity, Tier,
+    Verdict, Verification, VerificationStatus,
 };
 
 /// Agents whose pills have their own colours (those of the reference reports).
@@ -44,9 +44,49 @@ pub struct ReportView {
     pub retro: RetroView,
     pub warnings: Vec<String>,
     pub appendix: Vec<AppendixView>,
+    /// "Since Round N": the earlier findings this round has something to say about.
+    pub since: Option<SinceView>,
+    /// "Declined in prior rounds".
+    pub declined: Vec<SinceRow>,
+    /// The author's Resolution of this report.
+    pub resolution: Option<ResolutionView>,
     /// Every agent of the report, for the filter.
     pub agents: Vec<Pill>,
     pub generator: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SinceView {
+    pub round: u32,
+    pub rows: Vec<SinceRow>,
+}
+
+/// One earlier finding in the Since table or the Declined list.
+#[derive(Debug, Serialize)]
+pub struct SinceRow {
+    pub round: u32,
+    pub id: String,
+    pub title_html: String,
+    pub status: &'static str,
+    pub now: Option<String>,
+    pub note: String,
+    pub raised_again: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ResolutionView {
+    pub addressed: Option<String>,
+    pub commits: Vec<CommitView>,
+    pub commit_note: Option<String>,
+    pub rows: Vec<ResolutionRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ResolutionRow {
+    pub finding: String,
+    pub title_html: String,
+    pub action: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Serialize, Default)]
@@ -54,6 +94,8 @@ pub struct MetaView {
     pub date: Option<String>,
     pub repo: Option<LinkView>,
     pub round: Option<u32>,
+    /// `PR #236`, `branch feat`: what the rounds are counted over.
+    pub round_of: Option<String>,
     pub author: Option<String>,
     pub pr: Option<PrView>,
     pub branch: Option<String>,
@@ -441,7 +483,11 @@ pub fn build(report: &Report) -> ReportView {
         })
         .collect();
 
+    let (since, declined) = since_view(report);
     ReportView {
+        since,
+        declined,
+        resolution: resolution_view(report),
         id: report.meta.id.clone(),
         meta: meta_view(report, &pills),
         verdict: report.verdict.to_string(),
@@ -503,6 +549,7 @@ fn meta_view(report: &Report, pills: &Pills) -> MetaView {
                 href: repo_page.map(str::to_string),
             }),
         round: m.round,
+        round_of: m.round_of.clone(),
         author: m.author.clone(),
         pr: m.pr.as_ref().map(|pr| PrView {
             number: pr.number,
@@ -621,7 +668,10 @@ fn finding_view(
         confidence: f
             .confidence
             .map(|c| (c.clamp(0.0, 1.0) * 100.0).round() as u32),
-        badges: f.verification.as_ref().map(badges).unwrap_or_default(),
+        badges: round_badge(f)
+            .into_iter()
+            .chain(f.verification.as_ref().map(badges).unwrap_or_default())
+            .collect(),
         locations: f.locations.iter().map(location_link).collect(),
         calibration: f.calibration.clone(),
         verification_note: f.verification.as_ref().and_then(|v| v.note.clone()),
@@ -669,6 +719,87 @@ fn numbered_from(v: Option<&Verification>, l: &crate::types::Location, code: &st
     let (start, end) = (l.start?, l.end_line()?);
     let lines = code.trim_end_matches('\n').split('\n').count();
     (at_lines && usize::try_from(end - start + 1).ok() == Some(lines)).then_some(start)
+}
+
+/// A finding's standing against earlier rounds, as a badge: regressed or persisting.
+fn round_badge(f: &MergedFinding) -> Option<Badge> {
+    let p = f.prior.as_ref()?;
+    let id = if p.id.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", p.id)
+    };
+    match f.round_status {
+        RoundStatus::Regressed => Some(Badge {
+            class: "badge-bad",
+            text: "regressed".into(),
+            title: format!("Marked fixed in round {}{id}, and raised again", p.round),
+        }),
+        RoundStatus::Persisting => Some(Badge {
+            class: "badge-note",
+            text: format!("since round {}", p.round),
+            title: format!("Raised in round {}{id} too", p.round),
+        }),
+        RoundStatus::New => None,
+    }
+}
+
+/// The Since table's rows, and the Declined list, from the report's prior-round lists.
+fn since_view(report: &Report) -> (Option<SinceView>, Vec<SinceRow>) {
+    let p = &report.prior_rounds;
+    let row = |i: &PriorItem, status: &'static str| SinceRow {
+        round: i.round,
+        id: i.id.clone(),
+        title_html: markdown::inline_to_html(&i.title),
+        status,
+        now: i.now.clone(),
+        note: match (status, &i.action) {
+            ("declined", Some(a)) if i.reason.is_empty() => a.to_string(),
+            ("declined", Some(a)) => format!("{a}: {}", i.reason),
+            _ => i.reason.clone(),
+        },
+        raised_again: i.raised_again.clone(),
+    };
+    let declined: Vec<SinceRow> = p.declined.iter().map(|i| row(i, "declined")).collect();
+    let since = p.since_round.map(|round| SinceView {
+        round,
+        rows: p
+            .regressed
+            .iter()
+            .map(|i| row(i, "regressed"))
+            .chain(p.persisting.iter().map(|i| row(i, "persisting")))
+            .chain(p.resolved.iter().map(|i| row(i, "resolved")))
+            .chain(p.declined.iter().map(|i| row(i, "declined")))
+            .collect(),
+    });
+    (since, declined)
+}
+
+fn resolution_view(report: &Report) -> Option<ResolutionView> {
+    let res = report.resolution.as_ref()?;
+    Some(ResolutionView {
+        addressed: res.addressed.map(|d| d.to_string()),
+        commits: res
+            .commits
+            .iter()
+            .map(|c| CommitView {
+                sha: c.sha.clone(),
+                subject: c.subject.clone(),
+                href: links::commit_url(report.meta.repo_url.as_deref(), &c.sha),
+            })
+            .collect(),
+        commit_note: res.commit_note.clone(),
+        rows: res
+            .items
+            .iter()
+            .map(|i| ResolutionRow {
+                finding: i.id.clone(),
+                title_html: markdown::inline_to_html(&i.title),
+                action: i.action.to_string(),
+                reason: i.reason.clone(),
+            })
+            .collect(),
+    })
 }
 
 /// What verification found, as small labelled badges.

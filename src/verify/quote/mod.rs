@@ -122,6 +122,16 @@ impl Quote {
         (!readings.is_empty()).then_some(Quote { readings })
     }
 
+    /// The quote's required lines as written (whitespace folded; line numbers, elisions and
+    /// comment-only lines left out), in order: what identifies the quoted code however it was
+    /// written, so a later round's quote of the same lines has the same key.
+    pub fn required_lines(&self) -> impl Iterator<Item = &str> {
+        self.readings
+            .first()
+            .into_iter()
+            .flat_map(|r| r.required_lines().map(|l| l.text.as_str()))
+    }
+
     /// How much text the quote pins down: the length of its required lines as written. A quote
     /// of a `}` or a `return nil` could be anywhere; one of a few real lines could not.
     pub fn weight(&self) -> usize {

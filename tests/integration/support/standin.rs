@@ -6,6 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use serde_json::Value;
 
 use super::repo::Repo;
 
@@ -94,6 +95,11 @@ impl Agents {
         self.add(name, &format!("cat '{}'", file.display()));
     }
 
+    /// Changes what agent `name` (added with [`Agents::reviewing`]) prints from its next run.
+    pub fn set_review(&self, name: &str, review: &str) {
+        std::fs::write(self.path(&format!("{name}.md")), review).unwrap();
+    }
+
     pub fn runs_of(&self, name: &str) -> usize {
         std::fs::read_to_string(self.path(&format!("{name}.runs")))
             .map(|t| t.lines().count())
@@ -123,4 +129,14 @@ pub fn run(cmd: &mut Command) -> Ran {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// The JSON report a run wrote (its path is printed on stdout).
+pub fn json_report(ran: &Ran) -> Value {
+    let path = ran
+        .stdout
+        .lines()
+        .find(|l| l.ends_with(".json"))
+        .unwrap_or_else(|| panic!("no JSON report: {}\n{}", ran.stdout, ran.stderr));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
