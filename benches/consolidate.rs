@@ -54,6 +54,17 @@ fn main() {
         scaling(bin, &sizes);
         return;
     }
+    // BENCH_PART=hostile|accuracy|rounds: only that part, at full size (for tuning).
+    match std::env::var("BENCH_PART").as_deref() {
+        Ok("hostile") => {
+            let g = Generated::new(1000, 13, generator::Shape::OneLine);
+            hostile(1000, median_command(bin, &g, 1));
+            return;
+        }
+        Ok("accuracy") => return accuracy(5000),
+        Ok("rounds") => return fifth_round(1000),
+        _ => {}
+    }
     // BENCH_QUICK=1: small sizes, to try the bench itself in a debug build.
     let (sizes, accurate, crowd): (&[usize], usize, usize) =
         if std::env::var_os("BENCH_QUICK").is_some() {

@@ -143,6 +143,10 @@ pub struct PairEvidence {
     pub identifiers: f64,
     pub quote: f64,
     pub location: LocationRelation,
+    /// How specific the shared place is to one defect, in 0..1 ([`specificity`] of the findings
+    /// that start on the same line): a line that more findings cite than there are agents holds
+    /// several defects, so sharing it says less. 1 when the place is not shared.
+    pub place_specificity: f64,
 }
 
 /// The TF-IDF cosine at which two findings' texts count as saying the same thing in full, when
@@ -208,7 +212,7 @@ impl PairEvidence {
         let text = self.text_evidence();
         let s = match self.location {
             LocationRelation::Different => text - DIFFERENT_FILES,
-            relation => text * location_factor(relation),
+            relation => text * (1.0 + (location_factor(relation) - 1.0) * self.place_specificity),
         };
         s.clamp(0.0, 1.0)
     }
@@ -231,6 +235,9 @@ pub struct Corpus {
     identifiers: Vec<Vec<Term>>,
     quotes: Vec<Vec<Term>>,
     keys: Vec<Vec<u64>>,
+    /// Per finding: the [`specificity`] of its most specific cited start line, by how many
+    /// findings start on that line of that file.
+    place_specificity: Vec<f64>,
 }
 
 /// A sparse vector over interned ids, sorted by id.
@@ -396,6 +403,39 @@ impl Corpus {
                     .collect()
             })
             .collect();
+        // How many findings cite each (file, start line): one defect per agent at most, so a
+        // line more findings cite than there are agents holds several defects.
+        let starts = |p: &FindingProfile| -> Vec<(usize, u32)> {
+            p.locations
+                .iter()
+                .take(LOCATION_KEYS)
+                .enumerate()
+                .filter_map(|(i, l)| Some((i, l.start?)))
+                .collect()
+        };
+        let mut line_df: HashMap<(&str, u32), usize> = HashMap::new();
+        for (p, names) in profiles.iter().zip(&lowered) {
+            let mut lines: Vec<(&str, u32)> = starts(p)
+                .into_iter()
+                .map(|(i, line)| (names[i].as_str(), line))
+                .collect();
+            lines.sort_unstable();
+            lines.dedup();
+            for key in lines {
+                *line_df.entry(key).or_default() += 1;
+            }
+        }
+        let place_specificity: Vec<f64> = profiles
+            .iter()
+            .zip(&lowered)
+            .map(|(p, names)| {
+                starts(p)
+                    .into_iter()
+                    .map(|(i, line)| specificity(line_df[&(names[i].as_str(), line)], agent_count))
+                    .reduce(f64::max)
+                    .unwrap_or(1.0)
+            })
+            .collect();
         for (k, (p, names)) in profiles.iter().zip(&lowered).enumerate() {
             // Term counts from the sorted ids: (id, count).
             let mut tf: Vec<(u32, f64)> = Vec::new();
@@ -527,6 +567,7 @@ impl Corpus {
             identifiers,
             quotes,
             keys,
+            place_specificity,
         }
     }
 
@@ -561,6 +602,7 @@ impl Corpus {
             identifiers: identifier_overlap(&self.identifiers[a], &self.identifiers[b]),
             quote: quote_overlap(&self.quotes[a], &self.quotes[b]),
             location: self.location_relation(a, b),
+            place_specificity: self.place_specificity[a].min(self.place_specificity[b]),
         }
     }
 
@@ -848,6 +890,7 @@ mod tests {
             identifiers: 0.0,
             quote: 0.0,
             location: LocationRelation::Unknown,
+            place_specificity: 1.0,
         };
         // Reworded text: cosine 0.2 reaches the merge threshold.
         assert!((text_only.score() - 0.3).abs() < 1e-9);
@@ -871,6 +914,7 @@ mod tests {
             identifiers: 1.0,
             quote: 1.0,
             location: LocationRelation::Overlap,
+            place_specificity: 1.0,
         };
         assert_eq!(same_lines.score(), 0.0);
         // A weak claim in common: the identifiers add at most as much, the lines half again,
@@ -894,6 +938,13 @@ mod tests {
             ..weak
         };
         assert!(elsewhere.score() < crate::consolidate::cluster::MERGE_THRESHOLD);
+        // The same words on a line a hundred findings cite: the line adds almost nothing.
+        let crowded = PairEvidence {
+            place_specificity: 0.1,
+            ..weak
+        };
+        assert!((crowded.score() - 0.24 * 1.05).abs() < 1e-9);
+        assert!(crowded.score() < crate::consolidate::cluster::MERGE_THRESHOLD);
     }
 
     #[test]
