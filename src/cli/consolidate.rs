@@ -9,8 +9,8 @@ use clap::Args;
 
 use crate::git::{git_probe, git_text, resolve_commit};
 use crate::parse::read_review_file;
-use crate::report::markdown_read;
 use crate::pipeline;
+use crate::report::markdown_read;
 use crate::report::{self, Format};
 use crate::rounds::{self, History, TargetKey, history};
 use crate::text::printable_line;
