@@ -721,9 +721,10 @@ fn fifth_round(n: usize) {
         history: assemble(None, reads, Vec::new()),
         ..ConsolidateOptions::default()
     };
+    let earlier_findings = opts.history.findings().count();
     let (fifth, report) = median_time(3, || consolidate(&reviews, &opts));
     println!(
-        "first round {:.3}s CPU, fifth round {:.3}s CPU ({} earlier findings declined, {} resolved, {} persisting)",
+        "first round {:.3}s CPU, fifth round {:.3}s CPU against {earlier_findings} earlier findings ({} declined, {} resolved, {} persisting)",
         first.as_secs_f64(),
         fifth.as_secs_f64(),
         report.prior_rounds.declined.len(),

@@ -12,8 +12,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use deep_review::parse::report_reader::parse_report;
 use deep_review::parse::{parse_review, parse_review_owned};
+use deep_review::report::markdown_read::parse_report;
 use deep_review::types::Review;
 
 /// The system allocator, counting the bytes in use and their peak.

@@ -8,8 +8,9 @@ use anyhow::{Context, bail};
 use clap::Args;
 
 use crate::git::{git_probe, git_text, resolve_commit};
-use crate::parse::{read_review_file, report_reader};
+use crate::parse::read_review_file;
 use crate::pipeline;
+use crate::report::markdown_read;
 use crate::report::{self, Format};
 use crate::rounds::{self, History, TargetKey, history};
 use crate::text::printable_line;
@@ -121,7 +122,7 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
     let mut own_findings = Vec::new();
 
     if let Some(path) = &args.from_report {
-        let source = report_reader::read_report(path)
+        let source = markdown_read::read_report(path)
             .with_context(|| format!("cannot consolidate from the report {}", path.display()))?;
         for w in &source.warnings {
             crate::say!(

@@ -4,7 +4,9 @@
 //! - [`markdown`]: the Markdown reader (the layout reviewers are asked to write, and its drift);
 //! - [`json`]: a review given as JSON of the `Review` schema (also inside one ```` ```json ````
 //!   fence);
-//! - [`report_reader`]: the raw reviews and metadata of an existing Deep Review report.
+//!
+//! An existing Deep Review report is read back beside its writer, in
+//! [`crate::report::markdown_read`].
 //!
 //! What the Markdown reader understands:
 //!
@@ -24,14 +26,12 @@
 //! - in the body: the first non-diff code block before `Fix:` is the quoted code, prose is the
 //!   explanation, text after `Fix:` is the fix, a ```` ```diff ```` block is the fix diff.
 
-mod blocks;
+pub(crate) mod blocks;
 mod head;
 mod ids;
 pub mod json;
-mod lines;
+pub(crate) mod lines;
 pub mod markdown;
-pub mod report_reader;
-pub mod resolution;
 
 use std::path::Path;
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 use crate::git::{git_text, resolve_commit};
-use crate::parse::report_reader::read_round_report;
+use crate::report::markdown_read::read_round_report;
 use crate::report::{self, Format};
 use crate::rounds::history::{self, ReadRound};
 use crate::rounds::resolve::{self, Decidable, Decision, Proposal};

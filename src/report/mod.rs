@@ -1,10 +1,13 @@
 //! Report stage: [`Report`](crate::types::Report) → Markdown (the reference layout), JSON, a
-//! self-contained HTML page and SARIF 2.1.0 for code scanning.
+//! self-contained HTML page and SARIF 2.1.0 for code scanning. The Markdown reader
+//! ([`markdown_read`]) sits beside the Markdown writer: a report the tool wrote reads back to its
+//! raw reviews, rounds and Resolution, and an old report of the reference system reads the same.
 
 pub mod html;
 pub mod json;
 pub mod links;
 pub mod markdown;
+pub mod markdown_read;
 pub mod sarif;
 
 use clap::ValueEnum;

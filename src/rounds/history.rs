@@ -14,7 +14,7 @@ use anyhow::Context;
 use super::{PriorFinding, PriorRound, TargetKey};
 use crate::consolidate::fingerprint::{fingerprint_of, title_words};
 use crate::git::git_bytes;
-use crate::parse::report_reader::{ReportSource, parse_round_report};
+use crate::report::markdown_read::{ReportSource, parse_round_report};
 use crate::store::Store;
 use crate::store::reports::id_order;
 use crate::types::{

@@ -44,7 +44,7 @@ pub fn parse_decisions(value: &str, action: &Action) -> Result<Vec<Decision>, St
     };
     let mut out = Vec::new();
     for id in ids.into_iter().filter(|i| !i.is_empty()) {
-        if !crate::parse::resolution::is_finding_id(id) {
+        if !crate::report::markdown_read::resolution::is_finding_id(id) {
             return Err(format!(
                 "`{id}` is not a finding id: give ids as the report shows them (I1, S2; T3 for \
                  the third testing gap)"

@@ -186,7 +186,7 @@ impl Store {
         let (meta, verdict, counts) = match from_json {
             Some(head) => (Some(head.meta), Some(head.verdict), Some(head.counts)),
             None => {
-                match crate::parse::report_reader::read_round_report(&self.report_path(id, "md")) {
+                match crate::report::markdown_read::read_round_report(&self.report_path(id, "md")) {
                     Ok(src) => (Some(src.meta), src.verdict, None),
                     Err(_) => (None, None, None),
                 }

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use deep_review::parse::report_reader::{ReportSource, parse_report, read_report};
+use deep_review::report::markdown_read::{ReportSource, parse_report, read_report};
 use deep_review::types::{Review, Severity, Verdict};
 
 fn reports_dir() -> Option<PathBuf> {

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use deep_review::parse::report_reader::{parse_report, read_report};
 use deep_review::parse::{ParseError, parse_review, read_review_file};
+use deep_review::report::markdown_read::{parse_report, read_report};
 use deep_review::types::{ObservationKind, Review, Severity};
 
 fn fixture(name: &str) -> PathBuf {

@@ -6,7 +6,7 @@
 //! reviews.
 
 use deep_review::parse::parse_review;
-use deep_review::parse::report_reader::parse_report;
+use deep_review::report::markdown_read::parse_report;
 use deep_review::types::{Finding, Review, Severity};
 
 fn ids(r: &Review) -> Vec<&str> {
@@ -21,7 +21,7 @@ fn locs(f: &Finding) -> Vec<String> {
     f.locations.iter().map(|l| l.to_string()).collect()
 }
 
-fn agents(src: &deep_review::parse::report_reader::ReportSource) -> Vec<&str> {
+fn agents(src: &deep_review::report::markdown_read::ReportSource) -> Vec<&str> {
     src.reviews.iter().map(|r| r.agent.as_str()).collect()
 }
 

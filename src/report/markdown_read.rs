@@ -9,12 +9,13 @@
 //! the last review (`## Resolution`).
 
 mod appendix;
+pub mod resolution;
 
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::blocks::LineIndex;
-use super::{ParseError, parse_review};
+use crate::parse::blocks::LineIndex;
+use crate::parse::{ParseError, parse_review};
 use crate::types::{
     CommitInfo, Finding, PrInfo, PriorItem, ReportMeta, Resolution, Review, Reviewer, Verdict,
 };
@@ -201,9 +202,9 @@ fn parse_with(
         .map_or(appendix_start, |h| h.range.start.min(appendix_start));
     let body = text.get(meta_end.min(body_end)..body_end).unwrap_or("");
     let own = parse_review("report", body);
-    let (resolution, resolution_warnings) = super::resolution::parse_resolution(text);
+    let (resolution, resolution_warnings) = resolution::parse_resolution(text);
     warnings.extend(resolution_warnings);
-    let declined = super::resolution::parse_declined(body);
+    let declined = resolution::parse_declined(body);
 
     // Appendix: reviewer headings, then the end of the last review.
     let names = appendix::ReviewerNames::new(&meta.reviewers);

@@ -23,7 +23,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::super::lines;
+use crate::parse::lines;
 use crate::types::Reviewer;
 
 /// An ATX heading line of the report.
