@@ -16,7 +16,8 @@
 
 use std::collections::HashMap;
 
-use super::similarity::Corpus;
+use super::FastMap;
+use super::similarity::{Corpus, RowScorer};
 
 /// Two findings with a score at or above this are taken to name the same defect.
 pub const MERGE_THRESHOLD: f64 = 0.30;
@@ -37,9 +38,11 @@ pub fn cluster(corpus: &Corpus) -> Vec<Vec<usize>> {
 pub fn cluster_at(corpus: &Corpus, threshold: f64) -> Vec<Vec<usize>> {
     let agents = &corpus.agents;
     let (candidates, _) = candidate_pairs_with_stats(corpus);
+    // The pairs come sorted by their first finding: one dense row per finding.
+    let mut scorer = RowScorer::new(corpus);
     let mut scored: Vec<(f64, usize, usize)> = candidates
         .into_iter()
-        .filter_map(|(a, b)| corpus.score_if_at_least(a, b, threshold).map(|s| (s, a, b)))
+        .filter_map(|(a, b)| scorer.score_if_at_least(a, b, threshold).map(|s| (s, a, b)))
         .collect();
     // Best pairs first; ties broken by position so the result never depends on hash order.
     scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
@@ -145,7 +148,7 @@ pub fn candidate_pairs_with_stats(corpus: &Corpus) -> (Vec<(usize, usize)>, Cand
         d.len()
     };
     let limit = max_posting(agent_count);
-    let mut postings: HashMap<u64, Vec<u32>> = HashMap::new();
+    let mut postings: FastMap<u64, Vec<u32>> = FastMap::default();
     for i in 0..corpus.len() {
         for &key in corpus.blocking_keys(i) {
             postings.entry(key).or_default().push(i as u32);
@@ -161,7 +164,7 @@ pub fn candidate_pairs_with_stats(corpus: &Corpus) -> (Vec<(usize, usize)>, Cand
         }
     }
     // Combinations of common keys, per finding.
-    let mut combined: HashMap<(u64, u64), Vec<u32>> = HashMap::new();
+    let mut combined: FastMap<(u64, u64), Vec<u32>> = FastMap::default();
     for i in 0..corpus.len() {
         let mut common: Vec<(usize, u64)> = corpus
             .blocking_keys(i)

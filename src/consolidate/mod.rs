@@ -29,6 +29,10 @@ pub mod verdict;
 
 use std::collections::BTreeMap;
 
+/// A hash map with foldhash's per-process seeded hasher: for consolidation's many small keys
+/// (interned words, blocking keys), where SipHash cost a tenth of the time.
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 use crate::rounds::{History, matching};
 use crate::types::{
     AppendixEntry, AttributedNote, Category, Finding, Location, MergedFinding, MergedObservation,
