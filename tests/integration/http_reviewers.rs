@@ -12,22 +12,10 @@ use serde_json::{Value, json};
 
 use crate::support::fake_model::{Api, FakeModel, Script};
 use crate::support::repo::Repo;
+use crate::support::standin::repo;
 
 const ANTHROPIC_KEY: &str = "sk-ant-test-0123456789abcdef";
 const GATEWAY_KEY: &str = "gw-test-key-0123456789abcdef";
-
-/// A repository whose branch `login` adds a login that accepts any password.
-fn repo() -> Repo {
-    let repo = Repo::new();
-    repo.write("src/lib.rs", "pub fn a() {}\n");
-    repo.commit("initial");
-    repo.git(&["checkout", "-q", "-b", "login"]);
-    repo.write("src/lib.rs", "pub fn a() {}\npub mod auth;\n");
-    repo.commit("Wire auth");
-    repo.write("src/auth.rs", "pub fn login(_pw: &str) -> bool { true }\n");
-    repo.commit("Add login");
-    repo
-}
 
 /// A raw review with one important finding `title` at `at`, quoting `quote`.
 fn review(title: &str, at: &str, quote: &str, why: &str) -> String {

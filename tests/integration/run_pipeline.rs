@@ -5,20 +5,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::support::repo::Repo;
+use crate::support::standin::repo;
 use assert_cmd::Command;
-
-fn repo() -> Repo {
-    let repo = Repo::new();
-    repo.write("src/lib.rs", "pub fn a() {}\n");
-    repo.commit("initial");
-    repo.git(&["checkout", "-q", "-b", "login"]);
-    repo.write("src/lib.rs", "pub fn a() {}\npub mod auth;\n");
-    repo.commit("Wire auth");
-    repo.write("src/auth.rs", "pub fn login(_pw: &str) -> bool { true }\n");
-    repo.commit("Add login");
-    repo
-}
 
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(name);
