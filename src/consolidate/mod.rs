@@ -217,8 +217,9 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
                 .max_by(|a, b| a.score.total_cmp(&b.score))
                 .map_or(matching::Fate::New, |m| m.fate.clone());
             matching::apply(&mut f, &fate);
-            if let Some(p) = &f.prior
-                && let Some(print) = prior_prints.get(&(p.round, p.id.to_ascii_uppercase()))
+            if let matching::Fate::Persisting { prior, .. } | matching::Fate::Regressed { prior } =
+                &fate
+                && let Some(print) = prior_prints.get(prior)
             {
                 f.fingerprint = (*print).to_string();
             }

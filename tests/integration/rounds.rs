@@ -341,6 +341,18 @@ fn one_change_through_three_rounds() {
         .find(|f| f["title"] == LOGIN.title)
         .unwrap();
     assert_eq!(login_now["prior"]["round"], 1);
+    // The token's quote changed (4 → 5) but it continues round 1's finding: it keeps that
+    // finding's fingerprint, so its pull-request thread continues.
+    let fingerprint_of = |report: &Value| {
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["title"] == "Session token is a constant")
+            .map(|f| f["fingerprint"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(fingerprint_of(&r3), fingerprint_of(&r1));
     let persisting = &r3["prior_rounds"]["persisting"][0];
     assert!(
         persisting["reason"]
