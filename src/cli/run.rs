@@ -216,15 +216,7 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
         crate::say!("deep-review: {}", printable_line(note));
     }
     let mut options = args.options();
-    // Model APIs get their packed prompts again, from the run's own target.
-    let template = crate::brief::template_path(None, config.brief_template.as_deref());
-    let history = crate::rounds::history::in_store(&store, &saved.target, Some(&bundle.id));
-    let rounds = crate::rounds::brief::material(&history, &saved.target);
-    options.dispatch.prompts =
-        pipeline::plan::packed_prompts(&saved.target, &agents, template.as_deref(), rounds)?
-            .into_iter()
-            .map(|(name, b)| (name, std::sync::Arc::new(b.text)))
-            .collect();
+    options.brief_template = crate::brief::template_path(None, config.brief_template.as_deref());
     options.dispatch.prices =
         std::sync::Arc::new(crate::cost::PriceTable::new(config.prices.clone()));
     if let Some(name) = &args.synthesize {

@@ -32,6 +32,9 @@ pub struct RunOptions {
     /// `--synthesize AGENT`: the agent that writes the summary and proposes merges, checked by
     /// code ([`crate::synthesize`]).
     pub synthesizer: Option<AgentSpec>,
+    /// The brief template a resumed run's model APIs pack their prompts with (the config's
+    /// `brief_template`); a new run's plan has packed them already.
+    pub brief_template: Option<PathBuf>,
 }
 
 impl Default for RunOptions {
@@ -42,6 +45,7 @@ impl Default for RunOptions {
             formats: Vec::new(),
             budget_usd: None,
             synthesizer: None,
+            brief_template: None,
         }
     }
 }
@@ -181,7 +185,19 @@ pub fn resume(
         bundle::set_aside(&bundle.dir.join(&rv.dir))?;
         again.push(spec);
     }
-    let run_dispatch = options.run_dispatch();
+    // Its earlier rounds: the reports of the change older than this run.
+    let history = crate::rounds::history::in_store(store, &saved.target, Some(&bundle.id));
+    let mut run_dispatch = options.run_dispatch();
+    // The model APIs that run again get their packed prompts again, from the run's own target.
+    run_dispatch.prompts = super::plan::packed_prompts(
+        &saved.target,
+        &again,
+        options.brief_template.as_deref(),
+        crate::rounds::brief::material(&history, &saved.target),
+    )?
+    .into_iter()
+    .map(|(name, b)| (name, Arc::new(b.text)))
+    .collect();
     let before = super::checkout::snapshot(&saved.target.repo);
     let rerun = if again.is_empty() {
         dispatch::DispatchOutcome {
@@ -213,8 +229,6 @@ pub fn resume(
                 .cloned()
         })
         .collect();
-    // Its earlier rounds: the reports of the change older than this run.
-    let history = crate::rounds::history::in_store(store, &saved.target, Some(&bundle.id));
     let checkout = (!again.is_empty())
         .then(|| super::checkout::compare(&before, &super::checkout::snapshot(&saved.target.repo)));
     finish(
