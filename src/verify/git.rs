@@ -61,6 +61,26 @@ pub fn list_tree(repo: &Path, rev: &str) -> Result<HashMap<String, TreeEntry>> {
     Ok(tree)
 }
 
+/// `git cat-file --batch` with `extra` options, started with its pipes taken.
+fn spawn_cat_file(repo: &Path, extra: &[&str]) -> Result<(Child, ChildStdin, ChildStdout)> {
+    let mut child = crate::git::command(repo)
+        .args(["cat-file", "--batch"])
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| {
+            format!(
+                "could not start `git cat-file --batch` in {}: is git installed?",
+                repo.display()
+            )
+        })?;
+    let stdin = child.stdin.take().context("git cat-file has no stdin")?;
+    let stdout = child.stdout.take().context("git cat-file has no stdout")?;
+    Ok((child, stdin, stdout))
+}
+
 /// A running `git cat-file --batch`: ask for objects one at a time, get their bytes back.
 pub struct CatFile {
     child: Child,
@@ -70,20 +90,7 @@ pub struct CatFile {
 
 impl CatFile {
     pub fn start(repo: &Path) -> Result<Self> {
-        let mut child = crate::git::command(repo)
-            .args(["cat-file", "--batch"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| {
-                format!(
-                    "could not start `git cat-file --batch` in {}: is git installed?",
-                    repo.display()
-                )
-            })?;
-        let stdin = child.stdin.take().context("git cat-file has no stdin")?;
-        let stdout = child.stdout.take().context("git cat-file has no stdout")?;
+        let (child, stdin, stdout) = spawn_cat_file(repo, &[])?;
         Ok(CatFile {
             child,
             stdin: Some(stdin),
@@ -191,20 +198,7 @@ pub fn for_each_blob(
     if oids.is_empty() {
         return Ok(());
     }
-    let mut child = crate::git::command(repo)
-        .args(["cat-file", "--batch", "--buffer"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| {
-            format!(
-                "could not start `git cat-file --batch` in {}: is git installed?",
-                repo.display()
-            )
-        })?;
-    let stdin = child.stdin.take().context("git cat-file has no stdin")?;
-    let stdout = child.stdout.take().context("git cat-file has no stdout")?;
+    let (mut child, stdin, stdout) = spawn_cat_file(repo, &["--buffer"])?;
     let mut reader = BufReader::with_capacity(1 << 16, stdout);
     let result = std::thread::scope(|scope| -> Result<()> {
         let writer = scope.spawn(move || -> std::io::Result<()> {
