@@ -17,18 +17,14 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+
+use super::http_server::Server;
 
 /// The login the fake's token acts as (a GitHub App, as `GITHUB_TOKEN` in Actions is).
 pub const BOT: &str = "deep-review-ci[bot]";
@@ -114,8 +110,8 @@ struct State {
 pub struct FakeGitHub {
     addr: SocketAddr,
     state: Arc<Mutex<State>>,
-    shutdown: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    /// Stops the server when the fake is dropped.
+    _server: Server,
 }
 
 impl FakeGitHub {
@@ -130,26 +126,14 @@ impl FakeGitHub {
             may_resolve: true,
             ..State::default()
         }));
-        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-        let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let thread_state = state.clone();
-        let thread = std::thread::Builder::new()
-            .name("fake-github".into())
-            .spawn(move || {
-                let runtime = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .enable_all()
-                    .build()
-                    .expect("tokio runtime for the fake GitHub");
-                runtime.block_on(serve(thread_state, addr_tx, shutdown_rx));
-            })
-            .expect("spawn the fake GitHub thread");
-        let addr = addr_rx.recv().expect("the fake GitHub did not start");
+        let server = Server::start("fake GitHub", move |req, addr| {
+            handle(thread_state.clone(), addr, req)
+        });
         FakeGitHub {
-            addr,
+            addr: server.addr,
             state,
-            shutdown: Some(shutdown_tx),
-            thread: Some(thread),
+            _server: server,
         }
     }
 
@@ -285,17 +269,6 @@ impl FakeGitHub {
     }
 }
 
-impl Drop for FakeGitHub {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
 impl State {
     fn next_id(&mut self) -> u64 {
         self.next_id += 1;
@@ -305,34 +278,6 @@ impl State {
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
     state.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-async fn serve(
-    state: Arc<Mutex<State>>,
-    addr_tx: std::sync::mpsc::Sender<SocketAddr>,
-    mut shutdown: oneshot::Receiver<()>,
-) {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind the fake GitHub on 127.0.0.1");
-    let addr = listener.local_addr().expect("fake GitHub address");
-    let _ = addr_tx.send(addr);
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => return,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let state = state.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| handle(state.clone(), addr, req));
-                    let _ = http1::Builder::new()
-                        .keep_alive(true)
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        }
-    }
 }
 
 async fn handle(

@@ -22,19 +22,15 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+
+use super::http_server::Server;
 
 /// The model name tests pass to every CLI (`--model`, `-m`).
 pub const MODEL: &str = "fake-model";
@@ -206,8 +202,8 @@ struct State {
 pub struct FakeModel {
     addr: SocketAddr,
     state: Arc<Mutex<State>>,
-    shutdown: Option<oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
+    /// Stops the server when the fake is dropped.
+    _server: Server,
 }
 
 impl FakeModel {
@@ -215,29 +211,14 @@ impl FakeModel {
     /// until [`FakeModel::script`] says otherwise.
     pub fn start() -> FakeModel {
         let state = Arc::new(Mutex::new(State::default()));
-        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-        let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let thread_state = state.clone();
-        let thread = std::thread::Builder::new()
-            .name("fake-model".into())
-            .spawn(move || {
-                let runtime = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(1)
-                    .enable_all()
-                    .build()
-                    .expect("tokio runtime for the fake model server");
-                runtime.block_on(serve(thread_state, addr_tx, shutdown_rx));
-                // Dropping the runtime here cancels every connection task, hanging ones too.
-            })
-            .expect("spawn the fake model server thread");
-        let addr = addr_rx
-            .recv()
-            .expect("the fake model server did not report its address");
+        let server = Server::start("fake model server", move |req, _| {
+            handle(thread_state.clone(), req)
+        });
         FakeModel {
-            addr,
+            addr: server.addr,
             state,
-            shutdown: Some(shutdown_tx),
-            thread: Some(thread),
+            _server: server,
         }
     }
 
@@ -325,45 +306,6 @@ impl FakeModel {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic in a handler must not hide the test's own failure behind a poisoned lock.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-impl Drop for FakeModel {
-    fn drop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-async fn serve(
-    state: Arc<Mutex<State>>,
-    addr_tx: std::sync::mpsc::Sender<SocketAddr>,
-    mut shutdown: oneshot::Receiver<()>,
-) {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind the fake model server on 127.0.0.1");
-    let addr = listener.local_addr().expect("fake model server address");
-    let _ = addr_tx.send(addr);
-    loop {
-        tokio::select! {
-            _ = &mut shutdown => return,
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let state = state.clone();
-                tokio::spawn(async move {
-                    let service = service_fn(move |req| handle(state.clone(), req));
-                    let _ = http1::Builder::new()
-                        .keep_alive(true)
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
-            }
-        }
     }
 }
 

@@ -7,6 +7,7 @@ pub mod agents;
 pub mod fake_github;
 pub mod fake_model;
 pub mod git;
+pub mod http_server;
 pub mod repo;
 pub mod run;
 pub mod shared;
