@@ -3,11 +3,11 @@
 //! Run: `cargo bench --bench consolidate` (release build). It prints:
 //!
 //! 1. **Scaling**, 10 agents x 500 / 1,000 / 2,000 findings: the `deep-review consolidate`
-//!    command on the generated Markdown reviews (CPU time, user + system, and peak RSS of the
-//!    process), consolidation alone in process (CPU time of the thread), the least of 3 runs
-//!    each, the candidate pairs the blocking step yields, and T(2N)/T(N). Times are CPU times,
-//!    the least of three, because the machine is shared: wall time grows with other people's
-//!    load, and so, less, does CPU time.
+//!    command on the generated Markdown reviews (wall time, CPU time of every thread, user +
+//!    system, and peak RSS of the process), consolidation alone in process (wall and process CPU
+//!    time), the least of 3 runs each, the candidate pairs the blocking step yields, and
+//!    T(2N)/T(N). Both times are printed: the work is spread over the cores, so wall time is what
+//!    a user waits; on a shared machine it grows with other people's load, and CPU time less.
 //! 2. **Accuracy**, 10 x 5,000: the share of planted duplicate pairs (two agents' findings of one
 //!    defect) that end in one merged finding, and the pairs of unrelated findings that do.
 //! 3. **Hostile**: every finding of every agent on the same line of the same file, all about
@@ -35,11 +35,21 @@ use deep_review::types::Review;
 
 const AGENTS: usize = 10;
 
+/// The allocator of the `deep-review` binary, so consolidation in process costs what it costs there.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let bin = env!("CARGO_BIN_EXE_deep-review");
-    // BENCH_HOSTILE_DIR=dir: write the hostile reviews there and stop (for profiling).
-    if let Some(dir) = std::env::var_os("BENCH_HOSTILE_DIR") {
-        let data = generator::generate(AGENTS, 1000, 13, generator::Shape::OneLine);
+    // BENCH_HOSTILE_DIR=dir: write the hostile reviews there and stop (for profiling);
+    // BENCH_REALISTIC_DIR=dir: the realistic 10 x 1,000 reviews of the scaling part.
+    let written = std::env::var_os("BENCH_HOSTILE_DIR")
+        .map(|d| (d, 13, generator::Shape::OneLine))
+        .or_else(|| {
+            std::env::var_os("BENCH_REALISTIC_DIR").map(|d| (d, 7, generator::Shape::Realistic))
+        });
+    if let Some((dir, seed, shape)) = written {
+        let data = generator::generate(AGENTS, 1000, seed, shape);
         for (a, text) in data.texts.iter().enumerate() {
             std::fs::write(Path::new(&dir).join(format!("agent{a}.md")), text).expect("write");
         }
@@ -126,17 +136,26 @@ impl Generated {
 fn scaling(bin: &str, sizes: &[usize]) {
     println!("== consolidate, {AGENTS} agents x N findings (realistic vocabulary) ==");
     println!(
-        "{:>6} {:>9} {:>10} {:>10} {:>12} {:>14} {:>12} {:>9}",
-        "N", "input", "cmd CPU", "cmd RSS", "consolidate", "candidates", "true links", "merged"
+        "{:>6} {:>7} {:>9} {:>9} {:>8} {:>9} {:>9} {:>11} {:>11} {:>7}",
+        "N",
+        "input",
+        "cmd wall",
+        "cmd CPU",
+        "cmd RSS",
+        "in wall",
+        "in CPU",
+        "candidates",
+        "true links",
+        "merged"
     );
     // The commands first, while this process holds nothing but one size's reviews.
-    let commands: Vec<(Duration, u64)> = sizes
+    let commands: Vec<(Timed, u64)> = sizes
         .iter()
         .map(|&n| median_command(bin, &Generated::new(n, 7, generator::Shape::Realistic), 3))
         .collect();
     let mut cmd_times = Vec::new();
     let mut in_times = Vec::new();
-    for (&n, &(wall, rss)) in sizes.iter().zip(&commands) {
+    for (&n, &(cmd, rss)) in sizes.iter().zip(&commands) {
         let g = Generated::new(n, 7, generator::Shape::Realistic);
         let reviews = g.reviews();
         let (t, report) = median_time(3, || consolidate(&reviews, &ConsolidateOptions::default()));
@@ -144,11 +163,13 @@ fn scaling(bin: &str, sizes: &[usize]) {
         breakdown(&reviews);
         let merged_findings = report.findings.len();
         println!(
-            "{n:>6} {:>8.1}M {:>9.3}s {:>8.0}MB {:>11.3}s {:>14} {:>12} {:>9}",
+            "{n:>6} {:>6.1}M {:>8.3}s {:>8.3}s {:>6.0}MB {:>8.3}s {:>8.3}s {:>11} {:>11} {:>7}",
             g.bytes() as f64 / 1e6,
-            wall.as_secs_f64(),
+            cmd.wall.as_secs_f64(),
+            cmd.cpu.as_secs_f64(),
             rss as f64 / 1e6,
-            t.as_secs_f64(),
+            t.wall.as_secs_f64(),
+            t.cpu.as_secs_f64(),
             stats.pairs,
             g.data.planted_pairs(),
             AGENTS * n - merged_findings,
@@ -157,18 +178,20 @@ fn scaling(bin: &str, sizes: &[usize]) {
             "       ({} common keys paired through a second one, {} groups compared in a window)",
             stats.common_keys, stats.windowed_groups
         );
-        cmd_times.push((n, wall));
+        cmd_times.push((n, cmd));
         in_times.push((n, t));
     }
     for (w, v) in cmd_times.windows(2).zip(in_times.windows(2)) {
         let (a, b, c, d) = (w[0], w[1], v[0], v[1]);
         if b.0 == 2 * a.0 {
             println!(
-                "T({})/T({}): command {:.2}, consolidate alone {:.2}",
+                "T({})/T({}): command {:.2} wall, {:.2} CPU; consolidate alone {:.2} wall, {:.2} CPU",
                 b.0,
                 a.0,
-                b.1.as_secs_f64() / a.1.as_secs_f64(),
-                d.1.as_secs_f64() / c.1.as_secs_f64()
+                b.1.wall.as_secs_f64() / a.1.wall.as_secs_f64(),
+                b.1.cpu.as_secs_f64() / a.1.cpu.as_secs_f64(),
+                d.1.wall.as_secs_f64() / c.1.wall.as_secs_f64(),
+                d.1.cpu.as_secs_f64() / c.1.cpu.as_secs_f64()
             );
         }
     }
@@ -181,12 +204,12 @@ fn accuracy(n: usize) {
     println!("== accuracy, {AGENTS} x {n} findings ==");
     let g = Generated::new(n, 11, generator::Shape::Realistic);
     let reviews = g.reviews();
-    let started = thread_cpu();
+    let started = process_cpu();
     let report = consolidate(&reviews, &ConsolidateOptions::default());
-    let elapsed = thread_cpu() - started;
+    let elapsed = process_cpu() - started;
     let (planted, merged, unrelated) = pair_outcomes(&g.data, &report);
     println!(
-        "planted duplicate pairs merged: {merged} of {planted} ({:.1}%); unrelated pairs merged: {unrelated}; consolidate {:.2}s, {} candidate pairs",
+        "planted duplicate pairs merged: {merged} of {planted} ({:.1}%); unrelated pairs merged: {unrelated}; consolidate {:.2}s CPU, {} candidate pairs",
         100.0 * merged as f64 / planted.max(1) as f64,
         elapsed.as_secs_f64(),
         candidate_pairs(&reviews).pairs
@@ -201,15 +224,16 @@ fn accuracy(n: usize) {
     );
 }
 
-fn hostile(n: usize, (wall, rss): (Duration, u64)) {
+fn hostile(n: usize, (time, rss): (Timed, u64)) {
     println!("== hostile: {AGENTS} x {n} findings of different defects, all on one line ==");
     let g = Generated::new(n, 13, generator::Shape::OneLine);
     let reviews = g.reviews();
     let report = consolidate(&reviews, &ConsolidateOptions::default());
     let (_, _, unrelated) = pair_outcomes(&g.data, &report);
     println!(
-        "unrelated pairs merged: {unrelated} (target 0); command {:.3}s, {:.0} MB; {} candidate pairs\n",
-        wall.as_secs_f64(),
+        "unrelated pairs merged: {unrelated} (target 0); command {:.3}s wall, {:.3}s CPU, {:.0} MB; {} candidate pairs\n",
+        time.wall.as_secs_f64(),
+        time.cpu.as_secs_f64(),
         rss as f64 / 1e6,
         candidate_pairs(&reviews).pairs
     );
@@ -217,7 +241,7 @@ fn hostile(n: usize, (wall, rss): (Duration, u64)) {
 
 /// Where consolidation's time goes, in CPU time: profiles, corpus, blocking, scoring.
 fn breakdown(reviews: &[Review]) {
-    let t0 = thread_cpu();
+    let t0 = process_cpu();
     let mut profiles = Vec::new();
     let mut agents = Vec::new();
     for (a, r) in reviews.iter().enumerate() {
@@ -226,11 +250,11 @@ fn breakdown(reviews: &[Review]) {
             agents.push(a);
         }
     }
-    let t1 = thread_cpu();
+    let t1 = process_cpu();
     let corpus = Corpus::new(profiles, agents);
-    let t2 = thread_cpu();
+    let t2 = process_cpu();
     let pairs = cluster::candidate_pairs(&corpus);
-    let t3 = thread_cpu();
+    let t3 = process_cpu();
     let kept = pairs
         .iter()
         .filter(|&&(a, b)| {
@@ -239,9 +263,9 @@ fn breakdown(reviews: &[Review]) {
                 .is_some()
         })
         .count();
-    let t4 = thread_cpu();
+    let t4 = process_cpu();
     let _ = cluster::cluster(&corpus);
-    let t5 = thread_cpu();
+    let t5 = process_cpu();
     println!(
         "       (profiles {:.3}s, corpus {:.3}s, blocking {:.3}s, scoring {:.3}s ({kept} pairs at the threshold), clustering in all {:.3}s)",
         (t1 - t0).as_secs_f64(),
@@ -297,43 +321,63 @@ fn pair_outcomes(
 }
 
 /// CPU time of this thread: what the work cost, whatever else the machine runs.
-fn thread_cpu() -> Duration {
+/// CPU time of the whole process, every thread's: consolidation spreads its work over a thread
+/// pool.
+fn process_cpu() -> Duration {
     // SAFETY: timespec is plain data that clock_gettime fills.
     let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// The least CPU time of `runs` calls of `f` (the run least disturbed by the rest of a shared
-/// machine), and the last result.
-fn median_time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+/// Wall-clock and CPU time of a measured step: the least of each over the runs (the run least
+/// disturbed by the rest of a shared machine). Consolidation runs on every core, so wall time
+/// is what a user waits and CPU time what the machine pays.
+#[derive(Debug, Clone, Copy)]
+struct Timed {
+    wall: Duration,
+    cpu: Duration,
+}
+
+impl Timed {
+    fn least(runs: &[Timed]) -> Timed {
+        Timed {
+            wall: runs.iter().map(|t| t.wall).min().expect("at least one run"),
+            cpu: runs.iter().map(|t| t.cpu).min().expect("at least one run"),
+        }
+    }
+}
+
+/// `runs` calls of `f`: the least wall and CPU times, and the last result.
+fn median_time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Timed, T) {
     let mut times = Vec::new();
     let mut last = None;
     for _ in 0..runs {
-        let started = thread_cpu();
+        let (wall, cpu) = (Instant::now(), process_cpu());
         let out = f();
-        times.push(thread_cpu() - started);
+        times.push(Timed {
+            wall: wall.elapsed(),
+            cpu: process_cpu() - cpu,
+        });
         last = Some(out);
     }
-    times.sort();
-    (times[0], last.expect("at least one run"))
+    (Timed::least(&times), last.expect("at least one run"))
 }
 
-/// The `consolidate` command on the generated files: the least CPU time and the peak RSS of
-/// the process (bytes), over `runs` runs.
-fn median_command(bin: &str, g: &Generated, runs: usize) -> (Duration, u64) {
-    let mut walls = Vec::new();
+/// The `consolidate` command on the generated files: the least wall and CPU times and the peak
+/// RSS of the process (bytes), over `runs` runs.
+fn median_command(bin: &str, g: &Generated, runs: usize) -> (Timed, u64) {
+    let mut times = Vec::new();
     let mut peak = 0;
     for _ in 0..runs {
-        let (wall, rss) = run_command(bin, g.dir.path());
-        walls.push(wall);
+        let (t, rss) = run_command(bin, g.dir.path());
+        times.push(t);
         peak = peak.max(rss);
     }
-    walls.sort();
-    (walls[0], peak)
+    (Timed::least(&times), peak)
 }
 
-fn run_command(bin: &str, dir: &Path) -> (Duration, u64) {
+fn run_command(bin: &str, dir: &Path) -> (Timed, u64) {
     let mut cmd = Command::new(bin);
     cmd.arg("consolidate");
     for a in 0..AGENTS {
@@ -363,11 +407,12 @@ fn run_command(bin: &str, dir: &Path) -> (Duration, u64) {
     std::mem::forget(child);
     let _ = std::io::stdout().flush();
     let cpu = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    let _ = wall;
-    // CPU time (user + system) rather than wall time: the machine is shared. ru_maxrss is in
-    // kilobytes on Linux.
+    // CPU time is user + system; ru_maxrss is in kilobytes on Linux.
     (
-        cpu(usage.ru_utime) + cpu(usage.ru_stime),
+        Timed {
+            wall,
+            cpu: cpu(usage.ru_utime) + cpu(usage.ru_stime),
+        },
         usage.ru_maxrss as u64 * 1024,
     )
 }
@@ -724,9 +769,11 @@ fn fifth_round(n: usize) {
     let earlier_findings = opts.history.findings().count();
     let (fifth, report) = median_time(3, || consolidate(&reviews, &opts));
     println!(
-        "first round {:.3}s CPU, fifth round {:.3}s CPU against {earlier_findings} earlier findings ({} declined, {} resolved, {} persisting)",
-        first.as_secs_f64(),
-        fifth.as_secs_f64(),
+        "first round {:.3}s wall, {:.3}s CPU; fifth round {:.3}s wall, {:.3}s CPU, against {earlier_findings} earlier findings ({} declined, {} resolved, {} persisting)",
+        first.wall.as_secs_f64(),
+        first.cpu.as_secs_f64(),
+        fifth.wall.as_secs_f64(),
+        fifth.cpu.as_secs_f64(),
         report.prior_rounds.declined.len(),
         report.prior_rounds.resolved.len(),
         report.prior_rounds.persisting.len(),

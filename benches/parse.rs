@@ -7,7 +7,9 @@
 //! allocator; the input itself is not counted). The check after each parse is what the result
 //! must hold (every finding kept, ids unique), so a fast wrong answer is caught too.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
+
+use mimalloc::MiMalloc as System;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -16,7 +18,7 @@ use deep_review::parse::{parse_review, parse_review_owned};
 use deep_review::report::markdown_read::parse_report;
 use deep_review::types::Review;
 
-/// The system allocator, counting the bytes in use and their peak.
+/// The `deep-review` binary's allocator (mimalloc), counting the bytes in use and their peak.
 struct Counting;
 
 static IN_USE: AtomicUsize = AtomicUsize::new(0);

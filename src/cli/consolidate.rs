@@ -136,8 +136,9 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
         own_findings = source.findings;
         reviews.extend(source.reviews);
     }
-    for (name, file) in &args.raw {
-        if reviews.iter().any(|r| &r.agent == name) {
+    for (i, (name, file)) in args.raw.iter().enumerate() {
+        if reviews.iter().any(|r| &r.agent == name) || args.raw[..i].iter().any(|(n, _)| n == name)
+        {
             let clash = match &args.from_report {
                 Some(report) if args.raw.iter().filter(|(n, _)| n == name).count() == 1 => {
                     format!(
@@ -151,9 +152,21 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
                 "{clash}: each agent has one review; give this one another name (e.g. {name}2={file})"
             );
         }
-        let review = read_review_file(name, Path::new(file))
-            .with_context(|| format!("cannot read the raw review of `{name}`"))?;
-        reviews.push(review);
+    }
+    // Each review is read and parsed on its own thread: large reviews take a while, and they
+    // are independent. The first failure, in the order given, is the one reported.
+    let read: Vec<anyhow::Result<Review>> = {
+        use rayon::prelude::*;
+        args.raw
+            .par_iter()
+            .map(|(name, file)| {
+                read_review_file(name, Path::new(file))
+                    .with_context(|| format!("cannot read the raw review of `{name}`"))
+            })
+            .collect()
+    };
+    for review in read {
+        reviews.push(review?);
     }
     for (name, display) in &args.reviewer {
         let Some(review) = reviews.iter_mut().find(|r| &r.agent == name) else {

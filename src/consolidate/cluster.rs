@@ -38,12 +38,7 @@ pub fn cluster(corpus: &Corpus) -> Vec<Vec<usize>> {
 pub fn cluster_at(corpus: &Corpus, threshold: f64) -> Vec<Vec<usize>> {
     let agents = &corpus.agents;
     let (candidates, _) = candidate_pairs_with_stats(corpus);
-    // The pairs come sorted by their first finding: one dense row per finding.
-    let mut scorer = RowScorer::new(corpus);
-    let mut scored: Vec<(f64, usize, usize)> = candidates
-        .into_iter()
-        .filter_map(|(a, b)| scorer.score_if_at_least(a, b, threshold).map(|s| (s, a, b)))
-        .collect();
+    let mut scored = score_candidates(corpus, &candidates, threshold);
     // Best pairs first; ties broken by position so the result never depends on hash order.
     scored.sort_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
 
@@ -85,6 +80,44 @@ pub fn cluster_at(corpus: &Corpus, threshold: f64) -> Vec<Vec<usize>> {
     }
     clusters.sort_by_key(|c| c[0]);
     clusters
+}
+
+/// The candidate pairs that score at least `threshold`, with their scores. The pairs come sorted
+/// by their first finding, so each run of one first finding is scored against one dense row
+/// ([`RowScorer`]); the runs are split into a few slices per thread, each slice
+/// scored on a thread of its own with its own row (scoring is most of clustering's time, and
+/// the pairs are independent).
+fn score_candidates(
+    corpus: &Corpus,
+    candidates: &[(usize, usize)],
+    threshold: f64,
+) -> Vec<(f64, usize, usize)> {
+    use rayon::prelude::*;
+    let slices = rayon::current_num_threads().max(1) * 4;
+    let target = candidates.len().div_ceil(slices).max(1);
+    // Cut at the first change of first finding after each `target` pairs.
+    let mut cuts = vec![0];
+    let mut at = target;
+    while at < candidates.len() {
+        let row = candidates[at - 1].0;
+        while at < candidates.len() && candidates[at].0 == row {
+            at += 1;
+        }
+        cuts.push(at);
+        at += target;
+    }
+    cuts.push(candidates.len());
+    cuts.dedup();
+    cuts.par_windows(2)
+        .map(|w| {
+            let mut scorer = RowScorer::new(corpus);
+            candidates[w[0]..w[1]]
+                .iter()
+                .filter_map(|&(a, b)| scorer.score_if_at_least(a, b, threshold).map(|s| (s, a, b)))
+                .collect::<Vec<_>>()
+        })
+        .flatten_iter()
+        .collect()
 }
 
 /// Average linkage: the mean score over every cross pair of the two clusters reaches the
