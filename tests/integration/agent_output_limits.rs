@@ -95,9 +95,12 @@ fn a_flood_is_cut_and_escape_sequences_are_shown_escaped() {
     );
 
     // Bounded memory: the 200 MB never sat in memory (the agents are waited for by the run).
+    // The bound is issue 10's (200 MB for a hostile input) with room: the 20 MB kept, read and
+    // parsed, plus what mimalloc holds of freed pages for reuse (about 120 MB in all; glibc's
+    // malloc gave back sooner, under 100 MB).
     let rss = children_max_rss();
     assert!(
-        rss < 100 * 1024 * 1024,
+        rss < 160 * 1024 * 1024,
         "the run peaked at {} MB",
         rss / 1024 / 1024
     );
