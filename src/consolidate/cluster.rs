@@ -352,6 +352,46 @@ mod tests {
         assert_eq!(cluster(&corpus), vec![vec![0, 2], vec![1]]);
     }
 
+    /// Two agents' findings crowded on one line (the place says nothing): the last of each shares
+    /// with the other's `shared` words, and nothing else but filler.
+    fn crowd_sharing(shared: &str) -> Corpus {
+        let filler = [
+            "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+            "juliet", "kilo", "lima",
+        ];
+        let mut profiles = Vec::new();
+        let mut agents = Vec::new();
+        for agent in 0..2 {
+            for k in 0..5 {
+                let own = filler[agent * 6 + k];
+                profiles.push(located(
+                    &format!("{own} misbehaves"),
+                    &format!("the {own} path misbehaves"),
+                    "src/hot.rs:10",
+                ));
+                agents.push(agent);
+            }
+            let own = filler[agent * 6 + 5];
+            profiles.push(located(
+                &format!("{shared} {own}"),
+                &format!("{shared} {shared} then {own} {own} again {shared}"),
+                "src/hot.rs:10",
+            ));
+            agents.push(agent);
+        }
+        corpus(profiles, &agents)
+    }
+
+    #[test]
+    fn one_shared_word_at_a_crowded_place_does_not_merge_but_two_do() {
+        // One rare word, repeated on both sides: a coincidence as often as a defect.
+        let alone = cluster(&crowd_sharing("quorum"));
+        assert!(alone.iter().all(|c| c.len() == 1), "{alone:?}");
+        // Two words of the claim in common: the same defect.
+        let together = cluster(&crowd_sharing("quorum stale"));
+        assert!(together.contains(&vec![5, 11]), "{together:?}");
+    }
+
     /// Two agents, `n` findings each, all on one line and naming `err`, worded alike; finding 7
     /// of each also names a rare function.
     fn crowded(n: usize) -> Corpus {

@@ -277,6 +277,45 @@ impl SparseVector {
     fn dot_dense(&self, dense: &[f64]) -> f64 {
         self.0.iter().map(|&(id, w)| w * dense[id as usize]).sum()
     }
+
+    /// The cosine of two claims ([`corroborated`]).
+    fn claim_cosine(&self, other: &SparseVector) -> f64 {
+        let (mut sum, mut most) = (0.0, 0.0f64);
+        self.shared(other, |x, y| {
+            sum += x * y;
+            most = most.max(x * y);
+        });
+        corroborated(sum, most)
+    }
+
+    /// [`SparseVector::claim_cosine`] against a claim spread over `dense`.
+    fn claim_cosine_dense(&self, dense: &[f64]) -> f64 {
+        let (mut sum, mut most) = (0.0, 0.0f64);
+        for &(id, w) in &self.0 {
+            let part = w * dense[id as usize];
+            sum += part;
+            most = most.max(part);
+        }
+        corroborated(sum, most)
+    }
+}
+
+/// The most one shared word gives the claim cosine of two located findings: a quarter of the
+/// scale on which the claim counts in full (`TEXT_FULL * MAX_LOCATION_FACTOR`), half of what the
+/// words need to merge a pair at a crowded place.
+///
+/// Two reviewers who describe one defect share its words: the failure, the field, the
+/// condition. Two findings that share one rare word and nothing else (however often each repeats
+/// it) share a coincidence as often as a defect, and at a place many findings cite, the
+/// coincidences are many: 10,000 findings on one line make 45 million pairs, and some of them
+/// share one word by chance. So one word is evidence, but not a claim on its own: it merges
+/// together with a second word, shared identifiers or quoted code, or a specific place.
+pub const ONE_WORD_CLAIM: f64 = 0.15;
+
+/// A claim cosine `sum` whose largest single word's part `most` counts at most
+/// [`ONE_WORD_CLAIM`].
+fn corroborated(sum: f64, most: f64) -> f64 {
+    sum - most + most.min(ONE_WORD_CLAIM)
 }
 
 /// Scores many pairs that share their first finding, as candidate pairs come (sorted by their
@@ -328,7 +367,7 @@ impl<'c> RowScorer<'c> {
         let c = self.corpus;
         c.score_with(a, b, threshold, |which| match which {
             Cosine::Text => c.vectors[b].dot_dense(&self.text),
-            Cosine::Claim => c.claims[b].dot_dense(&self.claim),
+            Cosine::Claim => c.claims[b].claim_cosine_dense(&self.claim),
         })
     }
 }
@@ -666,7 +705,7 @@ impl Corpus {
     /// The evidence that findings `a` and `b` of the corpus name the same defect.
     pub fn evidence(&self, a: usize, b: usize) -> PairEvidence {
         let text = self.vectors[a].dot(&self.vectors[b]).clamp(0.0, 1.0);
-        let claim = self.claims[a].dot(&self.claims[b]).clamp(0.0, 1.0);
+        let claim = self.claims[a].claim_cosine(&self.claims[b]).clamp(0.0, 1.0);
         self.evidence_with(a, b, text, claim)
     }
 
@@ -687,7 +726,7 @@ impl Corpus {
     pub fn score_if_at_least(&self, a: usize, b: usize, threshold: f64) -> Option<f64> {
         self.score_with(a, b, threshold, |which| match which {
             Cosine::Text => self.vectors[a].dot(&self.vectors[b]),
-            Cosine::Claim => self.claims[a].dot(&self.claims[b]),
+            Cosine::Claim => self.claims[a].claim_cosine(&self.claims[b]),
         })
     }
 
