@@ -14,7 +14,9 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use deep_review::parse::{parse_review, parse_review_owned};
+use deep_review::parse::{
+    MAX_FINDINGS, parse_review, parse_review_owned, parse_review_owned_limited,
+};
 use deep_review::report::markdown_read::parse_report;
 use deep_review::types::Review;
 
@@ -275,9 +277,12 @@ enum Input {
 fn run(name: &str, input: Input, check: impl Fn(&Review) -> String) {
     match input {
         Input::Review(text) => {
-            let (r, cost) = measure(|| parse_review("x", &text));
+            // The reader in full, past the flood cap (`MAX_FINDINGS`): these cases measure
+            // how its work grows with the input, not the cap.
+            let len = text.len();
+            let (r, cost) = measure(|| parse_review_owned_limited("x", text, usize::MAX));
             let what = check(&r);
-            report(name, text.len(), &cost, &what);
+            report(name, len, &cost, &what);
         }
         Input::Report(text) => {
             let (src, cost) = measure(|| parse_report(&text, "r.md"));
@@ -382,13 +387,21 @@ fn main() {
         let (text, n) = large_review(50 * 1024 * 1024);
         // As `read_review_file` reads a file: the review keeps the text it was given.
         let len = text.len();
-        let (r, cost) = measure(|| parse_review_owned("x", text));
+        let (r, cost) = measure(|| parse_review_owned_limited("x", text, usize::MAX));
         let what = all_kept(n)(&r);
         report("review_50mb", len, &cost, &what);
         drop(r);
-        // From a borrowed text, which the review copies as its raw text.
-        let (text, n) = large_review(50 * 1024 * 1024);
-        run("review_50mb_borrowed", Input::Review(text), all_kept(n));
+        // As `run` and `consolidate` read it: the first MAX_FINDINGS findings, then a warning.
+        let (text, _) = large_review(50 * 1024 * 1024);
+        let len = text.len();
+        let (r, cost) = measure(|| parse_review_owned("x", text));
+        assert_eq!(r.findings.len(), MAX_FINDINGS, "the cap holds");
+        report(
+            "review_50mb_capped",
+            len,
+            &cost,
+            &format!("{} findings read, then a warning", r.findings.len()),
+        );
     }
     let name = format!("unclosed_fences_{n}");
     if wanted(&name) {

@@ -111,6 +111,10 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// How many parse warnings of one review the terminal shows: a flood of repeated ids would
+/// otherwise print thousands of lines; the report keeps them all.
+const WARNINGS_SHOWN: usize = 20;
+
 pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.bundle {
         let analysis = pipeline::from_bundle(dir)?;
@@ -191,12 +195,20 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
         }
     }
     for review in &reviews {
-        for w in &review.warnings {
+        for w in review.warnings.iter().take(WARNINGS_SHOWN) {
             let at = w.line.map(|l| format!(" line {l}:")).unwrap_or_default();
             crate::say!(
                 "deep-review: warning: {} review:{at} {}",
                 printable_line(&review.agent),
                 printable_line(&w.message)
+            );
+        }
+        if let Some(more) = review.warnings.len().checked_sub(WARNINGS_SHOWN)
+            && more > 0
+        {
+            crate::say!(
+                "deep-review: warning: {} review: {more} more warnings, not shown here (the report's `warnings` list them all)",
+                printable_line(&review.agent)
             );
         }
     }

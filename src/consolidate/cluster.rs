@@ -251,19 +251,33 @@ fn all_pairs(list: &[u32], agents: &[usize], pairs: &mut Vec<u64>) {
 }
 
 /// Compares each finding of a group too large to pair in full with the next `width` findings
-/// of other agents, in index order: bounded work.
+/// of other agents, in index order: bounded work. A run of the finding's own agent is jumped in
+/// one step (`next_other`), so a group of one agent's findings (one review that floods) costs
+/// its length, not its square.
 fn window(group: &[u32], width: usize, agents: &[usize], pairs: &mut Vec<u64>) {
+    let agent = |k: usize| agents[group[k] as usize];
+    // next_other[k]: the first position after k whose agent is not the agent at k.
+    let mut next_other = vec![group.len(); group.len()];
+    for k in (0..group.len().saturating_sub(1)).rev() {
+        next_other[k] = if agent(k + 1) == agent(k) {
+            next_other[k + 1]
+        } else {
+            k + 1
+        };
+    }
     for (k, &a) in group.iter().enumerate() {
         let mut taken = 0;
-        for &b in &group[k + 1..] {
-            if agents[a as usize] == agents[b as usize] {
+        let mut j = k + 1;
+        while j < group.len() && taken < width {
+            if agent(j) == agent(k) {
+                // A run of this finding's agent: the next position of another agent is one
+                // step away.
+                j = next_other[j];
                 continue;
             }
-            pairs.push(pair_code(a, b));
+            pairs.push(pair_code(a, group[j]));
             taken += 1;
-            if taken == width {
-                break;
-            }
+            j += 1;
         }
     }
 }
@@ -409,6 +423,49 @@ mod tests {
             }
         }
         corpus(profiles, &agents)
+    }
+
+    /// The window as it was first written: every later finding scanned, own agent skipped.
+    fn window_by_scanning(group: &[u32], width: usize, agents: &[usize]) -> Vec<u64> {
+        let mut pairs = Vec::new();
+        for (k, &a) in group.iter().enumerate() {
+            let mut taken = 0;
+            for &b in &group[k + 1..] {
+                if agents[a as usize] == agents[b as usize] {
+                    continue;
+                }
+                pairs.push(pair_code(a, b));
+                taken += 1;
+                if taken == width {
+                    break;
+                }
+            }
+        }
+        pairs
+    }
+
+    #[test]
+    fn the_window_jumps_runs_of_one_agent_and_pairs_as_a_scan_would() {
+        // Runs of one agent of every length between findings of others.
+        let agents: Vec<usize> = (0..400)
+            .map(|i| [0, 0, 0, 1, 0, 2, 2, 0, 0, 0, 0, 1][i % 12])
+            .collect();
+        let group: Vec<u32> = (0..400).collect();
+        for width in [1, 3, 20] {
+            let mut pairs = Vec::new();
+            window(&group, width, &agents, &mut pairs);
+            assert_eq!(
+                pairs,
+                window_by_scanning(&group, width, &agents),
+                "width {width}"
+            );
+        }
+        // One agent's flood: no pair, and the walk is one step per finding.
+        let flood = vec![0; 200_000];
+        let group: Vec<u32> = (0..200_000).collect();
+        let mut pairs = Vec::new();
+        window(&group, 20, &flood, &mut pairs);
+        assert!(pairs.is_empty());
     }
 
     #[test]

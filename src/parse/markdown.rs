@@ -43,6 +43,11 @@ struct Ctx<'t> {
     inserted_before: Vec<usize>,
     review: Review,
     ids: super::ids::IdAllocator,
+    /// The most findings this review is read for ([`super::MAX_FINDINGS`]).
+    max_findings: usize,
+    /// Findings met after that many, not built; and where the first of them starts.
+    skipped: usize,
+    first_skipped: Option<usize>,
 }
 
 impl Ctx<'_> {
@@ -82,20 +87,25 @@ pub(crate) fn is_section_name(name: &str) -> bool {
 
 /// Parses a Markdown raw review. Never fails; see the module doc.
 pub fn parse_markdown(agent: &str, text: &str) -> Review {
-    let mut review = read_markdown(agent, text);
+    let mut review = read_markdown(agent, text, super::MAX_FINDINGS);
     review.raw = text.to_string();
     review
 }
 
 /// [`parse_markdown`] of a text the review then keeps as its raw text, without a copy.
 pub fn parse_markdown_owned(agent: &str, text: String) -> Review {
-    let mut review = read_markdown(agent, &text);
+    parse_markdown_owned_limited(agent, text, super::MAX_FINDINGS)
+}
+
+/// [`parse_markdown_owned`] reading at most `max_findings` findings.
+pub fn parse_markdown_owned_limited(agent: &str, text: String, max_findings: usize) -> Review {
+    let mut review = read_markdown(agent, &text, max_findings);
     review.raw = text;
     review
 }
 
-/// Reads the review; `raw` is left to the caller.
-fn read_markdown(agent: &str, text: &str) -> Review {
+/// Reads the review, its first `max_findings` findings; `raw` is left to the caller.
+fn read_markdown(agent: &str, text: &str, max_findings: usize) -> Review {
     let mut review = Review {
         agent: agent.to_string(),
         ..Review::default()
@@ -123,12 +133,20 @@ fn read_markdown(agent: &str, text: &str) -> Review {
         inserted: prepared.inserted,
         review,
         ids: Default::default(),
+        max_findings,
+        skipped: 0,
+        first_skipped: None,
     };
     // Warnings that explain what follows them: blocks that run on, nesting too deep.
     let mut first_warnings: Vec<ParseWarning> = Vec::new();
     let mut too_deep_seen = false;
     let mut splitter = Splitter::new();
     for part in &prepared.parts {
+        if ctx.review.findings.len() >= ctx.max_findings {
+            // A flood: what follows is not read (the raw text keeps it).
+            ctx.first_skipped.get_or_insert(part.range.start);
+            break;
+        }
         let (blocks, too_deep) = parse_blocks_at(&work[part.range.clone()], part.range.start);
         if let Some(at) = too_deep
             && !std::mem::replace(&mut too_deep_seen, true)
@@ -169,6 +187,23 @@ fn read_markdown(agent: &str, text: &str) -> Review {
             message: "no review sections found (Findings, Critical Issues, ...): the whole text \
                       was read as the summary"
                 .into(),
+        });
+    }
+    if let Some(at) = ctx.first_skipped {
+        let more = if ctx.skipped > 0 {
+            format!(
+                " ({} more findings were met before reading stopped)",
+                ctx.skipped
+            )
+        } else {
+            String::new()
+        };
+        first_warnings.push(ParseWarning {
+            line: Some(ctx.line(at)),
+            message: format!(
+                "the review holds more than {} findings: reading stopped here{more}; so many is a flood, not one reviewer's reading of a change, and the raw review keeps the rest",
+                ctx.max_findings
+            ),
         });
     }
     ctx.review.warnings.splice(0..0, first_warnings);

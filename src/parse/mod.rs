@@ -37,6 +37,13 @@ use std::path::Path;
 
 use crate::types::{ParseWarning, Review};
 
+/// The most findings one review is read for. A careful review of a large change has tens;
+/// thousands are a flood (an agent in a loop, or output made to exhaust the run), and each
+/// finding costs kilobytes here and more in consolidation, so reading stops after this many
+/// with a warning that names the line, and the raw review keeps the rest. It is above the 5,000
+/// findings per agent the consolidation benchmark checks for accuracy.
+pub const MAX_FINDINGS: usize = 5_000;
+
 /// Why a raw review or report could not be read at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
@@ -59,7 +66,11 @@ pub enum ParseError {
 /// with the text that could not be read kept in `unparsed`.
 pub fn parse_review(agent: &str, text: &str) -> Review {
     match json_part(text) {
-        Some((json_text, shift)) => review_of_json(agent, text, json_text, shift),
+        Some((json_text, shift)) => {
+            let mut review = review_of_json(agent, text, json_text, shift);
+            cap_json_findings(&mut review, MAX_FINDINGS);
+            review
+        }
         None => markdown::parse_markdown(agent, text),
     }
 }
@@ -67,9 +78,36 @@ pub fn parse_review(agent: &str, text: &str) -> Review {
 /// [`parse_review`] of a text the review keeps as its raw text: a Markdown review is not
 /// copied (for a large review, the copy is most of the memory parsing needs).
 pub fn parse_review_owned(agent: &str, text: String) -> Review {
+    parse_review_owned_limited(agent, text, MAX_FINDINGS)
+}
+
+/// [`parse_review_owned`] reading at most `max_findings` findings of a Markdown review (a JSON
+/// review is cut to that many): for measuring the reader on floods larger than
+/// [`MAX_FINDINGS`].
+pub fn parse_review_owned_limited(agent: &str, text: String, max_findings: usize) -> Review {
     match json_part(&text) {
-        Some((json_text, shift)) => review_of_json(agent, &text, json_text, shift),
-        None => markdown::parse_markdown_owned(agent, text),
+        Some((json_text, shift)) => {
+            let mut review = review_of_json(agent, &text, json_text, shift);
+            cap_json_findings(&mut review, max_findings);
+            review
+        }
+        None => markdown::parse_markdown_owned_limited(agent, text, max_findings),
+    }
+}
+
+/// Cuts a JSON review to its first `max` findings, with a warning: serde reads the whole
+/// array (the text is at most a run's output), but no more than `max` go further.
+fn cap_json_findings(review: &mut Review, max: usize) {
+    let count = review.findings.len();
+    if count > max {
+        review.findings.truncate(max);
+        review.findings.shrink_to_fit();
+        review.warnings.push(ParseWarning {
+            line: None,
+            message: format!(
+                "the review holds {count} findings: only its first {max} are read; so many is a flood, not one reviewer's reading of a change, and the raw review keeps the rest"
+            ),
+        });
     }
 }
 
@@ -130,13 +168,44 @@ fn shift_line(e: ParseError, shift: usize) -> ParseError {
     }
 }
 
+/// The first `limit` bytes of the file at `path`, cut after its last whole line when the file
+/// is longer, and the file's size when it was cut: a saved review is read no further than a
+/// run would have kept of the agent's output, so a huge file cannot take the memory and time of
+/// the whole pipeline.
+fn read_at_most(path: &Path, limit: u64) -> std::io::Result<(Vec<u8>, Option<u64>)> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    let mut bytes = Vec::with_capacity(size.min(limit) as usize);
+    // One byte more than the limit tells a longer stream (a pipe has no size) from one that
+    // ends there.
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 <= limit {
+        return Ok((bytes, None));
+    }
+    bytes.truncate(limit as usize);
+    if let Some(last) = bytes.iter().rposition(|&b| b == b'\n') {
+        bytes.truncate(last + 1);
+    }
+    Ok((bytes, Some(size)))
+}
+
+/// The number of the last line of `text`.
+fn bytes_lines(text: &str) -> usize {
+    text.bytes().filter(|&b| b == b'\n').count().max(1)
+}
+
 /// Reads and parses a raw review file. A file that is not UTF-8 is read lossily with a warning;
-/// a JSON file with a syntax or shape error is an error naming the file and line.
+/// a JSON file with a syntax or shape error is an error naming the file and line. A file longer
+/// than a run keeps of an agent's output is read that far, with a warning.
 pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> {
-    let bytes = std::fs::read(path).map_err(|source| ParseError::Io {
-        path: path.display().to_string(),
-        source,
-    })?;
+    let (bytes, size) =
+        read_at_most(path, crate::dispatch::DEFAULT_OUTPUT_LIMIT).map_err(|source| {
+            ParseError::Io {
+                path: path.display().to_string(),
+                source,
+            }
+        })?;
     let (text, lossy_at) = match String::from_utf8(bytes) {
         Ok(t) => (t, None),
         Err(e) => {
@@ -152,10 +221,29 @@ pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> 
         if r.raw == json_text {
             r.raw = text.clone();
         }
+        cap_json_findings(&mut r, MAX_FINDINGS);
         r
     } else {
         markdown::parse_markdown_owned(agent, text)
     };
+    if let Some(size) = size {
+        review.warnings.insert(
+            0,
+            ParseWarning {
+                line: Some(bytes_lines(&review.raw)),
+                message: format!(
+                    "{} is longer than {limit} MB{}: only its first {limit} MB were read (as much as a run keeps of an agent's output); the rest is not part of the review",
+                    path.display(),
+                    if size > 0 {
+                        format!(" ({} MB)", size / (1024 * 1024))
+                    } else {
+                        String::new()
+                    },
+                    limit = crate::dispatch::DEFAULT_OUTPUT_LIMIT / (1024 * 1024)
+                ),
+            },
+        );
+    }
     if let Some(line) = lossy_at {
         review.warnings.insert(
             0,

@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::consolidate::{ConsolidateOptions, consolidate};
-use crate::parse::parse_review;
+use crate::parse::{MAX_FINDINGS, parse_review};
 use crate::rounds::History;
 use crate::store::Store;
 use crate::store::bundle;
@@ -174,6 +174,7 @@ fn analyze(
     mut history: History,
 ) -> Analysis {
     let mut warnings = std::mem::take(&mut history.warnings);
+    cap_findings(&mut reviews, &mut warnings);
     let mut verified = None;
     if history.key.is_some() || !history.is_first() {
         history.stamp(&mut meta);
@@ -221,6 +222,32 @@ fn analyze(
         warnings,
         reviews,
         options: opts,
+    }
+}
+
+/// Cuts each review to its first [`MAX_FINDINGS`] findings, saying so on the review and to the
+/// user. The parser already reads no more than that; this holds for reviews that come another
+/// way (a JSON report's reviews, a bundle), so the time and memory of verification and
+/// consolidation stay bounded whatever a review holds. The raw text stays whole in the appendix.
+fn cap_findings(reviews: &mut [Review], warnings: &mut Vec<String>) {
+    for review in reviews {
+        let count = review.findings.len();
+        if count <= MAX_FINDINGS {
+            continue;
+        }
+        review.findings.truncate(MAX_FINDINGS);
+        review.findings.shrink_to_fit();
+        let message = format!(
+            "the review holds {count} findings: only its first {MAX_FINDINGS} are verified and consolidated (so many is a flood, not one reviewer's reading of a change); the raw review is kept whole"
+        );
+        warnings.push(format!(
+            "{}: {message}",
+            crate::text::printable_line(&review.agent)
+        ));
+        review.warnings.push(ParseWarning {
+            line: None,
+            message,
+        });
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use deep_review::parse::{ParseError, parse_review, read_review_file};
+use deep_review::parse::{ParseError, parse_review, parse_review_owned_limited, read_review_file};
 use deep_review::report::markdown_read::{parse_report, read_report};
 use deep_review::types::{ObservationKind, Review, Severity};
 
@@ -275,7 +275,9 @@ fn five_megabyte_review() {
             n + 3
         ));
     }
-    let r = parse_review("claude", &text);
+    // Read in full (past the flood cap of 5,000 findings, which `review_floods.rs` tests): the
+    // reader itself must take every finding of a large review.
+    let r = parse_review_owned_limited("claude", text, usize::MAX);
     assert_eq!(r.findings.len(), n);
     let last = r.findings.last().unwrap();
     assert_eq!(last.id, format!("I{n}"));
@@ -745,7 +747,8 @@ fn thousands_of_repeated_ids_are_all_kept() {
         json.push_str("{\"id\":\"C1\",\"title\":\"t\",\"severity\":\"critical\"}");
     }
     json.push_str("]}");
-    let r = parse_review("codex", &json);
+    // Read in full, past the flood cap (tested in `review_floods.rs`): the reader's own work.
+    let r = parse_review_owned_limited("codex", json.clone(), usize::MAX);
     assert_eq!(r.findings.len(), 8_000);
     assert_unique_ids(&r);
     assert_eq!(ids(&r)[..3], ["C1", "C1-2", "C1-3"]);
@@ -755,7 +758,7 @@ fn thousands_of_repeated_ids_are_all_kept() {
     for _ in 0..16_000 {
         md.push_str("S1. **Same id** — `a.rs:1` (suggestion, gap)\n\nBody.\n\n");
     }
-    let r = parse_review("codex", &md);
+    let r = parse_review_owned_limited("codex", md.clone(), usize::MAX);
     assert_eq!(r.findings.len(), 16_000);
     assert_unique_ids(&r);
     assert_eq!(r.findings[15_999].id, "S1-16000");
@@ -777,7 +780,8 @@ fn ten_thousand_repeated_sections_are_all_read() {
              ## Coverage Summary\n\n- `src/a{k}.rs` — Finding 1\n\n"
         ));
     }
-    let r = parse_review("gemini", &text);
+    // Read in full, past the flood cap (tested in `review_floods.rs`).
+    let r = parse_review_owned_limited("gemini", text.clone(), usize::MAX);
     assert_eq!(r.findings.len(), 10_000);
     assert_unique_ids(&r);
     // Unnumbered findings of each section take the next free number.
