@@ -12,6 +12,9 @@
 //!    defect) that end in one merged finding, and the pairs of unrelated findings that do.
 //! 3. **Hostile**: every finding of every agent on the same line of the same file, all about
 //!    different defects: no two may merge.
+//! 4. **A fifth round** against four earlier reports (`BENCH_PART=rounds`).
+//! 5. **A flood**: one agent's 200 MB review of short findings, through the command
+//!    (`BENCH_PART=flood`): it reads 20 MB and 5,000 findings, and says so.
 //!
 //! The data ([`generator`]): a vocabulary of 50,000 made-up words drawn with Zipf's law (s = 1), so a
 //! few words are in most findings and most words are rare; identifiers (camelCase, built from the
@@ -73,6 +76,7 @@ fn main() {
         }
         Ok("accuracy") => return accuracy(5000),
         Ok("rounds") => return fifth_round(1000),
+        Ok("flood") => return flood(),
         _ => {}
     }
     // BENCH_QUICK=1: small sizes, to try the bench itself in a debug build.
@@ -92,6 +96,53 @@ fn main() {
     accuracy(accurate);
     hostile(crowd, hostile_command);
     fifth_round(crowd);
+    flood();
+}
+
+/// One agent's flood: a 200 MB review of about 1.6 million short findings whose ids repeat
+/// every 2,000 (an agent in a loop), given to `consolidate --raw`. The command must read no more
+/// than a run keeps (20 MB) and no more than 5,000 findings, and say so.
+fn flood() {
+    println!("== flood: `consolidate --raw` of one agent's 200 MB review ==");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("flood.md");
+    {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&file).expect("flood file"));
+        let mut written = 0;
+        let mut i = 0usize;
+        writeln!(out, "## Findings\n\n### Important Issues\n").expect("write");
+        while written < 200 * 1024 * 1024 {
+            let finding = format!(
+                "**I{}. Title number {i} about `fooBar{i}`** — `src/a{}.rs:{}`\n\nBody text explaining the defect {i} in some words.\n\n",
+                i % 2000 + 1,
+                i % 50,
+                i % 900 + 1
+            );
+            out.write_all(finding.as_bytes()).expect("write");
+            written += finding.len();
+            i += 1;
+        }
+        out.flush().expect("flush");
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_deep-review"));
+    cmd.arg("consolidate")
+        .arg("--raw")
+        .arg(format!("looping={}", file.display()))
+        .args(["--format", "json", "--out"])
+        .arg(dir.path().join("report.json"));
+    let log = dir.path().join("stderr.txt");
+    cmd.stderr(std::fs::File::create(&log).expect("a log file"));
+    let (time, rss) = wait_measured(cmd, &log);
+    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
+    println!(
+        "command {:.3}s wall, {:.3}s CPU, {:.0} MB; cut at 20 MB: {}; stopped after 5,000 findings: {}; {} lines on stderr\n",
+        time.wall.as_secs_f64(),
+        time.cpu.as_secs_f64(),
+        rss as f64 / 1e6,
+        stderr.contains("longer than 20 MB"),
+        stderr.contains("more than 5000 findings"),
+        stderr.lines().count()
+    );
 }
 
 /// Generated reviews of `AGENTS` agents with `n` findings each, written to a temporary directory.
@@ -390,6 +441,12 @@ fn run_command(bin: &str, dir: &Path) -> (Timed, u64) {
         .arg(dir.join("report.json"));
     let log = dir.join("stderr.txt");
     cmd.stderr(std::fs::File::create(&log).expect("a log file"));
+    wait_measured(cmd, &log)
+}
+
+/// Runs `cmd` and waits for it: its wall and CPU times and peak RSS (bytes). It must succeed;
+/// its stderr goes to `log`, shown if it does not.
+fn wait_measured(mut cmd: Command, log: &Path) -> (Timed, u64) {
     let started = Instant::now();
     let child = cmd.spawn().expect("run deep-review");
     let pid = child.id() as libc::pid_t;
@@ -402,7 +459,7 @@ fn run_command(bin: &str, dir: &Path) -> (Timed, u64) {
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "deep-review consolidate failed (status {status}): {}",
-        std::fs::read_to_string(&log).unwrap_or_default()
+        std::fs::read_to_string(log).unwrap_or_default()
     );
     std::mem::forget(child);
     let _ = std::io::stdout().flush();
