@@ -217,7 +217,26 @@ pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> 
     };
     let mut review = if let Some((json_text, shift)) = json_part(&text) {
         let mut r = json::parse_json_review(agent, json_text, &path.display().to_string())
-            .map_err(|e| shift_line(e, shift))?;
+            .map_err(|e| shift_line(e, shift))
+            .map_err(|e| match (e, size) {
+                // Cut JSON is not JSON: say why it ends there.
+                (
+                    ParseError::Invalid {
+                        path,
+                        line,
+                        message,
+                    },
+                    Some(_),
+                ) => ParseError::Invalid {
+                    path,
+                    line,
+                    message: format!(
+                        "the file is longer than {} MB, as much as a run keeps of an agent's output, and was read that far, so its JSON ends early ({message})",
+                        crate::dispatch::DEFAULT_OUTPUT_LIMIT / (1024 * 1024)
+                    ),
+                },
+                (e, _) => e,
+            })?;
         if r.raw == json_text {
             r.raw = text.clone();
         }

@@ -122,3 +122,27 @@ fn a_saved_review_larger_than_a_run_keeps_is_read_that_far_within_bounded_memory
         rss / 1024 / 1024
     );
 }
+
+#[test]
+fn a_json_review_longer_than_a_run_keeps_is_an_error_that_says_why_it_ends_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("huge.json");
+    let findings: Vec<Value> = (0..200_000)
+        .map(|i| {
+            serde_json::json!({
+                "id": format!("I{i}"),
+                "title": format!("Finding {i} about fooBar{i}"),
+                "explanation": "a body long enough to pass twenty megabytes in all",
+            })
+        })
+        .collect();
+    let text = serde_json::json!({ "findings": findings }).to_string();
+    assert!(text.len() > 21 * 1024 * 1024, "{} bytes", text.len());
+    std::fs::write(&file, &text).unwrap();
+    let err = deep_review::parse::read_review_file("looping", &file).unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.contains("longer than 20 MB") && message.contains("its JSON ends early"),
+        "{message}"
+    );
+}
