@@ -336,3 +336,41 @@ fn store_of_bundle(dir: &Path) -> Option<Store> {
         && reviews.file_name()? == crate::store::REVIEWS_DIR)
         .then(|| Store::new(reviews.parent().unwrap_or(reviews)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Finding;
+
+    #[test]
+    fn a_review_that_comes_with_more_findings_than_the_cap_is_cut_and_says_so() {
+        let flooded = Review {
+            agent: "looping".into(),
+            findings: (0..MAX_FINDINGS + 3)
+                .map(|i| Finding::new(format!("I{i}"), format!("Finding {i}")))
+                .collect(),
+            ..Review::default()
+        };
+        let fine = Review {
+            agent: "careful".into(),
+            findings: vec![Finding::new("I1", "One finding")],
+            ..Review::default()
+        };
+        let mut reviews = vec![flooded, fine];
+        let mut warnings = Vec::new();
+        cap_findings(&mut reviews, &mut warnings);
+        assert_eq!(reviews[0].findings.len(), MAX_FINDINGS);
+        assert_eq!(
+            reviews[0].findings.last().unwrap().id,
+            format!("I{}", MAX_FINDINGS - 1)
+        );
+        assert_eq!(reviews[1].findings.len(), 1);
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("looping: the review holds 5003 findings"),
+            "{warnings:?}"
+        );
+        assert!(reviews[1].warnings.is_empty());
+        assert_eq!(reviews[0].warnings.len(), 1);
+    }
+}
