@@ -81,8 +81,6 @@ fn report(n: usize) -> Report {
         .map(|i| format!("{i}. **Finding {i}** — `src/m{i}.rs:{i}` (important, gap)\n\n```rust\nlet x_{i} = y();\n```\n\nBecause reasons, line {i}.\n"))
         .collect::<String>();
     Report {
-        schema_version: 2,
-        round: 1,
         meta: ReportMeta {
             id: "20261202-120000-bench".into(),
             repo_url: Some("https://github.com/o/n".into()),
@@ -93,11 +91,6 @@ fn report(n: usize) -> Report {
         verdict_rationale: "generated".into(),
         summary: "Generated report.".into(),
         findings: (0..n).map(finding).collect(),
-        observations: vec![],
-        testing_gaps: vec![],
-        documentation: vec![],
-        limitations: vec![],
-        agents: vec![],
         appendix: ["claude", "codex", "gemini"]
             .iter()
             .map(|a| AppendixEntry {
@@ -106,13 +99,7 @@ fn report(n: usize) -> Report {
                 text: review.clone(),
             })
             .collect(),
-        warnings: vec![],
-        synthesis: Default::default(),
-        budget: None,
-        prior_rounds: Default::default(),
-        resolution: None,
-        checkout: None,
-        unresolved_feedback: vec![],
+        ..Report::default()
     }
 }
 

@@ -577,7 +577,6 @@ mod tests {
 
     fn report(findings: Vec<MergedFinding>) -> Report {
         Report {
-            schema_version: 2,
             meta: ReportMeta {
                 id: "20260101-000000-pr-7".into(),
                 head: Some("b".repeat(40)),
@@ -585,23 +584,10 @@ mod tests {
                 ..ReportMeta::default()
             },
             verdict: Verdict::MergeWithFixes,
-            verdict_rationale: String::new(),
             summary: "Summary.".into(),
             findings,
-            observations: vec![],
-            testing_gaps: vec![],
-            documentation: vec![],
-            limitations: vec![],
-            agents: vec![],
-            appendix: vec![],
-            warnings: vec![],
-            unresolved_feedback: vec![],
-            checkout: None,
-            synthesis: Default::default(),
-            budget: None,
             round: 2,
-            prior_rounds: Default::default(),
-            resolution: None,
+            ..Report::default()
         }
     }
 

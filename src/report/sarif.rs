@@ -381,26 +381,9 @@ mod tests {
 
     fn report(findings: Vec<MergedFinding>) -> Report {
         Report {
-            schema_version: 2,
-            round: 1,
-            meta: Default::default(),
             verdict: Verdict::MergeWithFixes,
-            verdict_rationale: String::new(),
-            summary: String::new(),
             findings,
-            observations: vec![],
-            testing_gaps: vec![],
-            documentation: vec![],
-            limitations: vec![],
-            agents: vec![],
-            appendix: vec![],
-            warnings: vec![],
-            synthesis: Default::default(),
-            budget: None,
-            prior_rounds: Default::default(),
-            resolution: None,
-            checkout: None,
-            unresolved_feedback: vec![],
+            ..Report::default()
         }
     }
 

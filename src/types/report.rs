@@ -411,6 +411,35 @@ pub struct Report {
     pub unresolved_feedback: Vec<ReviewThread>,
 }
 
+/// A report of nothing: this schema, round 1, no findings, no agent, so no review to judge by.
+/// The starting point of reports built field by field (tests, benchmarks).
+impl Default for Report {
+    fn default() -> Self {
+        Report {
+            schema_version: REPORT_SCHEMA_VERSION,
+            round: 1,
+            meta: ReportMeta::default(),
+            verdict: Verdict::NoReview,
+            verdict_rationale: String::new(),
+            summary: String::new(),
+            findings: Vec::new(),
+            observations: Vec::new(),
+            testing_gaps: Vec::new(),
+            documentation: Vec::new(),
+            limitations: Vec::new(),
+            agents: Vec::new(),
+            appendix: Vec::new(),
+            warnings: Vec::new(),
+            synthesis: SynthesisInfo::default(),
+            budget: None,
+            prior_rounds: PriorRounds::default(),
+            resolution: None,
+            checkout: None,
+            unresolved_feedback: Vec::new(),
+        }
+    }
+}
+
 /// What became of the synthesizer's proposal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -13,26 +13,8 @@ fn showcase() -> Report {
 
 fn empty_report() -> Report {
     Report {
-        schema_version: 2,
-        round: 1,
-        meta: Default::default(),
         verdict: Verdict::MergeAsIs,
-        verdict_rationale: String::new(),
-        summary: String::new(),
-        findings: vec![],
-        observations: vec![],
-        testing_gaps: vec![],
-        documentation: vec![],
-        limitations: vec![],
-        agents: vec![],
-        appendix: vec![],
-        warnings: vec![],
-        synthesis: Default::default(),
-        budget: None,
-        prior_rounds: Default::default(),
-        resolution: None,
-        checkout: None,
-        unresolved_feedback: vec![],
+        ..Report::default()
     }
 }
 
