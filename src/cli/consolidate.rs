@@ -30,6 +30,8 @@ pub struct ConsolidateArgs {
     pub from_report: Option<PathBuf>,
 
     /// A raw review of one agent, Markdown or JSON: `claude=review.md`. Repeat for each agent.
+    /// A file is read as far as a run keeps of an agent's output (20 MB) and for its first
+    /// 5,000 findings; either cut is named in a warning.
     #[arg(long, value_name = "NAME=FILE", value_parser = parse_pair)]
     pub raw: Vec<(String, String)>,
 

@@ -51,6 +51,17 @@ struct Ctx<'t> {
 }
 
 impl Ctx<'_> {
+    /// Whether the review already holds its [`Ctx::max_findings`]: then the finding starting
+    /// at `at` is counted as skipped, not built.
+    fn full(&mut self, at: usize) -> bool {
+        if self.review.findings.len() < self.max_findings {
+            return false;
+        }
+        self.skipped += 1;
+        self.first_skipped.get_or_insert(at);
+        true
+    }
+
     /// The 1-based line in the original review of an offset in the working text.
     fn line(&self, offset: usize) -> usize {
         // `inserted` is sorted by offset; `inserted_before[k]` is the length of its first k.

@@ -68,7 +68,7 @@ pub fn parse_review(agent: &str, text: &str) -> Review {
     match json_part(text) {
         Some((json_text, shift)) => {
             let mut review = review_of_json(agent, text, json_text, shift);
-            cap_json_findings(&mut review, MAX_FINDINGS);
+            cap_findings(&mut review, MAX_FINDINGS);
             review
         }
         None => markdown::parse_markdown(agent, text),
@@ -88,27 +88,32 @@ pub fn parse_review_owned_limited(agent: &str, text: String, max_findings: usize
     match json_part(&text) {
         Some((json_text, shift)) => {
             let mut review = review_of_json(agent, &text, json_text, shift);
-            cap_json_findings(&mut review, max_findings);
+            cap_findings(&mut review, max_findings);
             review
         }
         None => markdown::parse_markdown_owned_limited(agent, text, max_findings),
     }
 }
 
-/// Cuts a JSON review to its first `max` findings, with a warning: serde reads the whole
-/// array (the text is at most a run's output), but no more than `max` go further.
-fn cap_json_findings(review: &mut Review, max: usize) {
+/// Cuts `review` to its first `max` findings when it holds more, with a warning on the review;
+/// returns that warning. A JSON review is read whole by serde (the text is at most a run's
+/// output) and cut here; a review that comes another way (a JSON report's reviews, a bundle) is
+/// cut by the pipeline with this same function, so nothing downstream sees more than `max`.
+pub fn cap_findings(review: &mut Review, max: usize) -> Option<String> {
     let count = review.findings.len();
-    if count > max {
-        review.findings.truncate(max);
-        review.findings.shrink_to_fit();
-        review.warnings.push(ParseWarning {
-            line: None,
-            message: format!(
-                "the review holds {count} findings: only its first {max} are read; so many is a flood, not one reviewer's reading of a change, and the raw review keeps the rest"
-            ),
-        });
+    if count <= max {
+        return None;
     }
+    review.findings.truncate(max);
+    review.findings.shrink_to_fit();
+    let message = format!(
+        "the review holds {count} findings: only its first {max} are kept; so many is a flood, not one reviewer's reading of a change, and the raw review keeps the rest"
+    );
+    review.warnings.push(ParseWarning {
+        line: None,
+        message: message.clone(),
+    });
+    Some(message)
 }
 
 /// A JSON review (`json_text`, found `shift` lines into `text`); an invalid one is a review
@@ -240,7 +245,7 @@ pub fn read_review_file(agent: &str, path: &Path) -> Result<Review, ParseError> 
         if r.raw == json_text {
             r.raw = text.clone();
         }
-        cap_json_findings(&mut r, MAX_FINDINGS);
+        cap_findings(&mut r, MAX_FINDINGS);
         r
     } else {
         markdown::parse_markdown_owned(agent, text)

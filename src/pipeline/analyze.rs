@@ -225,29 +225,18 @@ fn analyze(
     }
 }
 
-/// Cuts each review to its first [`MAX_FINDINGS`] findings, saying so on the review and to the
-/// user. The parser already reads no more than that; this holds for reviews that come another
-/// way (a JSON report's reviews, a bundle), so the time and memory of verification and
-/// consolidation stay bounded whatever a review holds. The raw text stays whole in the appendix.
+/// Cuts each review to its first [`MAX_FINDINGS`] findings ([`crate::parse::cap_findings`]),
+/// saying so to the user too. The parser already reads no more than that; this holds for
+/// reviews that come another way (a JSON report's reviews, a bundle), so the time and memory of
+/// verification and consolidation stay bounded whatever a review holds.
 fn cap_findings(reviews: &mut [Review], warnings: &mut Vec<String>) {
     for review in reviews {
-        let count = review.findings.len();
-        if count <= MAX_FINDINGS {
-            continue;
+        if let Some(message) = crate::parse::cap_findings(review, MAX_FINDINGS) {
+            warnings.push(format!(
+                "{}: {message}",
+                crate::text::printable_line(&review.agent)
+            ));
         }
-        review.findings.truncate(MAX_FINDINGS);
-        review.findings.shrink_to_fit();
-        let message = format!(
-            "the review holds {count} findings: only its first {MAX_FINDINGS} are verified and consolidated (so many is a flood, not one reviewer's reading of a change); the raw review is kept whole"
-        );
-        warnings.push(format!(
-            "{}: {message}",
-            crate::text::printable_line(&review.agent)
-        ));
-        review.warnings.push(ParseWarning {
-            line: None,
-            message,
-        });
     }
 }
 

@@ -184,9 +184,7 @@ impl FindingsReader {
                 .filter(|r| r.kind == (BlockKind::Row { head: false }))
             {
                 self.position += 1;
-                if ctx.review.findings.len() >= ctx.max_findings {
-                    ctx.skipped += 1;
-                    ctx.first_skipped.get_or_insert(row.range.start);
+                if ctx.full(row.range.start) {
                     continue;
                 }
                 let f = finding_from_row(row, &cols, self.sec_sev, self.position, ctx);
@@ -285,9 +283,7 @@ impl FindingsReader {
     /// Builds the finding being read, if any.
     fn build(&mut self, ctx: &mut Ctx) {
         if let Some(d) = self.draft.take() {
-            if ctx.review.findings.len() >= ctx.max_findings {
-                ctx.skipped += 1;
-                ctx.first_skipped.get_or_insert(d.at);
+            if ctx.full(d.at) {
                 return;
             }
             let f = build_finding(d, self.sec_sev, ctx);
