@@ -117,8 +117,8 @@ impl RunArgs {
         }
     }
 
-    fn options(&self) -> RunOptions {
-        RunOptions {
+    fn options(&self) -> anyhow::Result<RunOptions> {
+        let mut options = RunOptions {
             progress: if self.quiet {
                 ProgressMode::Plain
             } else {
@@ -127,7 +127,10 @@ impl RunArgs {
             formats: self.format.clone(),
             budget_usd: self.budget_usd,
             ..RunOptions::default()
-        }
+        };
+        options.dispatch.sandbox =
+            dispatch::sandbox::Mode::from_env().map_err(anyhow::Error::msg)?;
+        Ok(options)
     }
 }
 
@@ -164,7 +167,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             printable_line(&plan.target.label)
         );
     }
-    let mut options = args.options();
+    let mut options = args.options()?;
     options.synthesizer = plan.synthesizer.clone();
     let outcome = pipeline::execute(&plan, &options)?;
     let code = finish(&outcome, &args)?;
@@ -215,7 +218,7 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
     for note in &notes {
         crate::say!("deep-review: {}", printable_line(note));
     }
-    let mut options = args.options();
+    let mut options = args.options()?;
     options.brief_template = crate::brief::template_path(None, config.brief_template.as_deref());
     options.dispatch.prices =
         std::sync::Arc::new(crate::cost::PriceTable::new(config.prices.clone()));

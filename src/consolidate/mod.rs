@@ -1100,6 +1100,7 @@ mod tests {
             retries: 0,
             worktree_changes: vec![],
             sandbox: None,
+            network: None,
         }
     }
 

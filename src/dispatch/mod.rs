@@ -22,6 +22,7 @@ pub mod budget;
 pub mod environment;
 pub mod events;
 pub mod failure;
+pub mod network;
 pub mod output;
 pub mod progress;
 pub mod redact;
@@ -68,8 +69,13 @@ pub struct DispatchOptions {
     pub output_limit: u64,
     /// Sinks that get every event besides the progress display and `events.jsonl`.
     pub sinks: Vec<Arc<dyn EventSink>>,
-    /// Run agents under the OS sandbox when the kernel has one ([`sandbox`]); on by default.
-    pub sandbox: bool,
+    /// The OS sandbox agents run under ([`sandbox`]): the strongest this machine has by
+    /// default.
+    pub sandbox: sandbox::Mode,
+    /// deep-review's own executable, run inside bwrap as the sandbox's helper: the running
+    /// program when it is deep-review. A program that calls the library must name it, or its
+    /// agents get Landlock alone.
+    pub sandbox_helper: Option<std::path::PathBuf>,
     /// Prompts of their own by agent name (a model API's packed prompt); the rest get the brief.
     pub prompts: BTreeMap<String, Arc<String>>,
     /// The run's cost meter (`--budget-usd`), shared by every dispatch of the run.
@@ -88,7 +94,8 @@ impl Default for DispatchOptions {
             cancel: CancelToken::new(),
             output_limit: DEFAULT_OUTPUT_LIMIT,
             sinks: Vec::new(),
-            sandbox: true,
+            sandbox: sandbox::Mode::Auto,
+            sandbox_helper: sandbox::default_helper(),
             prompts: BTreeMap::new(),
             meter: budget::CostMeter::unlimited(),
             prices: Arc::new(crate::cost::PriceTable::default()),
@@ -217,8 +224,8 @@ pub async fn dispatch_with(
 
     // Sandboxed agents cannot write to their checkout, so one checkout serves them all: one
     // checkout's cost instead of one per agent.
-    let sandboxed = options.sandbox && sandbox::available();
-    let shared_checkout = if sandboxed {
+    let sandbox_plan = sandbox::Plan::new(options.sandbox, options.sandbox_helper.clone());
+    let shared_checkout = if sandbox_plan.layers.confines_files() {
         let path = work_root.path().join("checkout");
         match worktree::Worktree::add(repo, &head_sha, &path, &options.cancel).await {
             Ok(wt) => Some(wt),
@@ -262,7 +269,7 @@ pub async fn dispatch_with(
         events: events.clone(),
         output_limit: options.output_limit,
         checkout: shared_checkout.as_ref().map(|w| w.path().to_path_buf()),
-        sandboxed,
+        sandbox: sandbox_plan,
         prompts: options.prompts.clone(),
         meter: Arc::clone(&options.meter),
         prices: Arc::clone(&options.prices),
@@ -426,6 +433,7 @@ pub(crate) fn not_yet_run(spec: &AgentSpec) -> RawReview {
         retries: 0,
         worktree_changes: Vec::new(),
         sandbox: None,
+        network: None,
     }
 }
 

@@ -201,6 +201,7 @@ pub async fn run_reviewer(
         }
     }
 
+    review.network = session.network();
     let cleanup_started = Instant::now();
     review.worktree_changes = session.close().await;
     extra.worktree_cleanup_s = Some(cleanup_started.elapsed().as_secs_f64());

@@ -493,8 +493,8 @@ cat <<'REVIEW'
         .iter()
         .find(|a| a["name"] == "attacker")
         .unwrap();
-    assert_eq!(attacker["sandbox"], "landlock", "{attacker:#}");
-    assert!(report.contains("landlock"), "{report}");
+    assert_eq!(attacker["sandbox"], "bwrap+landlock", "{attacker:#}");
+    assert!(report.contains("bwrap+landlock"), "{report}");
     assert_eq!(
         fx.linked_worktrees(),
         Vec::<std::path::PathBuf>::new(),
@@ -559,9 +559,11 @@ fn claude_cannot_read_outside_its_checkout() {
         !result.contains("SUPERSECRET123"),
         "the file was read: {result}"
     );
+    // Under bubblewrap the user's home is not even in the agent's file system; under Landlock
+    // alone the kernel denies the read.
     assert!(
-        result.contains("EACCES"),
-        "no denial by the kernel (Landlock): {result}"
+        result.contains("File does not exist") || result.contains("EACCES"),
+        "no denial by the sandbox: {result}"
     );
 }
 

@@ -238,14 +238,11 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
     let tools = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
-    let pidfile = tools.path().join("agent.pid");
+    let marker = crate::support::procs::marker("slow");
     let slow = script(
         tools.path(),
         "slow.sh",
-        &format!(
-            "cat >/dev/null\necho $$ > {}\nexec sleep 60",
-            pidfile.display()
-        ),
+        &format!("cat >/dev/null\n{}", crate::support::procs::child_with(&marker)),
     );
     std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
     std::fs::write(
@@ -269,20 +266,10 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
         .unwrap();
 
     // Wait until the agent runs, then press Ctrl-C.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let agent_pid: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pidfile)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the agent never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    assert!(
+        crate::support::procs::wait_present(&marker, std::time::Duration::from_secs(30)),
+        "the agent never started"
+    );
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -304,14 +291,11 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.stdout.is_empty(), "no report path printed");
-    // The agent's process is gone (ESRCH), its worktree removed, the bundle kept.
-    // (Allow a moment for the orphaned, killed process to be reaped by init.)
-    let gone_by = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while unsafe { libc::kill(agent_pid, 0) } == 0 && std::time::Instant::now() < gone_by {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let alive = unsafe { libc::kill(agent_pid, 0) } == 0;
-    assert!(!alive, "agent process {agent_pid} survived");
+    // The agent's processes are gone, its worktree removed, the bundle kept.
+    assert!(
+        crate::support::procs::wait_gone(&marker, std::time::Duration::from_secs(5)),
+        "the agent's process survived"
+    );
     assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
     let runs: Vec<_> = std::fs::read_dir(out_dir.path().join(".reviews/runs"))
         .unwrap()

@@ -53,8 +53,8 @@ pub struct Shared {
     /// The checkout every agent shares, when they run sandboxed (they cannot write to it);
     /// `None`: each agent gets its own worktree.
     pub checkout: Option<PathBuf>,
-    /// Whether agents run under Landlock.
-    pub sandboxed: bool,
+    /// The sandbox agent processes run under.
+    pub sandbox: crate::dispatch::sandbox::Plan,
     /// Prompts of their own, by agent name (a model API's packed prompt); the others get
     /// `brief`.
     pub prompts: BTreeMap<String, Arc<String>>,
@@ -128,6 +128,12 @@ pub trait Session: Send {
 
     /// The sandbox it runs under, as the report names it.
     fn sandbox(&self) -> String;
+
+    /// What its network did (a local process behind deep-review's proxy); `None` for a
+    /// reviewer that is not a process.
+    fn network(&self) -> Option<crate::types::NetworkRecord> {
+        None
+    }
 
     /// Runs one attempt to its end, timeout or cancellation. Never fails: a failure is in the
     /// result.

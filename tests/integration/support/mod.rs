@@ -8,6 +8,7 @@ pub mod fake_github;
 pub mod fake_model;
 pub mod git;
 pub mod http_server;
+pub mod procs;
 pub mod repo;
 pub mod run;
 pub mod shared;
