@@ -10,7 +10,10 @@ fn main() -> ExitCode {
     // Inside an agent's sandbox, deep-review is only its helper: the last steps before the
     // agent runs (dispatch::sandbox::inner). Nothing else of the program starts there.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == deep_review::dispatch::sandbox::inner::SUBCOMMAND) {
+    if args
+        .get(1)
+        .is_some_and(|a| a == deep_review::dispatch::sandbox::inner::SUBCOMMAND)
+    {
         deep_review::dispatch::sandbox::inner::main(&args[2..]);
     }
     // One TLS crypto provider for every HTTP client of the process (rustls panics at the first

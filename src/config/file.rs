@@ -321,7 +321,10 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
             None => None,
             Some(n) => {
                 let span = n.span();
-                Some(crate::types::NetworkMode::from_config(n.get_ref()).map_err(|msg| at(span, msg))?)
+                Some(
+                    crate::types::NetworkMode::from_config(n.get_ref())
+                        .map_err(|msg| at(span, msg))?,
+                )
             }
         };
         let request_timeout = match agent.request_timeout {

@@ -314,6 +314,10 @@ fn finish(
             .warnings
             .extend(budget_notes(budget, &analysis.report));
     }
+    analysis
+        .report
+        .warnings
+        .extend(crate::dispatch::network::notes(&runs, &bundle.id));
     analysis.report.checkout = checkout;
     // What the plan noticed (ignored config keys, the context file read at the base, a brief cut
     // to its budget) is part of how the review was made: the report says it.

@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::support::procs;
 use deep_review::dispatch::{
     AgentSpec, CancelToken, DispatchOptions, DispatchOutcome, ProgressMode, dispatch_with,
 };
 use deep_review::types::{RawReview, RunStatus};
-use crate::support::procs;
 
 /// A repository with two commits; returns its path and the head sha.
 fn repo(dir: &Path) -> (PathBuf, String) {
@@ -121,35 +121,6 @@ fn extra_worktrees(repo: &Path) -> Vec<String> {
         .skip(1)
         .map(str::to_string)
         .collect()
-}
-
-/// Is a process still running? A zombie waiting to be reaped counts as gone.
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-        Err(_) => false,
-    }
-}
-
-fn wait_gone(pid: i32) -> bool {
-    for _ in 0..100 {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
-}
-
-fn read_pid(path: &Path) -> i32 {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .trim()
-        .parse()
-        .unwrap()
 }
 
 const CLAUDE_STREAM: &str = r###"{"type":"system","subtype":"init","session_id":"s"}

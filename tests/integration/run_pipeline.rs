@@ -242,7 +242,10 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
     let slow = script(
         tools.path(),
         "slow.sh",
-        &format!("cat >/dev/null\n{}", crate::support::procs::child_with(&marker)),
+        &format!(
+            "cat >/dev/null\n{}",
+            crate::support::procs::child_with(&marker)
+        ),
     );
     std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
     std::fs::write(

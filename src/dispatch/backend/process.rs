@@ -24,8 +24,8 @@ use super::commands::{AgentCommand, command_for};
 use super::{Attempt, AttemptRequest, Backend, BoxFuture, Session, Shared};
 use crate::dispatch::events::EventKind;
 use crate::dispatch::output::StreamReader;
-use crate::dispatch::worktree::Worktree;
 use crate::dispatch::sandbox::launch::{self, AgentSandbox};
+use crate::dispatch::worktree::Worktree;
 use crate::dispatch::{environment, failure, redact, sandbox};
 use crate::store::bundle;
 use crate::types::{AgentKind, AgentSpec, Failure};
@@ -147,13 +147,9 @@ impl Backend for ProcessBackend {
             };
             // The allowlist reads the base URLs the agent's environment will name.
             let env = environment::agent_env(spec, std::env::vars_os(), &command.env);
-            let sandbox = AgentSandbox::prepare(
-                shared.sandbox.layers.clone(),
-                &places,
-                &env,
-                &agent_dir,
-            )
-            .map_err(|e| could_not(format!("could not prepare its sandbox: {e}")))?;
+            let sandbox =
+                AgentSandbox::prepare(shared.sandbox.layers.clone(), &places, &env, &agent_dir)
+                    .map_err(|e| could_not(format!("could not prepare its sandbox: {e}")))?;
             Ok(Box::new(ProcessSession {
                 checkout,
                 command,

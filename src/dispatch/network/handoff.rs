@@ -25,7 +25,10 @@ pub const MAX_LISTENERS: usize = 16;
 
 /// Sends `listeners`, each with its name, in one message; the names go as the message's text,
 /// one per line, in the order of the descriptors.
-pub fn send(control: &UnixStream, listeners: &[(String, std::net::TcpListener)]) -> std::io::Result<()> {
+pub fn send(
+    control: &UnixStream,
+    listeners: &[(String, std::net::TcpListener)],
+) -> std::io::Result<()> {
     if listeners.len() > MAX_LISTENERS {
         return Err(std::io::Error::other("too many listeners to hand over"));
     }
@@ -34,9 +37,15 @@ pub fn send(control: &UnixStream, listeners: &[(String, std::net::TcpListener)])
     let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_LISTENERS))];
     let mut control_buf = SendAncillaryBuffer::new(&mut space);
     if !control_buf.push(SendAncillaryMessage::ScmRights(&fds)) {
-        return Err(std::io::Error::other("the listeners do not fit in one message"));
+        return Err(std::io::Error::other(
+            "the listeners do not fit in one message",
+        ));
     }
-    let text = if names.is_empty() { "\n".to_string() } else { names };
+    let text = if names.is_empty() {
+        "\n".to_string()
+    } else {
+        names
+    };
     rustix::net::sendmsg(
         control,
         &[IoSlice::new(text.as_bytes())],

@@ -185,7 +185,10 @@ impl Allowlist {
 
     /// Every destination, as the report and `deep-review agents` print them.
     pub fn describe(&self) -> Vec<String> {
-        self.destinations.iter().map(Destination::describe).collect()
+        self.destinations
+            .iter()
+            .map(Destination::describe)
+            .collect()
     }
 }
 
@@ -233,6 +236,40 @@ fn codex_provider_urls(spec: &AgentSpec) -> Vec<String> {
         }
     }
     urls
+}
+
+/// An agent's network in a few words, for the retro table: `allowlist, 2 refused`.
+pub fn summary(record: &NetworkRecord) -> String {
+    match record.refused {
+        0 => record.mode.clone(),
+        n => format!("{}, {n} refused", record.mode),
+    }
+}
+
+/// The run notes about agents' networks: each agent that had connections refused (with where
+/// they went) and each that ran on the open network.
+pub fn notes(runs: &[crate::types::RawReview], bundle_id: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    for run in runs {
+        let Some(net) = &run.network else { continue };
+        let name = crate::text::printable_line(run.display_name.as_deref().unwrap_or(&run.agent));
+        if net.mode == "open" {
+            notes.push(format!(
+                "Network: {name} ran with the host's network (`network = \"open\"` in config): its connections were not filtered"
+            ));
+        }
+        if net.refused > 0 {
+            notes.push(format!(
+                "Network: {name}'s sandbox refused {} connection{} ({}); each is in runs/{bundle_id}/{}/{}",
+                net.refused,
+                if net.refused == 1 { "" } else { "s" },
+                net.refused_hosts.join(", "),
+                crate::dispatch::backend::commands::safe_name(&run.agent),
+                crate::store::bundle::NETWORK_FILE
+            ));
+        }
+    }
+    notes
 }
 
 /// The most lines one agent's `network.jsonl` gets: past it only the counts grow.

@@ -80,9 +80,10 @@ impl Upstream {
     fn bypassed(&self, host: &str) -> bool {
         let host = host.to_ascii_lowercase();
         super::is_loopback(&host)
-            || self.bypass.iter().any(|b| {
-                b == "*" || host == *b || host.ends_with(&format!(".{b}"))
-            })
+            || self
+                .bypass
+                .iter()
+                .any(|b| b == "*" || host == *b || host.ends_with(&format!(".{b}")))
     }
 }
 
@@ -170,7 +171,12 @@ async fn proxy_connection(mut client: TcpStream, egress: Arc<Egress>) {
         Ok(server) => server,
         Err(err) => {
             activity.record(&host, port, true, "proxy", Some("could not connect"));
-            let _ = respond(&mut client, 502, &format!("could not reach {host}:{port}: {err}")).await;
+            let _ = respond(
+                &mut client,
+                502,
+                &format!("could not reach {host}:{port}: {err}"),
+            )
+            .await;
             return;
         }
     };
@@ -181,9 +187,10 @@ async fn proxy_connection(mut client: TcpStream, egress: Arc<Egress>) {
             .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
             .await
             .and(server.write_all(rest).await),
-        Request::Forward { head, .. } => {
-            server.write_all(head).await.and(server.write_all(rest).await)
-        }
+        Request::Forward { head, .. } => server
+            .write_all(head)
+            .await
+            .and(server.write_all(rest).await),
     };
     if sent.is_ok() {
         let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
@@ -285,9 +292,12 @@ async fn connect(host: &str, port: u16, upstream: Option<&Upstream>) -> std::io:
             head.push_str("\r\n");
             stream.write_all(head.as_bytes()).await?;
             let (len, buf) = read_response_head(&mut stream).await?;
-            let status_ok = buf[..len].starts_with(b"HTTP/1.1 200") || buf[..len].starts_with(b"HTTP/1.0 200");
+            let status_ok =
+                buf[..len].starts_with(b"HTTP/1.1 200") || buf[..len].starts_with(b"HTTP/1.0 200");
             if !status_ok || len != buf.len() {
-                return Err(std::io::Error::other("the upstream proxy refused the tunnel"));
+                return Err(std::io::Error::other(
+                    "the upstream proxy refused the tunnel",
+                ));
             }
             Ok(stream)
         }

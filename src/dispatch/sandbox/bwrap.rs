@@ -106,7 +106,10 @@ enum Mount {
     ReadOnly(PathBuf),
     Writable(PathBuf),
     /// A symlink at `at` to `target`, as the system has it (`/lib` → `usr/lib`).
-    Symlink { at: PathBuf, target: PathBuf },
+    Symlink {
+        at: PathBuf,
+        target: PathBuf,
+    },
     /// An empty directory over a system directory.
     EmptyDir(PathBuf),
     /// An empty file over a system file.
@@ -116,9 +119,7 @@ enum Mount {
 impl Mount {
     fn path(&self) -> &Path {
         match self {
-            Mount::ReadOnly(p) | Mount::Writable(p) | Mount::EmptyDir(p) | Mount::EmptyFile(p) => {
-                p
-            }
+            Mount::ReadOnly(p) | Mount::Writable(p) | Mount::EmptyDir(p) | Mount::EmptyFile(p) => p,
             Mount::Symlink { at, .. } => at,
         }
     }

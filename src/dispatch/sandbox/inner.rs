@@ -56,11 +56,7 @@ impl Request {
         }
         if let Some(rules) = &self.rules {
             out.push("--landlock".into());
-            out.push(
-                serde_json::to_string(rules)
-                    .unwrap_or_default()
-                    .into(),
-            );
+            out.push(serde_json::to_string(rules).unwrap_or_default().into());
         }
         out.push("--".into());
         out.push(self.program.clone());
@@ -96,9 +92,7 @@ impl Request {
                 }
                 Some("--listen") => {
                     let text = value(i)?.to_string_lossy().into_owned();
-                    let (name, addr) = text
-                        .split_once('=')
-                        .ok_or("--listen needs NAME=ADDRESS")?;
+                    let (name, addr) = text.split_once('=').ok_or("--listen needs NAME=ADDRESS")?;
                     let addr = addr
                         .parse()
                         .map_err(|_| format!("--listen: `{addr}` is not an address"))?;
@@ -119,7 +113,12 @@ impl Request {
                     request.args = args[i + 2..].to_vec();
                     return Ok((control, request));
                 }
-                _ => return Err(format!("unexpected argument `{}`", args[i].to_string_lossy())),
+                _ => {
+                    return Err(format!(
+                        "unexpected argument `{}`",
+                        args[i].to_string_lossy()
+                    ));
+                }
             }
         }
         Err("no program after --".into())

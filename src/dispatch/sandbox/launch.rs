@@ -169,10 +169,7 @@ impl AgentSandbox {
                         last_cap: landlock::last_capability(),
                     },
                     network: match (control, child_end) {
-                        (Some(control), Some(child_end)) => Network::Handoff {
-                            control,
-                            child_end,
-                        },
+                        (Some(control), Some(child_end)) => Network::Handoff { control, child_end },
                         _ => Network::None,
                     },
                 })
@@ -232,11 +229,12 @@ impl AgentSandbox {
             Network::Handoff { control, child_end } => {
                 // Our copy of the child's end goes, so the helper's exit closes the pair.
                 drop(child_end);
-                let received =
-                    tokio::task::spawn_blocking(move || handoff::receive(&control, HANDOFF_TIMEOUT))
-                        .await
-                        .map_err(std::io::Error::other)
-                        .and_then(|r| r);
+                let received = tokio::task::spawn_blocking(move || {
+                    handoff::receive(&control, HANDOFF_TIMEOUT)
+                })
+                .await
+                .map_err(std::io::Error::other)
+                .and_then(|r| r);
                 // Without its listeners the agent has no network at all; its own error says so.
                 for (name, listener) in received.into_iter().flatten() {
                     let Ok(listener) = listener
@@ -338,7 +336,13 @@ impl ChildSetup {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
             if let Some(fd) = self.control_fd
                 && libc::dup2(fd, CONTROL_FD) < 0
             {
@@ -372,7 +376,10 @@ mod tests {
     #[test]
     fn every_proxy_variable_points_at_the_proxy_and_loopback_goes_direct() {
         let mut env = BTreeMap::new();
-        env.insert(OsString::from("HTTPS_PROXY"), OsString::from("http://corp:1"));
+        env.insert(
+            OsString::from("HTTPS_PROXY"),
+            OsString::from("http://corp:1"),
+        );
         set_proxy_env(&mut env, 4000);
         assert_eq!(env[OsStr::new("HTTPS_PROXY")], "http://127.0.0.1:4000");
         assert_eq!(env[OsStr::new("all_proxy")], "http://127.0.0.1:4000");

@@ -92,7 +92,9 @@ impl Layers {
     pub fn not_covered(&self) -> String {
         match self {
             Layers::Bwrap { landlock_abi } if *landlock_abi >= 6 => String::new(),
-            Layers::Bwrap { .. } => "signals and abstract sockets are scoped by namespaces only".into(),
+            Layers::Bwrap { .. } => {
+                "signals and abstract sockets are scoped by namespaces only".into()
+            }
             Layers::LandlockOnly { abi } => {
                 let mut open = vec![
                     "processes not isolated (daemons can outlive a killed run; UNIX sockets of the user's are reachable)",
@@ -302,7 +304,10 @@ impl Grants {
 
 /// Whether `kind` is an agent CLI whose state deep-review knows how to seed.
 pub fn knows_state_of(kind: AgentKind) -> bool {
-    matches!(kind, AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini)
+    matches!(
+        kind,
+        AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini
+    )
 }
 
 /// The repository's shared `.git` directory (for a worktree: the main one's).
@@ -383,13 +388,19 @@ mod tests {
         assert!(full.not_covered().is_empty());
         let alone = Layers::LandlockOnly { abi: 7 };
         assert!(
-            alone.name().starts_with("landlock only: processes not isolated"),
+            alone
+                .name()
+                .starts_with("landlock only: processes not isolated"),
             "{}",
             alone.name()
         );
         assert!(alone.name().contains("network limited"), "{}", alone.name());
         let old = Layers::LandlockOnly { abi: 3 };
-        assert!(old.name().contains("network not isolated"), "{}", old.name());
+        assert!(
+            old.name().contains("network not isolated"),
+            "{}",
+            old.name()
+        );
         assert!(old.name().contains("signals"), "{}", old.name());
         assert!(!Layers::None { why: "x".into() }.confines_files());
     }

@@ -7,7 +7,11 @@ use std::time::{Duration, Instant};
 
 /// A word no other process has in its command line.
 pub fn marker(what: &str) -> String {
-    format!("deep-review-test-{what}-{}-{}", std::process::id(), fastrand::u64(..))
+    format!(
+        "deep-review-test-{what}-{}-{}",
+        std::process::id(),
+        fastrand::u64(..)
+    )
 }
 
 /// A shell line that starts a child carrying `marker` and waits for it.
@@ -26,7 +30,13 @@ pub fn with_marker(marker: &str) -> Vec<i32> {
         .filter(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
             let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+                .map(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .unwrap_or("")
+                        .trim_start()
+                        .starts_with('Z')
+                })
                 .unwrap_or(true);
             !zombie
                 && cmdline
