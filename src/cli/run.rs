@@ -405,6 +405,14 @@ pub fn dry_run_text(p: &Plan) -> String {
             .collect();
         out.push_str(&format!("Config:  {}\n", files.join(", ")));
     }
+    let sandbox = dispatch::sandbox::Plan::new(
+        dispatch::sandbox::Mode::from_env().unwrap_or_default(),
+        dispatch::sandbox::default_helper(),
+    );
+    out.push_str(&format!(
+        "Sandbox: {}\n",
+        dispatch::sandbox::describe_machine(&sandbox)
+    ));
     out.push_str(&format!(
         "Agents:  {}\n",
         p.agents.len() + p.not_installed.len()
@@ -498,10 +506,11 @@ pub fn dry_run_text(p: &Plan) -> String {
             spec.brief_budget()
         ));
         out.push_str(&format!(
-            "  {} ({}):\n    {}\n",
+            "  {} ({}):\n    {}\n    network: {}\n",
             printable_line(&spec.name),
             printable_line(&details.join(", ")),
-            command.display()
+            command.display(),
+            printable_line(&dispatch::sandbox::describe_network(spec, &sandbox))
         ));
         if dispatch::backend::commands::find_program(&spec.command).is_none() {
             out.push_str(&format!(

@@ -493,8 +493,14 @@ cat <<'REVIEW'
         .iter()
         .find(|a| a["name"] == "attacker")
         .unwrap();
-    assert_eq!(attacker["sandbox"], "bwrap+landlock", "{attacker:#}");
-    assert!(report.contains("bwrap+landlock"), "{report}");
+    let layers = deep_review::dispatch::sandbox::Plan::new(
+        deep_review::dispatch::sandbox::Mode::Auto,
+        Some(assert_cmd::cargo::cargo_bin("deep-review")),
+    )
+    .layers
+    .name();
+    assert_eq!(attacker["sandbox"], layers.as_str(), "{attacker:#}");
+    assert!(report.contains(&layers), "{report}");
     assert_eq!(
         fx.linked_worktrees(),
         Vec::<std::path::PathBuf>::new(),

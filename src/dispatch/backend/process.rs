@@ -1,10 +1,12 @@
 //! The local-process backend: an agent CLI (or a custom command) run in a checkout of the head
-//! commit, in a process group of its own.
+//! commit, in its sandbox ([`crate::dispatch::sandbox`]), in a session of its own.
 //!
-//! Each child is started in its own group (`process_group(0)`), so stopping the group also
-//! stops what the CLI started (node workers, shells, MCP servers), and a Ctrl-C in the terminal
-//! reaches deep-review only: agents are stopped by deep-review, on purpose. Stopping is TERM to
-//! the group, a grace period for it to flush and exit, then KILL. Every live group is also
+//! Each child starts a new session (`setsid`, which also makes it a process group leader with no
+//! controlling terminal), so stopping the group also stops what the CLI started (node workers,
+//! shells, MCP servers), and a Ctrl-C in the terminal reaches deep-review only: agents are stopped
+//! by deep-review, on purpose. Stopping is TERM to the group, a grace period for it to flush and
+//! exit, then KILL (under bubblewrap the group is bwrap's, and its death takes the agent's whole
+//! PID namespace with it, daemons that left the group included). Every live group is also
 //! recorded in [`LIVE_GROUPS`], so a second Ctrl-C can kill them all at once
 //! ([`kill_all_now`]).
 //!

@@ -195,6 +195,41 @@ pub fn layers_for(mode: Mode, helper: Option<&Path>) -> Layers {
     }
 }
 
+/// The sandbox of this machine in one line, for `deep-review agents` and `run --dry-run`:
+/// the layers and, when bwrap is not used, why.
+pub fn describe_machine(plan: &Plan) -> String {
+    let support = support();
+    let mut line = plan.layers.name();
+    if let (Layers::LandlockOnly { .. } | Layers::None { .. }, Err(why)) =
+        (&plan.layers, &support.bwrap)
+    {
+        line.push_str(&format!(" (no bwrap: {why})"));
+    }
+    if support.landlock_abi > 0 {
+        line.push_str(&format!("; Landlock ABI {}", support.landlock_abi));
+    }
+    line
+}
+
+/// Where `spec`'s agent may connect, in one line: its allowlist, or that its network is open.
+pub fn describe_network(spec: &AgentSpec, plan: &Plan) -> String {
+    if spec.network == crate::types::NetworkMode::Open {
+        return "open (network = \"open\" in config): not filtered".into();
+    }
+    let env = crate::dispatch::environment::agent_env(spec, std::env::vars_os(), &spec.env);
+    let hosts = crate::dispatch::network::Allowlist::for_agent(spec, &env).describe();
+    let how = if plan.layers.own_network() {
+        "only through deep-review's proxy"
+    } else {
+        "through deep-review's proxy (not enforced without bwrap)"
+    };
+    if hosts.is_empty() {
+        format!("none ({how}; add hosts with `network_allow`)")
+    } else {
+        format!("{} ({how})", hosts.join(", "))
+    }
+}
+
 /// Whether agents can be confined at all here (the tests and benches that need it ask).
 pub fn available() -> bool {
     layers_for(Mode::Auto, Some(Path::new("/"))).confines_files()
