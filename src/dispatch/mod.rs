@@ -78,6 +78,12 @@ pub struct DispatchOptions {
     pub sandbox_helper: Option<std::path::PathBuf>,
     /// Prompts of their own by agent name (a model API's packed prompt); the rest get the brief.
     pub prompts: BTreeMap<String, Arc<String>>,
+    /// Installs dispatch's own signal handling for its duration (the library's default); off
+    /// when the caller watches signals for the whole run ([`crate::pipeline::interrupt`]).
+    pub handle_signals: bool,
+    /// When every agent must have stopped, whatever its own timeout (the run's deadline less
+    /// the time its reviews take to read).
+    pub deadline: Option<std::time::Instant>,
     /// The run's cost meter (`--budget-usd`), shared by every dispatch of the run.
     pub meter: Arc<budget::CostMeter>,
     /// Prices that turn tokens into dollars.
@@ -96,6 +102,8 @@ impl Default for DispatchOptions {
             sinks: Vec::new(),
             sandbox: sandbox::Mode::Auto,
             sandbox_helper: sandbox::default_helper(),
+            handle_signals: true,
+            deadline: None,
             prompts: BTreeMap::new(),
             meter: budget::CostMeter::unlimited(),
             prices: Arc::new(crate::cost::PriceTable::default()),
@@ -136,6 +144,9 @@ pub async fn dispatch_handling_signals(
     progress: ProgressMode,
     options: DispatchOptions,
 ) -> DispatchOutcome {
+    if !options.handle_signals {
+        return dispatch_with(repo, head, brief, agents, bundle_dir, progress, &options).await;
+    }
     // Handlers are installed here, before the first checkout exists, so no signal can slip
     // through to the default action (exit without cleanup).
     let watcher = tokio::spawn(cancel_on_signal(options.cancel.clone(), install_signals()));
@@ -274,6 +285,7 @@ pub async fn dispatch_with(
         meter: Arc::clone(&options.meter),
         prices: Arc::clone(&options.prices),
         meter_scope: options.meter_scope.clone(),
+        deadline: options.deadline.map(tokio::time::Instant::from_std),
     });
     let policy = supervisor::RetryPolicy {
         max_retries: options.max_retries,
@@ -439,9 +451,10 @@ pub(crate) fn not_yet_run(spec: &AgentSpec) -> RawReview {
 
 /// The signals that stop a run: Ctrl-C, `kill`, the terminal closing, Ctrl-\\. `None` for one
 /// that could not be installed.
-type Signals = [Option<tokio::signal::unix::Signal>; 4];
+pub(crate) type Signals = [Option<tokio::signal::unix::Signal>; 4];
 
-fn install_signals() -> Signals {
+/// Registers the handlers of the signals that stop a run (in the current tokio runtime).
+pub(crate) fn install_signals() -> Signals {
     use tokio::signal::unix::{SignalKind, signal};
     [
         SignalKind::interrupt(),
@@ -453,7 +466,7 @@ fn install_signals() -> Signals {
 }
 
 /// Completes on the next of any of the signals.
-async fn next_signal(signals: &mut Signals) {
+pub(crate) async fn next_signal(signals: &mut Signals) {
     async fn next(sig: &mut Option<tokio::signal::unix::Signal>) {
         match sig {
             Some(sig) => {

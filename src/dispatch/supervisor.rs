@@ -16,6 +16,10 @@ use super::redact::redact;
 use crate::store::bundle::{self, AttemptRecord, MetaExtra};
 use crate::types::{AgentSpec, Failure, RawReview, RunStatus};
 
+/// The longest a reviewer's deadline may be from its start: a timeout beyond it (a config's
+/// `timeout = "18446744073709551615s"`) is taken as this, never as an overflow.
+const LONGEST_TIMEOUT: Duration = Duration::from_secs(30 * 24 * 3600);
+
 /// How much of stderr goes into the report's record (the bundle keeps it too).
 const STDERR_TAIL: usize = 8 * 1024;
 /// The longest wait between attempts, whatever a provider's `retry-after` says: a review is
@@ -44,7 +48,7 @@ impl RetryPolicy {
 /// Runs one reviewer to its end and writes its files in the bundle. Never fails.
 pub async fn run_reviewer(
     shared: Arc<Shared>,
-    spec: AgentSpec,
+    mut spec: AgentSpec,
     dir_name: String,
     policy: RetryPolicy,
     admitted: Result<(), Failure>,
@@ -106,9 +110,14 @@ pub async fn run_reviewer(
         return review;
     }
 
-    // The reviewer's own time starts here: its checkout is ready.
+    // The reviewer's own time starts here: its checkout is ready. The run's deadline, when it
+    // comes first, shortens its timeout (and the timeout it is reported to have had).
     let started = Instant::now();
-    let deadline = started + spec.timeout;
+    if let Some(run_deadline) = shared.deadline {
+        let left = run_deadline.saturating_duration_since(started);
+        spec.timeout = spec.timeout.min(left);
+    }
+    let deadline = started + spec.timeout.min(LONGEST_TIMEOUT);
     let mut attempt_no = 0u32;
     let last: Attempt = loop {
         attempt_no += 1;

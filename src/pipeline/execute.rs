@@ -114,7 +114,13 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         .map(|(name, b)| (name.clone(), Arc::new(b.text.clone())))
         .collect();
     run_dispatch.prices = Arc::new(plan.prices.clone());
+    super::interrupt::set_resume_hint(format!(
+        "what the agents wrote is kept in {} (`deep-review run --resume {}` finishes it)",
+        bundle.dir.display(),
+        bundle.id
+    ));
     let before = super::checkout::snapshot(&plan.target.repo, plan.store.dir());
+    let phase = super::interrupt::dispatching(&run_dispatch.cancel);
     let dispatched = dispatch::dispatch_blocking(
         &plan.target.repo,
         &plan.target.head,
@@ -124,6 +130,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         options.progress,
         run_dispatch.clone(),
     )?;
+    drop(phase);
     let checkout = super::checkout::compare(
         &before,
         &super::checkout::snapshot(&plan.target.repo, plan.store.dir()),
@@ -209,6 +216,12 @@ pub fn resume(
             wall_clock_s: 0.0,
         }
     } else {
+        super::interrupt::set_resume_hint(format!(
+            "what the agents wrote is kept in {} (`deep-review run --resume {}` finishes it)",
+            bundle.dir.display(),
+            bundle.id
+        ));
+        let _phase = super::interrupt::dispatching(&run_dispatch.cancel);
         dispatch::dispatch_blocking(
             &saved.target.repo,
             &saved.target.head,

@@ -64,6 +64,8 @@ pub struct Shared {
     /// Prefixed to agent names in the meter, so the synthesizer's run is counted apart from the
     /// same agent's review.
     pub meter_scope: String,
+    /// When every reviewer must have stopped, whatever its own timeout.
+    pub deadline: Option<Instant>,
 }
 
 impl Shared {
