@@ -187,89 +187,33 @@ pub async fn dispatch_with(
     options: &DispatchOptions,
 ) -> DispatchOutcome {
     let started = Instant::now();
-    let names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
-    let mut sinks: Vec<Arc<dyn EventSink>> =
-        vec![Arc::new(progress::Progress::new(progress, &names))];
-    sinks.extend(options.sinks.iter().cloned());
-
     // Problems shared by every agent fail every agent, each with the reason.
     let prepared = prepare(repo, head, bundle_dir);
-    if let Ok((_, _, jsonl)) = &prepared {
-        sinks.push(Arc::clone(jsonl) as Arc<dyn EventSink>);
-    }
-    let events = Emitter::new(sinks);
-    let (head_sha, work_root) = match prepared {
-        Ok((sha, root, _)) => (sha, root),
+    let events = emitter(
+        agents,
+        progress,
+        options,
+        prepared.as_ref().ok().map(|p| &p.events_log),
+    );
+    let Prepared {
+        head_sha,
+        work_root,
+        ..
+    } = match prepared {
+        Ok(prepared) => prepared,
         Err(reason) => {
-            let reviews: Vec<RawReview> = agents
-                .iter()
-                .map(|spec| {
-                    failed(
-                        spec,
-                        Failure::CouldNotStart {
-                            reason: reason.clone(),
-                        },
-                    )
-                })
-                .collect();
-            for r in &reviews {
-                events.agent(
-                    &r.agent,
-                    EventKind::Failed {
-                        status: r.status,
-                        failure: r.failure.clone().unwrap_or(Failure::NoReview),
-                        message: r.error.clone().unwrap_or_default(),
-                        duration_s: 0.0,
-                        retries: 0,
-                    },
-                );
-            }
-            events.emit(None, EventKind::Done { duration_s: 0.0 });
-            return DispatchOutcome {
-                reviews,
-                cancelled: options.cancel.is_cancelled(),
-                wall_clock_s: started.elapsed().as_secs_f64(),
-            };
+            let failure = Failure::CouldNotStart { reason };
+            return fail_every_agent(agents, failure, &events, started, &options.cancel);
         }
     };
-
-    // Sandboxed agents cannot write to their checkout, so one checkout serves them all: one
-    // checkout's cost instead of one per agent.
-    let sandbox_plan = sandbox::Plan::new(options.sandbox, options.sandbox_helper.clone());
-    let shared_checkout = if sandbox_plan.layers.confines_files() {
-        let path = work_root.path().join("checkout");
-        match worktree::Worktree::add(repo, &head_sha, &path, &options.cancel).await {
-            Ok(wt) => Some(wt),
-            Err(err) => {
-                let failure = if options.cancel.is_cancelled() {
-                    Failure::Cancelled
-                } else {
-                    Failure::CouldNotStart {
-                        reason: output::one_sentence(&format!(
-                            "could not create the checkout: {err:#}"
-                        )),
-                    }
-                };
-                let reviews: Vec<RawReview> = agents
-                    .iter()
-                    .map(|spec| failed(spec, failure.clone()))
-                    .collect();
-                events.emit(
-                    None,
-                    EventKind::Done {
-                        duration_s: started.elapsed().as_secs_f64(),
-                    },
-                );
-                return DispatchOutcome {
-                    reviews,
-                    cancelled: options.cancel.is_cancelled(),
-                    wall_clock_s: started.elapsed().as_secs_f64(),
-                };
+    let sandbox = sandbox::Plan::new(options.sandbox, options.sandbox_helper.clone());
+    let checkout =
+        match shared_checkout(repo, &head_sha, work_root.path(), &sandbox, &options.cancel).await {
+            Ok(checkout) => checkout,
+            Err(failure) => {
+                return fail_every_agent(agents, failure, &events, started, &options.cancel);
             }
-        }
-    } else {
-        None
-    };
+        };
     let shared = Arc::new(Shared {
         repo: repo.to_path_buf(),
         head: head_sha,
@@ -279,97 +223,21 @@ pub async fn dispatch_with(
         cancel: options.cancel.clone(),
         events: events.clone(),
         output_limit: options.output_limit,
-        checkout: shared_checkout.as_ref().map(|w| w.path().to_path_buf()),
-        sandbox: sandbox_plan,
+        checkout: checkout.as_ref().map(|w| w.path().to_path_buf()),
+        sandbox,
         prompts: options.prompts.clone(),
         meter: Arc::clone(&options.meter),
         prices: Arc::clone(&options.prices),
         meter_scope: options.meter_scope.clone(),
         deadline: options.deadline.map(tokio::time::Instant::from_std),
     });
-    let policy = supervisor::RetryPolicy {
-        max_retries: options.max_retries,
-        backoff: options.retry_backoff,
-    };
-
-    let cancel_note = {
-        let cancel = options.cancel.clone();
-        let events = events.clone();
-        tokio::spawn(async move {
-            cancel.cancelled().await;
-            events.emit(None, EventKind::Cancelling);
-        })
-    };
-
-    let mut seen = HashSet::new();
-    let mut slots: Vec<Result<tokio::task::JoinHandle<RawReview>, RawReview>> = Vec::new();
-    for spec in agents {
-        let dir_name = backend::commands::safe_name(&spec.name);
-        if !seen.insert(dir_name.clone()) {
-            let r = failed(
-                spec,
-                Failure::CouldNotStart {
-                    reason: format!(
-                        "agent `{}` is listed twice: give each agent its own name",
-                        spec.name
-                    ),
-                },
-            );
-            supervisor::announce(&shared, &r);
-            slots.push(Err(r));
-            continue;
-        }
-        // Admitted in the order listed, so the budget lets the first agents start.
-        let estimate = crate::cost::estimate(
-            &shared.prices,
-            spec,
-            crate::types::brief::estimate_tokens(shared.prompt_for(spec).len()),
-        );
-        let admitted = shared.meter.admit(&shared.meter_key(spec), estimate);
-        let task = supervisor::run_reviewer(
-            Arc::clone(&shared),
-            spec.clone(),
-            dir_name,
-            policy,
-            admitted,
-        );
-        slots.push(Ok(tokio::spawn(task)));
-    }
-
-    let mut reviews = Vec::with_capacity(slots.len());
-    for (slot, spec) in slots.into_iter().zip(agents) {
-        let review = match slot {
-            Ok(handle) => match handle.await {
-                Ok(review) => review,
-                Err(err) => failed(
-                    spec,
-                    Failure::CouldNotStart {
-                        reason: format!("its run stopped unexpectedly: {err}"),
-                    },
-                ),
-            },
-            Err(review) => review,
-        };
-        reviews.push(review);
-    }
+    let cancel_note = announce_cancel(&options.cancel, &events);
+    let running = start_reviewers(&shared, agents, options);
+    let mut reviews = collect_reviews(running, agents).await;
     cancel_note.abort();
     drop(shared);
-    if let Some(checkout) = shared_checkout {
-        let changes = tokio::task::spawn_blocking(move || {
-            let mut changes = checkout.changes();
-            if let Err(err) = checkout.remove() {
-                changes.push(format!("the checkout could not be removed: {err:#}"));
-            }
-            changes
-        })
-        .await
-        .unwrap_or_else(|err| vec![format!("the checkout could not be checked: {err}")]);
-        // Every agent shared it: each is named with what changed.
-        for review in &mut reviews {
-            review
-                .worktree_changes
-                .extend(changes.iter().map(|c| format!("shared checkout: {c}")));
-        }
+    if let Some(checkout) = checkout {
+        check_and_remove_shared_checkout(checkout, &mut reviews).await;
     }
     // Every checkout is gone by now; the temporary directory that held them goes too.
     let _ = work_root.close();
@@ -386,13 +254,193 @@ pub async fn dispatch_with(
     }
 }
 
+/// The events of the dispatch go to the progress display, the caller's sinks and, once the
+/// bundle exists, its `events.jsonl`.
+fn emitter(
+    agents: &[AgentSpec],
+    progress: ProgressMode,
+    options: &DispatchOptions,
+    events_log: Option<&Arc<JsonlSink>>,
+) -> Emitter {
+    let names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
+    let mut sinks: Vec<Arc<dyn EventSink>> =
+        vec![Arc::new(progress::Progress::new(progress, &names))];
+    sinks.extend(options.sinks.iter().cloned());
+    if let Some(log) = events_log {
+        sinks.push(Arc::clone(log) as Arc<dyn EventSink>);
+    }
+    Emitter::new(sinks)
+}
+
+/// Every agent failed with one reason before any could start (no commit to review, no bundle
+/// directory, no checkout): each is reported with it.
+fn fail_every_agent(
+    agents: &[AgentSpec],
+    failure: Failure,
+    events: &Emitter,
+    started: Instant,
+    cancel: &CancelToken,
+) -> DispatchOutcome {
+    let failure = if cancel.is_cancelled() {
+        Failure::Cancelled
+    } else {
+        failure
+    };
+    let reviews: Vec<RawReview> = agents
+        .iter()
+        .map(|spec| failed(spec, failure.clone()))
+        .collect();
+    for r in &reviews {
+        events.agent(
+            &r.agent,
+            EventKind::Failed {
+                status: r.status,
+                failure: r.failure.clone().unwrap_or(Failure::NoReview),
+                message: r.error.clone().unwrap_or_default(),
+                duration_s: 0.0,
+                retries: 0,
+            },
+        );
+    }
+    events.emit(
+        None,
+        EventKind::Done {
+            duration_s: started.elapsed().as_secs_f64(),
+        },
+    );
+    DispatchOutcome {
+        reviews,
+        cancelled: cancel.is_cancelled(),
+        wall_clock_s: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// The one checkout every sandboxed agent shares (they cannot write to it, so one checkout's
+/// cost instead of one per agent); `None` where agents are not confined and each gets its own.
+async fn shared_checkout(
+    repo: &Path,
+    head_sha: &str,
+    work_root: &Path,
+    sandbox: &sandbox::Plan,
+    cancel: &CancelToken,
+) -> Result<Option<worktree::Worktree>, Failure> {
+    if !sandbox.layers.confines_files() {
+        return Ok(None);
+    }
+    let path = work_root.join("checkout");
+    worktree::Worktree::add(repo, head_sha, &path, cancel)
+        .await
+        .map(Some)
+        .map_err(|err| Failure::CouldNotStart {
+            reason: output::one_sentence(&format!("could not create the checkout: {err:#}")),
+        })
+}
+
+/// Says on the event stream, once, that the dispatch is being cancelled.
+fn announce_cancel(cancel: &CancelToken, events: &Emitter) -> tokio::task::JoinHandle<()> {
+    let cancel = cancel.clone();
+    let events = events.clone();
+    tokio::spawn(async move {
+        cancel.cancelled().await;
+        events.emit(None, EventKind::Cancelling);
+    })
+}
+
+/// One reviewer's place in the dispatch: its task, or its result when it could not start.
+type Slot = Result<tokio::task::JoinHandle<RawReview>, RawReview>;
+
+/// Starts every reviewer, in the order listed (so the budget lets the first ones start); an
+/// agent listed twice fails the second time.
+fn start_reviewers(
+    shared: &Arc<Shared>,
+    agents: &[AgentSpec],
+    options: &DispatchOptions,
+) -> Vec<Slot> {
+    let policy = supervisor::RetryPolicy {
+        max_retries: options.max_retries,
+        backoff: options.retry_backoff,
+    };
+    let mut seen = HashSet::new();
+    let mut slots = Vec::with_capacity(agents.len());
+    for spec in agents {
+        let dir_name = backend::commands::safe_name(&spec.name);
+        if !seen.insert(dir_name.clone()) {
+            let r = failed(
+                spec,
+                Failure::CouldNotStart {
+                    reason: format!(
+                        "agent `{}` is listed twice: give each agent its own name",
+                        spec.name
+                    ),
+                },
+            );
+            supervisor::announce(shared, &r);
+            slots.push(Err(r));
+            continue;
+        }
+        let estimate = crate::cost::estimate(
+            &shared.prices,
+            spec,
+            crate::types::brief::estimate_tokens(shared.prompt_for(spec).len()),
+        );
+        let admitted = shared.meter.admit(&shared.meter_key(spec), estimate);
+        let task =
+            supervisor::run_reviewer(Arc::clone(shared), spec.clone(), dir_name, policy, admitted);
+        slots.push(Ok(tokio::spawn(task)));
+    }
+    slots
+}
+
+/// Every reviewer's result, in the order listed, whatever happened to the others.
+async fn collect_reviews(slots: Vec<Slot>, agents: &[AgentSpec]) -> Vec<RawReview> {
+    let mut reviews = Vec::with_capacity(slots.len());
+    for (slot, spec) in slots.into_iter().zip(agents) {
+        let review = match slot {
+            Ok(handle) => match handle.await {
+                Ok(review) => review,
+                Err(err) => failed(
+                    spec,
+                    Failure::CouldNotStart {
+                        reason: format!("its run stopped unexpectedly: {err}"),
+                    },
+                ),
+            },
+            Err(review) => review,
+        };
+        reviews.push(review);
+    }
+    reviews
+}
+
+/// Checks that no agent changed the shared checkout, removes it, and names what changed on
+/// every agent's record (they all shared it).
+async fn check_and_remove_shared_checkout(checkout: worktree::Worktree, reviews: &mut [RawReview]) {
+    let changes = tokio::task::spawn_blocking(move || {
+        let mut changes = checkout.changes();
+        if let Err(err) = checkout.remove() {
+            changes.push(format!("the checkout could not be removed: {err:#}"));
+        }
+        changes
+    })
+    .await
+    .unwrap_or_else(|err| vec![format!("the checkout could not be checked: {err}")]);
+    for review in reviews {
+        review
+            .worktree_changes
+            .extend(changes.iter().map(|c| format!("shared checkout: {c}")));
+    }
+}
+
+/// What every agent of a dispatch needs before any starts.
+struct Prepared {
+    head_sha: String,
+    work_root: stale::WorkRoot,
+    events_log: Arc<JsonlSink>,
+}
+
 /// Resolves the head commit, creates the bundle directory, the events log and the checkouts'
 /// temporary home (first pruning what killed runs left behind).
-fn prepare(
-    repo: &Path,
-    head: &str,
-    bundle_dir: &Path,
-) -> Result<(String, stale::WorkRoot, Arc<JsonlSink>), String> {
+fn prepare(repo: &Path, head: &str, bundle_dir: &Path) -> Result<Prepared, String> {
     let sha = crate::git::resolve_commit(repo, head).map_err(|e| format!("{e:#}"))?;
     std::fs::create_dir_all(bundle_dir).map_err(|e| {
         format!(
@@ -406,7 +454,11 @@ fn prepare(
     stale::prune(repo);
     let work_root = stale::WorkRoot::create()
         .map_err(|e| format!("could not create a temporary directory for the checkouts: {e}"))?;
-    Ok((sha, work_root, Arc::new(jsonl)))
+    Ok(Prepared {
+        head_sha: sha,
+        work_root,
+        events_log: Arc::new(jsonl),
+    })
 }
 
 fn failed(spec: &AgentSpec, failure: Failure) -> RawReview {

@@ -360,7 +360,7 @@ async fn run_attempt(
 
     let end = tokio::select! {
         status = child.wait() => match status {
-            Ok(status) => End::Exited(sandbox.agent_status(status)),
+            Ok(status) => End::Exited(status),
             Err(err) => End::NotRun(Failure::CouldNotStart {
                 reason: format!("could not wait for `{}`: {err}", command.program),
             }),

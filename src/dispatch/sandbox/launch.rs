@@ -99,18 +99,6 @@ impl AgentSandbox {
         record
     }
 
-    /// The agent's own exit status from what its process ended with: bwrap exits `128 + N`
-    /// when a signal N killed the agent, which is read back as that signal.
-    pub fn agent_status(&self, status: std::process::ExitStatus) -> std::process::ExitStatus {
-        use std::os::unix::process::ExitStatusExt;
-        match (&self.layers, status.code()) {
-            (Layers::Bwrap { .. }, Some(code @ 129..=192)) => {
-                std::process::ExitStatus::from_raw(code - 128)
-            }
-            _ => status,
-        }
-    }
-
     /// Everything one attempt of `program args` in `cwd` needs, with `env` as the agent's
     /// environment (to which the proxy's variables are added here).
     pub async fn launch(
