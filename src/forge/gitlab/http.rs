@@ -282,6 +282,12 @@ impl Client {
     /// One sentence for a refused request.
     fn status_error(&self, status: StatusCode, body: &[u8], what: &str) -> Refused {
         let message = message_of(body);
+        // GitLab's messages repeat the status (`401 Unauthorized`): say it once.
+        let code_prefix = format!("{} ", status.as_u16());
+        let message = message
+            .strip_prefix(&code_prefix)
+            .unwrap_or(&message)
+            .to_string();
         let project = crate::text::printable_line(&self.location.project);
         let source = self.token.source;
         let code = status.as_u16();
