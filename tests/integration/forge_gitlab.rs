@@ -479,6 +479,11 @@ fn a_merge_request_is_reviewed_posted_once_and_followed_across_rounds() {
         "both stand-ins found it: {password:#}"
     );
 
+    let html = report_file(&ran, "html");
+    assert!(
+        html.contains(r#"<th scope="row">MR</th><td><a href="https:&#x2f;&#x2f;gitlab.example.com&#x2f;group&#x2f;sub&#x2f;proj&#x2f;-&#x2f;merge_requests&#x2f;42">!42</a> — Add login"#),
+        "the page names the merge request"
+    );
     let id = report["meta"]["id"].as_str().unwrap().to_string();
     assert!(id.ends_with("-mr-42"), "{id}");
     let brief = brief_of(&md_path, &id);
@@ -841,6 +846,7 @@ fn a_position_gitlab_refuses_moves_the_finding_to_the_summary() {
 #[ignore = "needs python-gitlab's API description (scripts/install-gitlab-descriptions.sh)"]
 fn rate_limits_pagination_and_server_errors_are_waited_out() {
     let w = world();
+    w.gitlab.use_keyset_pagination();
     w.gitlab.fail_429("/merge_requests/42", 1);
     w.gitlab
         .fail_with(Some("GET"), "/merge_requests/42/commits", 502, 2);
@@ -869,6 +875,18 @@ fn rate_limits_pagination_and_server_errors_are_waited_out() {
     assert!(
         ran.stdout.contains("Does this accept any password?"),
         "the brief has the thread"
+    );
+    let pages = w
+        .gitlab
+        .requests()
+        .iter()
+        .filter(|r| r.path.contains("/merge_requests/42/discussions") && r.status == 200)
+        .count();
+    assert_eq!(
+        pages,
+        5,
+        "five discussions, one a page, by Link alone: {}",
+        w.gitlab.summary()
     );
 }
 

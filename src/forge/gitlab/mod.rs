@@ -410,3 +410,79 @@ fn discussion_id(thread: &Thread) -> anyhow::Result<&str> {
             )
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note(id: u64, kind: Option<&str>, system: bool, resolved: bool) -> ApiNote {
+        ApiNote {
+            id,
+            kind: kind.map(str::to_string),
+            body: format!("note {id}"),
+            author: Some(ApiUser {
+                username: "jane.doe".into(),
+            }),
+            system,
+            resolvable: !system,
+            resolved,
+            position: kind.filter(|k| *k == "DiffNote").map(|_| ApiPosition {
+                new_path: Some("src/a.rs".into()),
+                old_path: Some("src/a.rs".into()),
+                new_line: Some(7),
+                old_line: None,
+                head_sha: Some("old".into()),
+            }),
+        }
+    }
+
+    #[test]
+    fn only_resolvable_threads_are_threads() {
+        let diff = ApiDiscussion {
+            id: "ab".into(),
+            individual_note: false,
+            notes: vec![
+                note(1, Some("DiffNote"), false, true),
+                note(2, Some("DiscussionNote"), false, false),
+            ],
+        };
+        let t = thread_of(diff, "new", "https://gl/p/-/merge_requests/1").unwrap();
+        assert_eq!((t.path.as_deref(), t.line), (Some("src/a.rs"), Some(7)));
+        assert!(!t.resolved, "one note is still unresolved");
+        assert!(t.outdated, "written on an earlier version");
+        assert_eq!(t.comment_count, 2);
+        assert_eq!(
+            t.first.unwrap().url.as_deref(),
+            Some("https://gl/p/-/merge_requests/1#note_1")
+        );
+        let lone = ApiDiscussion {
+            id: "cd".into(),
+            individual_note: true,
+            notes: vec![note(3, None, false, false)],
+        };
+        assert!(thread_of(lone, "new", "").is_none(), "a lone comment");
+        let system = ApiDiscussion {
+            id: "ef".into(),
+            individual_note: false,
+            notes: vec![note(4, None, true, false)],
+        };
+        assert!(thread_of(system, "new", "").is_none(), "a system note");
+    }
+
+    #[test]
+    fn discussion_ids_are_checked_before_they_go_into_an_address() {
+        let thread = |id: &str| Thread {
+            id: id.into(),
+            path: None,
+            line: None,
+            resolved: false,
+            outdated: false,
+            first: None,
+            recent: vec![],
+            comment_count: 0,
+        };
+        assert!(discussion_id(&thread("6a9c1750b37d513a43987b574953fceb50b03ce7")).is_ok());
+        assert!(discussion_id(&thread("../../user")).is_err());
+        assert!(discussion_id(&thread("")).is_err());
+    }
+}

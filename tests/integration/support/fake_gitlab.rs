@@ -204,6 +204,8 @@ struct State {
     failures: Vec<Failure>,
     may_resolve: bool,
     draft_notes_api: bool,
+    /// Keyset pagination: only a `Link` header says where the next page is.
+    keyset: bool,
     /// Paths whose positions GitLab refuses though they are on the diff (a file GitLab
     /// could not diff, say): a 400 as for any bad position.
     refuse_positions_on: Vec<String>,
@@ -432,6 +434,12 @@ impl FakeGitLab {
             status,
             times,
         });
+    }
+
+    /// Lists are paginated as GitLab's keyset pagination does it: no `x-next-page`, no
+    /// `x-total`, only `Link: <...>; rel="next"`.
+    pub fn use_keyset_pagination(&self) {
+        self.lock().keyset = true;
     }
 
     pub fn set_may_resolve(&self, may: bool) {
@@ -733,7 +741,7 @@ fn answer(
         (Method::GET, ["merge_requests", _]) => respond(StatusCode::OK, &mr_json(st, &mr)),
         (Method::GET, ["merge_requests", _, "commits"]) => {
             let items: Vec<Value> = mr.commits.iter().rev().map(|c| commit_json(c)).collect();
-            paged(&items, page, per_page, &list_url, query)
+            paged(&items, page, per_page, &list_url, query, st.keyset)
         }
         (Method::GET, ["merge_requests", _, "versions"]) => {
             let items: Vec<Value> = st
@@ -741,7 +749,7 @@ fn answer(
                 .iter()
                 .map(|v| version_json(v, &mr, false))
                 .collect();
-            paged(&items, page, per_page, &list_url, query)
+            paged(&items, page, per_page, &list_url, query, st.keyset)
         }
         (Method::GET, ["merge_requests", _, "versions", id]) => {
             match st.versions.iter().find(|v| v.id.to_string() == *id) {
@@ -755,7 +763,7 @@ fn answer(
                 .iter()
                 .map(|d| discussion_json(d, &mr))
                 .collect();
-            paged(&items, page, per_page, &list_url, query)
+            paged(&items, page, per_page, &list_url, query, st.keyset)
         }
         (Method::GET, ["merge_requests", _, "notes"]) => {
             if query_param(query, "sort").is_some_and(|s| s != "asc" && s != "desc") {
@@ -770,7 +778,7 @@ fn answer(
                 .flat_map(|d| d.notes.iter())
                 .map(|n| note_json(n, &mr))
                 .collect();
-            paged(&items, page, per_page, &list_url, query)
+            paged(&items, page, per_page, &list_url, query, st.keyset)
         }
         (Method::POST, ["merge_requests", _, "notes"]) => {
             let text = params["body"].as_str().unwrap_or("").to_string();
@@ -884,7 +892,7 @@ fn answer(
         (_, ["merge_requests", _, "draft_notes", ..]) if !st.draft_notes_api => not_found(""),
         (Method::GET, ["merge_requests", _, "draft_notes"]) => {
             let items: Vec<Value> = st.drafts.iter().map(|d| draft_json(d, &mr)).collect();
-            paged(&items, page, per_page, &list_url, query)
+            paged(&items, page, per_page, &list_url, query, st.keyset)
         }
         (Method::POST, ["merge_requests", _, "draft_notes"]) => {
             let position = params.get("position").cloned();
@@ -1166,6 +1174,7 @@ fn paged(
     per_page: usize,
     url: &str,
     query: &str,
+    keyset: bool,
 ) -> Response<Full<Bytes>> {
     let total_pages = items.len().div_ceil(per_page).max(1);
     let start = (page.max(1) - 1) * per_page;
@@ -1187,6 +1196,14 @@ fn paged(
         links.insert(0, format!("{}; rel=\"next\"", link_to(n)));
     }
     links.push(format!("{}; rel=\"last\"", link_to(total_pages)));
+    if keyset {
+        return Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", "application/json")
+            .header("link", links[..links.len() - 1].join(", "))
+            .body(Full::new(Bytes::from(Value::Array(slice).to_string())))
+            .expect("a response");
+    }
     Response::builder()
         .status(StatusCode::OK)
         .header("content-type", "application/json")
