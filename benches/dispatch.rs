@@ -84,11 +84,17 @@ fn main() {
          median of {rounds} (Landlock available: {})",
         sandbox::available()
     );
-    for (label, sandboxed) in [
-        ("bwrap+landlock, shared checkout", Mode::Auto),
-        ("landlock only, shared checkout", Mode::LandlockOnly),
-        ("no sandbox, per-agent worktrees", Mode::Off),
+    // `DEEP_REVIEW_BENCH_MODES=bwrap,landlock` leaves out the slow per-agent worktrees.
+    let modes = std::env::var("DEEP_REVIEW_BENCH_MODES")
+        .unwrap_or_else(|_| "bwrap,landlock,worktrees".into());
+    for (key, label, sandboxed) in [
+        ("bwrap", "bwrap+landlock, shared checkout", Mode::Auto),
+        ("landlock", "landlock only, shared checkout", Mode::LandlockOnly),
+        ("worktrees", "no sandbox, per-agent worktrees", Mode::Off),
     ] {
+        if !modes.split(',').any(|m| m.trim() == key) {
+            continue;
+        }
         let mut results = Vec::new();
         for round in 0..rounds {
             results.push(run_once(

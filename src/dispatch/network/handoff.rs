@@ -61,16 +61,28 @@ pub fn receive(
     control: &UnixStream,
     timeout: Duration,
 ) -> std::io::Result<Vec<(String, std::net::TcpListener)>> {
-    control.set_read_timeout(Some(timeout))?;
+    let until = std::time::Instant::now() + timeout;
     let mut text = [0u8; 4096];
     let mut space = [MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(MAX_LISTENERS))];
     let mut control_buf = RecvAncillaryBuffer::new(&mut space);
-    let got = rustix::net::recvmsg(
-        control,
-        &mut [IoSliceMut::new(&mut text)],
-        &mut control_buf,
-        RecvFlags::CMSG_CLOEXEC,
-    )?;
+    let got = loop {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        control.set_read_timeout(Some(left))?;
+        // A socket with a receive timeout is not restarted after a signal (other agents'
+        // processes ending send SIGCHLD all the time): wait again for what is left.
+        match rustix::net::recvmsg(
+            control,
+            &mut [IoSliceMut::new(&mut text)],
+            &mut control_buf,
+            RecvFlags::CMSG_CLOEXEC,
+        ) {
+            Err(rustix::io::Errno::INTR) => continue,
+            other => break other?,
+        }
+    };
     if got.bytes == 0 {
         return Err(std::io::Error::other(
             "the sandbox helper exited before it opened the network",
@@ -115,6 +127,38 @@ mod tests {
         assert_eq!(got[0].1.local_addr().unwrap(), addr);
         let _client = std::net::TcpStream::connect(addr).unwrap();
         got[0].1.accept().unwrap();
+    }
+
+    extern "C" fn ignore(_: libc::c_int) {}
+
+    /// Other agents' processes end while one waits for its helper: SIGCHLD interrupts a receive
+    /// with a timeout (the kernel does not restart it, SA_RESTART or not), and the wait goes on.
+    #[test]
+    fn a_signal_during_the_wait_does_not_lose_the_listeners() {
+        // SAFETY: a handler that does nothing, for a signal this test sends to its own thread.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = ignore as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut());
+        }
+        let (ours, theirs) = UnixStream::pair().unwrap();
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let waiter = std::thread::spawn(move || {
+            // SAFETY: pthread_self cannot fail.
+            tid_tx.send(unsafe { libc::pthread_self() }).unwrap();
+            receive(&ours, Duration::from_secs(10))
+        });
+        let thread = tid_rx.recv().unwrap();
+        for _ in 0..5 {
+            std::thread::sleep(Duration::from_millis(50));
+            // SAFETY: the waiting thread is alive until it receives, which is after this loop.
+            unsafe { libc::pthread_kill(thread, libc::SIGUSR2) };
+        }
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        send(&theirs, &[("proxy".into(), listener)]).unwrap();
+        let got = waiter.join().unwrap().unwrap();
+        assert_eq!(got.len(), 1);
     }
 
     #[test]
