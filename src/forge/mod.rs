@@ -184,6 +184,18 @@ pub struct InlineComment {
     pub fingerprint: String,
 }
 
+/// An inline comment the forge would not take (its lines are not on the forge's own diff):
+/// the review was posted without it, and the summary lists its finding with its location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedComment {
+    pub fingerprint: String,
+    pub path: String,
+    pub start_line: Option<u32>,
+    pub line: u32,
+    /// Why, as the end of a sentence.
+    pub reason: String,
+}
+
 /// What a forge offers deep-review. Methods block (each implementation runs its own I/O) and
 /// fail with one sentence that says what to do.
 pub trait Forge {
@@ -200,7 +212,13 @@ pub trait Forge {
     fn comments(&self, number: u64) -> anyhow::Result<Vec<Comment>>;
     fn create_comment(&self, number: u64, body: &str) -> anyhow::Result<()>;
     fn update_comment(&self, number: u64, id: &str, body: &str) -> anyhow::Result<()>;
-    fn create_review(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<()>;
+    /// Posts the review with the comments the forge takes (none: no review); returns the ones
+    /// it would not take. Never posts two reviews for one draft.
+    fn create_review(
+        &self,
+        number: u64,
+        review: &ReviewDraft,
+    ) -> anyhow::Result<Vec<RefusedComment>>;
     /// Replies in `thread`.
     fn reply(&self, number: u64, thread: &Thread, body: &str) -> anyhow::Result<()>;
     /// Resolves `thread`; `Ok(false)` when the token may not.

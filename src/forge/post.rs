@@ -78,6 +78,13 @@ pub struct PostPlan {
     pub number: u64,
     pub summary_body: String,
     pub summary: SummaryAction,
+    /// Where each shown finding is, and what else the summary says: to write it again when the
+    /// forge refuses some inline comments.
+    pub placements: Vec<(usize, Placement)>,
+    pub no_longer_found: usize,
+    pub report_url: Option<String>,
+    /// deep-review's summary comment as the forge holds it.
+    pub existing_summary: Option<Comment>,
     pub review: Option<ReviewDraft>,
     /// Ids of shown findings already posted by an earlier post.
     pub already_posted: Vec<String>,
@@ -224,13 +231,7 @@ pub fn plan(
         no_longer_found,
         report_url: options.report_url.as_deref(),
     });
-    let summary = match &existing.summary {
-        Some(c) if c.body.trim_end() == summary_body.trim_end() => {
-            SummaryAction::Unchanged(c.id.clone())
-        }
-        Some(c) => SummaryAction::Update(c.id.clone()),
-        None => SummaryAction::Create,
-    };
+    let summary = summary_action(existing.summary.as_ref(), &summary_body);
     let review = (!comments.is_empty()).then(|| ReviewDraft {
         commit: head.clone(),
         body: render::review_body(report, comments.len()),
@@ -246,11 +247,24 @@ pub fn plan(
         number: pr.number,
         summary_body,
         summary,
+        placements,
+        no_longer_found,
+        report_url: options.report_url.clone(),
+        existing_summary: existing.summary.clone(),
         review,
         already_posted,
         resolutions,
         notes,
     })
+}
+
+/// Create the summary comment, edit it, or leave it when it already says `body`.
+fn summary_action(existing: Option<&Comment>, body: &str) -> SummaryAction {
+    match existing {
+        Some(c) if c.body.trim_end() == body.trim_end() => SummaryAction::Unchanged(c.id.clone()),
+        Some(c) => SummaryAction::Update(c.id.clone()),
+        None => SummaryAction::Create,
+    }
 }
 
 /// `(path, start, end)` when the finding can be an inline comment: a location with lines that
@@ -309,30 +323,71 @@ fn normalize_login(login: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Sends `plan`: the summary first (so the findings are on the pull request whatever fails
-/// next), then the review, then the replies and resolutions.
-pub fn apply(forge: &dyn Forge, plan: &PostPlan) -> anyhow::Result<PostOutcome> {
+/// Sends `plan`: the review first, then the summary, which lists the findings whose inline
+/// comments the forge would not take (with their locations), then the replies and resolutions.
+pub fn apply(forge: &dyn Forge, plan: &PostPlan, report: &Report) -> anyhow::Result<PostOutcome> {
     let mut outcome = PostOutcome::default();
     let n = plan.number;
-    match &plan.summary {
+    let mut refused = Vec::new();
+    if let Some(review) = &plan.review {
+        refused = forge.create_review(n, review)?;
+        let posted = review.comments.len() - refused.len();
+        if posted > 0 {
+            outcome.lines.push(format!(
+                "review posted with {}",
+                crate::text::plural(posted, "inline comment", "inline comments")
+            ));
+        }
+        for r in &refused {
+            let lines = match r.start_line {
+                Some(s) if s != r.line => format!("{s}-{}", r.line),
+                _ => r.line.to_string(),
+            };
+            outcome.lines.push(format!(
+                "inline comment at {}:{lines} not posted ({}): its finding is listed in the summary",
+                r.path, r.reason
+            ));
+        }
+    }
+    let (body, action) = if refused.is_empty() {
+        (plan.summary_body.clone(), plan.summary.clone())
+    } else {
+        let placements: Vec<(usize, Placement)> = plan
+            .placements
+            .iter()
+            .map(|&(i, p)| {
+                let fp = report.findings.get(i).map(|f| f.fingerprint.as_str());
+                match p {
+                    Placement::Inline
+                        if refused.iter().any(|r| Some(r.fingerprint.as_str()) == fp) =>
+                    {
+                        (i, Placement::Refused)
+                    }
+                    other => (i, other),
+                }
+            })
+            .collect();
+        let body = render::summary(&SummaryInput {
+            report,
+            placements: &placements,
+            no_longer_found: plan.no_longer_found,
+            report_url: plan.report_url.as_deref(),
+        });
+        let action = summary_action(plan.existing_summary.as_ref(), &body);
+        (body, action)
+    };
+    match &action {
         SummaryAction::Create => {
-            forge.create_comment(n, &plan.summary_body)?;
+            forge.create_comment(n, &body)?;
             outcome.lines.push("summary comment posted".to_string());
         }
         SummaryAction::Update(id) => {
-            forge.update_comment(n, id, &plan.summary_body)?;
+            forge.update_comment(n, id, &body)?;
             outcome.lines.push("summary comment updated".to_string());
         }
         SummaryAction::Unchanged(_) => outcome
             .lines
             .push("summary comment already up to date".to_string()),
-    }
-    if let Some(review) = &plan.review {
-        forge.create_review(n, review)?;
-        outcome.lines.push(format!(
-            "review posted with {}",
-            crate::text::plural(review.comments.len(), "inline comment", "inline comments")
-        ));
     }
     if !plan.already_posted.is_empty() {
         outcome.lines.push(format!(
@@ -483,7 +538,7 @@ pub fn post_report(
     }
     // Only a dry run goes on without a forge to talk to.
     let forge = forge.ok_or_else(|| anyhow::anyhow!("no token to post with"))?;
-    let mut outcome = apply(forge.as_ref(), &plan)?;
+    let mut outcome = apply(forge.as_ref(), &plan, report)?;
     outcome.lines.extend(plan.notes.iter().cloned());
     let url = pr.url.as_deref().unwrap_or("");
     outcome.lines.push(format!(

@@ -11,10 +11,10 @@ use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
-use crate::support::fake_github::{FakeGitHub, Pull};
+use crate::support::fake_github::{APP_TOKEN, FakeGitHub, Pull};
 use crate::support::repo::Repo;
 
-const TOKEN: &str = "ghs_test-token";
+const TOKEN: &str = APP_TOKEN;
 const PR: u64 = 236;
 
 /// The thread a reviewer left and nobody resolved, and one that was resolved.
@@ -72,7 +72,8 @@ fn world() -> World {
         checkout.path().to_str().unwrap(),
     ]);
 
-    let github = FakeGitHub::start("o", "r", TOKEN);
+    let github = FakeGitHub::start("o", "r");
+    github.set_git_dir(upstream.path());
     let commits = work
         .git(&["rev-list", "--reverse", &format!("{base}..{head}")])
         .lines()
@@ -110,7 +111,6 @@ fn world() -> World {
         base,
         head,
     };
-    world.set_diff_lines();
     world.agent();
     world
 }
@@ -177,37 +177,6 @@ impl World {
         .unwrap();
     }
 
-    /// Tells the fake which lines the diff has (from git's own `-U3` hunks, as GitHub shows
-    /// them): an inline comment anywhere else is rejected, as GitHub rejects it.
-    fn set_diff_lines(&self) {
-        let diff = self
-            .work
-            .git(&["diff", "-U3", &format!("{}...{}", self.base, self.head)]);
-        let mut path = String::new();
-        let mut ranges: std::collections::HashMap<String, Vec<(u32, u32)>> = Default::default();
-        for line in diff.lines() {
-            if let Some(p) = line.strip_prefix("+++ b/") {
-                path = p.to_string();
-            } else if let Some(h) = line.strip_prefix("@@ ") {
-                let new = h.split(' ').nth(1).unwrap().trim_start_matches('+');
-                let (start, len) = match new.split_once(',') {
-                    Some((s, l)) => (s.parse::<u32>().unwrap(), l.parse::<u32>().unwrap()),
-                    None => (new.parse().unwrap(), 1),
-                };
-                if len > 0 {
-                    ranges
-                        .entry(path.clone())
-                        .or_default()
-                        .push((start, start + len - 1));
-                }
-            }
-        }
-        assert!(!ranges.is_empty(), "no hunks in {diff}");
-        for (path, list) in ranges {
-            self.github.set_diff_lines(&path, &list);
-        }
-    }
-
     /// A new commit on the pull request (a push): fixes the password check.
     fn push_round_two(&mut self) {
         self.work.write(
@@ -233,7 +202,6 @@ impl World {
             .map(str::to_string)
             .collect();
         self.github.set_head(PR, &self.head, commits);
-        self.set_diff_lines();
         std::fs::write(self.review_file(), round_two_review()).unwrap();
     }
 
@@ -353,8 +321,8 @@ fn a_pull_request_is_reviewed_posted_once_and_followed_across_rounds() {
             .iter()
             .any(|r| r.method == "GET" && r.path.starts_with(path))
     };
-    assert!(got("/api/v3/repos/o/r/pulls/236"), "{}", w.github.summary());
-    assert!(got("/api/v3/repos/o/r/pulls/236/commits"));
+    assert!(got("/repos/o/r/pulls/236"), "{}", w.github.summary());
+    assert!(got("/repos/o/r/pulls/236/commits"));
     assert!(
         requests
             .iter()
@@ -561,7 +529,7 @@ fn a_pull_request_is_reviewed_posted_once_and_followed_across_rounds() {
     assert_eq!(
         kinds
             .iter()
-            .filter(|k| k.starts_with("PATCH /api/v3/repos/o/r/issues/comments/"))
+            .filter(|k| k.starts_with("PATCH /repos/o/r/issues/comments/"))
             .count(),
         1,
         "the summary is edited in place: {kinds:#?}"
@@ -569,7 +537,7 @@ fn a_pull_request_is_reviewed_posted_once_and_followed_across_rounds() {
     assert!(
         !kinds
             .iter()
-            .any(|k| k == "POST /api/v3/repos/o/r/issues/236/comments"),
+            .any(|k| k == "POST /repos/o/r/issues/236/comments"),
         "no second summary: {kinds:#?}"
     );
     let ours: Vec<_> = w
@@ -664,7 +632,7 @@ fn rate_limits_and_server_errors_are_retried() {
         .github
         .requests()
         .iter()
-        .filter(|r| r.path == "/api/v3/repos/o/r/pulls/236")
+        .filter(|r| r.path == "/repos/o/r/pulls/236")
         .map(|r| r.status)
         .collect();
     assert_eq!(pulls, vec![429, 200], "{}", w.github.summary());
@@ -672,7 +640,7 @@ fn rate_limits_and_server_errors_are_retried() {
         .github
         .requests()
         .iter()
-        .filter(|r| r.path.starts_with("/api/v3/repos/o/r/pulls/236/commits"))
+        .filter(|r| r.path.starts_with("/repos/o/r/pulls/236/commits"))
         .map(|r| r.status)
         .collect();
     assert_eq!(commits[..3], [502, 502, 200], "{}", w.github.summary());

@@ -1,0 +1,207 @@
+//! Posting a review with inline comments as GitHub takes it: GitHub refuses the whole review
+//! (422 "Line could not be resolved") when one comment sits on a line its own diff does not
+//! show, and does not say which. So the comments are checked first against GitHub's diff of the
+//! pull request (the patches of `GET /pulls/{n}/files`, three lines of context as GitHub shows
+//! them): a comment outside one hunk of its file's patch, on a file whose diff GitHub does not
+//! render (no patch: too large, binary), or on a file GitHub does not list is left out and
+//! reported. A 422 that still comes is not retried with the same comments: the review is not
+//! posted and every comment is reported, so a second post cannot post a second review and the
+//! findings stay in the summary.
+
+use std::collections::HashMap;
+
+use reqwest::Method;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::http::Client;
+use crate::forge::{InlineComment, RefusedComment, ReviewDraft};
+
+/// The most files GitHub lists for a pull request.
+const MAX_LISTED_FILES: usize = 3000;
+
+/// A file of the pull request's diff as GitHub lists it.
+#[derive(Deserialize)]
+struct ApiFile {
+    filename: String,
+    #[serde(default)]
+    patch: Option<String>,
+}
+
+/// GitHub's diff of a pull request: for each file, the new-side lines of each hunk; `None`
+/// for a file listed without a patch.
+pub struct GitHubDiff {
+    files: HashMap<String, Option<Vec<(u32, u32)>>>,
+    /// GitHub listed more files than were read: an unlisted file may still be in the diff.
+    truncated: bool,
+}
+
+impl GitHubDiff {
+    pub fn read(client: &Client, number: u64) -> anyhow::Result<GitHubDiff> {
+        let (files, more) = client.get_all::<ApiFile>(
+            client.repo_url(&format!("pulls/{number}/files"))?,
+            &format!("the files of pull request #{number}"),
+        )?;
+        // GitHub lists at most 3,000 files, with no next page after them.
+        let truncated = more || files.len() >= MAX_LISTED_FILES;
+        Ok(GitHubDiff {
+            files: files
+                .into_iter()
+                .map(|f| (f.filename, f.patch.as_deref().map(hunk_spans)))
+                .collect(),
+            truncated,
+        })
+    }
+
+    /// Why GitHub would refuse `comment`, or `None` when its lines are in one hunk.
+    pub fn refusal(&self, comment: &InlineComment) -> Option<String> {
+        let start = comment.start_line.unwrap_or(comment.line);
+        match self.files.get(&comment.path) {
+            None if self.truncated => None,
+            None => Some("GitHub's diff of the pull request does not have this file".into()),
+            Some(None) => Some("GitHub shows no diff of this file (too large or binary)".into()),
+            Some(Some(spans)) => (!spans
+                .iter()
+                .any(|(first, last)| *first <= start && comment.line <= *last))
+            .then(|| "these lines are not in one hunk of GitHub's diff".into()),
+        }
+    }
+}
+
+/// The new-side line span of each hunk of a patch (`@@ -a,b +c,d @@` headers: `c..c+d-1`).
+fn hunk_spans(patch: &str) -> Vec<(u32, u32)> {
+    patch
+        .lines()
+        .filter_map(|line| {
+            let header = line.strip_prefix("@@ ")?;
+            let new = header.split(' ').find(|p| p.starts_with('+'))?;
+            let mut parts = new[1..].split(',');
+            let start: u32 = parts.next()?.parse().ok()?;
+            let len: u32 = match parts.next() {
+                Some(n) => n.parse().ok()?,
+                None => 1,
+            };
+            (len > 0).then(|| (start, start + len - 1))
+        })
+        .collect()
+}
+
+/// Posts `review` on pull request `number` with the comments GitHub's diff takes; returns the
+/// ones left out and why.
+pub fn post(
+    client: &Client,
+    number: u64,
+    review: &ReviewDraft,
+) -> anyhow::Result<Vec<RefusedComment>> {
+    let diff = GitHubDiff::read(client, number)?;
+    let mut refused = Vec::new();
+    let mut comments: Vec<Value> = Vec::new();
+    for c in &review.comments {
+        match diff.refusal(c) {
+            Some(reason) => refused.push(refused_comment(c, reason)),
+            None => comments.push(comment_json(c)),
+        }
+    }
+    if comments.is_empty() {
+        return Ok(refused);
+    }
+    let what = format!("a review of pull request #{number}");
+    let body = json!({
+        "commit_id": review.commit,
+        "event": "COMMENT",
+        "body": review.body,
+        "comments": comments,
+    });
+    match client.send_json(
+        Method::POST,
+        client.repo_url(&format!("pulls/{number}/reviews"))?,
+        &body,
+        &what,
+    ) {
+        Ok(_) => Ok(refused),
+        Err(err) if super::http::is_unprocessable(&err) => {
+            let reason = format!("GitHub refused the review's inline comments ({err:#})");
+            Ok(review
+                .comments
+                .iter()
+                .map(|c| {
+                    refused
+                        .iter()
+                        .find(|r| r.fingerprint == c.fingerprint)
+                        .cloned()
+                        .unwrap_or_else(|| refused_comment(c, reason.clone()))
+                })
+                .collect())
+        }
+        Err(err) => Err(err),
+    }
+}
+
+fn refused_comment(c: &InlineComment, reason: String) -> RefusedComment {
+    RefusedComment {
+        fingerprint: c.fingerprint.clone(),
+        path: c.path.clone(),
+        start_line: c.start_line,
+        line: c.line,
+        reason,
+    }
+}
+
+fn comment_json(c: &InlineComment) -> Value {
+    let mut comment = json!({
+        "path": c.path,
+        "line": c.line,
+        "side": "RIGHT",
+        "body": c.body,
+    });
+    if let Some(start) = c.start_line {
+        comment["start_line"] = json!(start);
+        comment["start_side"] = json!("RIGHT");
+    }
+    comment
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comment(path: &str, start: Option<u32>, line: u32) -> InlineComment {
+        InlineComment {
+            path: path.into(),
+            start_line: start,
+            line,
+            body: "b".into(),
+            fingerprint: "ab".into(),
+        }
+    }
+
+    #[test]
+    fn comments_must_sit_in_one_hunk_of_githubs_patch() {
+        assert_eq!(
+            hunk_spans(
+                "@@ -1,3 +1,4 @@ fn a()\n a\n+b\n c\n d\n@@ -40 +41,0 @@\n-x\n@@ -50,2 +50,3 @@\n"
+            ),
+            vec![(1, 4), (50, 52)]
+        );
+        let diff = GitHubDiff {
+            files: [
+                ("a.rs".to_string(), Some(vec![(1, 4), (50, 52)])),
+                ("big.json".to_string(), None),
+            ]
+            .into(),
+            truncated: false,
+        };
+        assert_eq!(diff.refusal(&comment("a.rs", Some(2), 4)), None);
+        assert!(
+            diff.refusal(&comment("a.rs", Some(4), 50)).is_some(),
+            "two hunks"
+        );
+        assert!(diff.refusal(&comment("a.rs", None, 5)).is_some());
+        assert!(
+            diff.refusal(&comment("big.json", None, 1))
+                .unwrap()
+                .contains("no diff of this file")
+        );
+        assert!(diff.refusal(&comment("other.rs", None, 1)).is_some());
+    }
+}
