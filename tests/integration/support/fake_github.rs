@@ -174,6 +174,8 @@ struct State {
     unrendered: Vec<String>,
     /// Whether the token may resolve threads.
     may_resolve: bool,
+    /// The token may only read (a fork's pull request in Actions, `pull-requests: read`).
+    read_only: bool,
     log: Vec<Recorded>,
     violations: Vec<String>,
 }
@@ -326,6 +328,12 @@ impl FakeGitHub {
             secondary,
             left,
         });
+    }
+
+    /// The token may only read: every write answers 403 "Resource not accessible by
+    /// integration", as GitHub answers an App token without the permission.
+    pub fn set_read_only(&self) {
+        self.lock().read_only = true;
     }
 
     pub fn set_may_resolve(&self, may: bool) {
@@ -537,6 +545,9 @@ fn answer(
     };
     *operation = matched.operation.id.clone();
     st.violations.extend(matched.violations.iter().cloned());
+    if st.read_only && *method != Method::GET {
+        return message(403, "Resource not accessible by integration");
+    }
     let p = &matched.path_params;
     if p.get("owner")
         .is_some_and(|o| !o.eq_ignore_ascii_case(&st.owner))
@@ -1006,6 +1017,11 @@ impl ObjectValue for MutationRoot<'_> {
             .map(from_json)
             .unwrap_or(Value::Null);
         let mut st = self.state.borrow_mut();
+        if st.read_only {
+            return Err(FieldError {
+                message: "FORBIDDEN: Resource not accessible by integration".into(),
+            });
+        }
         let payload = match info.field_name() {
             "resolveReviewThread" | "unresolveReviewThread" => {
                 if !st.may_resolve {
