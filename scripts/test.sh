@@ -24,6 +24,10 @@ bash scripts/install-local-model.sh >/dev/null   # the local model server test (
 # @octokit/graphql-schema).
 DEEP_REVIEW_GITHUB_DESCRIPTIONS="$(bash scripts/install-github-descriptions.sh)"
 export DEEP_REVIEW_GITHUB_DESCRIPTIONS
+# The model-API tests check deep-review's requests and the fake's streams with the providers'
+# SDKs (PyPI anthropic, openai, google-genai).
+DEEP_REVIEW_PROVIDER_SDKS_PYTHON="$(bash scripts/install-provider-sdks.sh)"
+export DEEP_REVIEW_PROVIDER_SDKS_PYTHON
 
 cargo nextest run --profile ci --run-ignored all "$@"
 cargo test --doc

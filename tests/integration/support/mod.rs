@@ -13,5 +13,6 @@ pub mod github_rest;
 pub mod http_server;
 pub mod repo;
 pub mod run;
+pub mod sdks;
 pub mod shared;
 pub mod standin;
