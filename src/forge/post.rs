@@ -570,6 +570,85 @@ pub fn post_from_store(
     post_report(&report, &target, options)
 }
 
+/// The report file a post bundle holds, beside its target.
+pub const BUNDLE_REPORT_FILE: &str = "report.json";
+
+/// Posts the report a review job left for a separate posting job (GitHub Actions: the job with
+/// the model keys may only read, the job that may write has no keys; see
+/// docs/github-actions.md). `dir` is a run bundle of a store (`<store>/runs/<id>`, its report
+/// at `<store>/<id>.json`) or a folder holding `report.json` and `target.json`.
+///
+/// What is in `dir` came through an artefact: it is read as data. The repository posted to is
+/// the one this job is in (`GITHUB_REPOSITORY`, the `origin` remote), never an address the
+/// files name, and `expected` (the pull request the workflow was started for) must be the one
+/// the files name.
+pub fn post_from_bundle(
+    dir: &Path,
+    expected: Option<u64>,
+    options: &PostOptions,
+) -> anyhow::Result<PostOutcome> {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "cannot read {}: `post --bundle` takes a run bundle (<store>/runs/<id>) or a folder with report.json and target.json",
+                path.display()
+            )
+        })
+    };
+    let target_path = dir.join(crate::store::bundle::TARGET_FILE);
+    let mut target: Target = serde_json::from_str(&read(&target_path)?).with_context(|| {
+        format!(
+            "{} is not a target deep-review wrote",
+            target_path.display()
+        )
+    })?;
+    let beside = dir.join(BUNDLE_REPORT_FILE);
+    let report_path = if beside.is_file() {
+        beside
+    } else {
+        let id = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        dir.join("../..").join(format!("{id}.json"))
+    };
+    let report: Report = serde_json::from_str(&read(&report_path)?).with_context(|| {
+        format!(
+            "{} is not a report deep-review wrote",
+            report_path.display()
+        )
+    })?;
+    let pr = target
+        .pr
+        .as_mut()
+        .ok_or_else(|| not_a_pull_request(&report.meta.id))?;
+    if let Some(n) = expected
+        && n != pr.number
+    {
+        anyhow::bail!(
+            "{} is a review of pull request #{}, not #{n}: post it with --pull-request {}, or give the bundle of #{n}",
+            dir.display(),
+            pr.number,
+            pr.number
+        );
+    }
+    if report
+        .meta
+        .pr
+        .as_ref()
+        .is_some_and(|p| p.number != pr.number)
+    {
+        anyhow::bail!(
+            "{} holds a report and a target of different pull requests: give the bundle of one run",
+            dir.display()
+        );
+    }
+    // The repository is this job's, not one the files name.
+    pr.url = None;
+    target.repo = std::env::current_dir().context("cannot read the current directory")?;
+    post_report(&report, &target, options)
+}
+
 /// Lines `start..=end` of `path` at commit `head`, when the file is at most
 /// [`MAX_SUGGESTION_FILE_BYTES`].
 fn read_head_lines(

@@ -1092,3 +1092,72 @@ fn the_fake_refuses_what_github_refuses() {
         );
     }
 }
+
+#[test]
+#[ignore = "needs GitHub's API descriptions: scripts/install-github-descriptions.sh"]
+fn a_posting_job_posts_what_a_review_job_left_in_an_artefact() {
+    let w = world();
+    // The review job: reads the pull request, may not write.
+    let ran = w.run(&["run", "236", "--agents", "standin", "--quiet"]);
+    assert_eq!(ran.code, Some(0), "{}", w.context(&ran));
+    assert!(w.github.writes().is_empty(), "{}", w.github.summary());
+    let report = PathBuf::from(
+        ran.stdout
+            .lines()
+            .find(|l| l.ends_with(".json"))
+            .expect("the report's JSON"),
+    );
+    let id = report.file_stem().unwrap().to_string_lossy().into_owned();
+    let run_bundle = report.parent().unwrap().join("runs").join(&id);
+    // The artefact: the report and the target, nothing else.
+    let artefact = tempfile::tempdir().unwrap();
+    std::fs::copy(&report, artefact.path().join("report.json")).unwrap();
+    std::fs::copy(
+        run_bundle.join("target.json"),
+        artefact.path().join("target.json"),
+    )
+    .unwrap();
+
+    // The posting job: no checkout of the change, no model key; the repository is its own.
+    let job = tempfile::tempdir().unwrap();
+    let bundle = artefact.path().to_str().unwrap();
+    let wrong = output_of(
+        w.cmd(&["post", "--bundle", bundle, "--pull-request", "237"])
+            .current_dir(job.path()),
+    );
+    assert_eq!(wrong.code, Some(2), "{}", w.context(&wrong));
+    assert!(
+        wrong
+            .stderr
+            .contains("is a review of pull request #236, not #237"),
+        "{}",
+        wrong.stderr
+    );
+    assert!(w.github.writes().is_empty(), "{}", w.github.summary());
+
+    let posted = output_of(
+        w.cmd(&["post", "--bundle", bundle, "--pull-request", "236"])
+            .current_dir(job.path()),
+    );
+    assert_eq!(posted.code, Some(0), "{}", w.context(&posted));
+    let ours: Vec<_> = w
+        .github
+        .comments(PR)
+        .into_iter()
+        .filter(|c| c.author.ends_with("[bot]"))
+        .collect();
+    assert_eq!(ours.len(), 1, "one summary comment");
+    assert!(ours[0].body.contains("Login accepts any password"));
+    let reviews = w.github.reviews();
+    assert_eq!(reviews.len(), 1, "{}", w.github.summary());
+    assert_eq!(reviews[0]["comments"].as_array().unwrap().len(), 2);
+
+    // The store's own run bundle names the same review: posting it again adds nothing.
+    let writes = w.github.writes().len();
+    let again = output_of(
+        w.cmd(&["post", "--bundle", run_bundle.to_str().unwrap()])
+            .current_dir(job.path()),
+    );
+    assert_eq!(again.code, Some(0), "{}", w.context(&again));
+    assert_eq!(w.github.writes().len(), writes, "{}", w.github.summary());
+}
