@@ -1161,3 +1161,48 @@ fn a_posting_job_posts_what_a_review_job_left_in_an_artefact() {
     assert_eq!(again.code, Some(0), "{}", w.context(&again));
     assert_eq!(w.github.writes().len(), writes, "{}", w.github.summary());
 }
+
+#[test]
+#[ignore = "needs GitHub's API descriptions: scripts/install-github-descriptions.sh"]
+fn a_review_github_refuses_whole_is_not_posted_and_its_findings_are_in_the_summary() {
+    let w = world();
+    w.github.refuse_inline_comments();
+    let ran = w.run(&["run", "236", "--agents", "standin", "--quiet", "--post"]);
+    assert_eq!(ran.code, Some(0), "{}", w.context(&ran));
+    assert!(w.github.reviews().is_empty(), "{}", w.github.summary());
+    assert!(
+        ran.stderr
+            .contains("inline comment at src/auth.rs:1 not posted (GitHub refused the review's inline comments"),
+        "{}",
+        ran.stderr
+    );
+    let summary = w
+        .github
+        .comments(PR)
+        .into_iter()
+        .find(|c| c.author.ends_with("[bot]"))
+        .expect("the summary comment")
+        .body;
+    assert!(
+        summary.contains("Findings not on the lines of this diff (3)"),
+        "{summary}"
+    );
+    assert!(summary.contains("`src/auth.rs:1`"), "{summary}");
+    // Posting again asks once more and is refused once more: still no review, no second
+    // summary, the summary unchanged.
+    let again = w.run(&["post", "latest"]);
+    assert_eq!(again.code, Some(0), "{}", w.context(&again));
+    assert!(w.github.reviews().is_empty());
+    let ours = w
+        .github
+        .comments(PR)
+        .into_iter()
+        .filter(|c| c.author.ends_with("[bot]"))
+        .count();
+    assert_eq!(ours, 1);
+    assert!(
+        again.stderr.contains("summary comment already up to date"),
+        "{}",
+        again.stderr
+    );
+}

@@ -176,6 +176,9 @@ struct State {
     may_resolve: bool,
     /// The token may only read (a fork's pull request in Actions, `pull-requests: read`).
     read_only: bool,
+    /// Every review with inline comments is refused (422), whatever its lines: GitHub's diff
+    /// and its files list disagree, as they may for reasons deep-review cannot see.
+    refuse_inline: bool,
     log: Vec<Recorded>,
     violations: Vec<String>,
 }
@@ -334,6 +337,11 @@ impl FakeGitHub {
     /// integration", as GitHub answers an App token without the permission.
     pub fn set_read_only(&self) {
         self.lock().read_only = true;
+    }
+
+    /// Refuses every review that has inline comments with GitHub's 422.
+    pub fn refuse_inline_comments(&self) {
+        self.lock().refuse_inline = true;
     }
 
     pub fn set_may_resolve(&self, may: bool) {
@@ -805,7 +813,9 @@ fn create_review(st: &mut State, n: u64, review: &Value) -> (Reply, String) {
     }
     let comments = review["comments"].as_array().cloned().unwrap_or_default();
     // GitHub checks every comment's lines first: one bad line refuses the whole review.
-    if comments.iter().any(|c| !on_diff(st, &pull, &commit, c)) {
+    if (st.refuse_inline && !comments.is_empty())
+        || comments.iter().any(|c| !on_diff(st, &pull, &commit, c))
+    {
         return unresolvable_line();
     }
     st.reviews.push(review.clone());
