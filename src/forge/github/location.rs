@@ -290,6 +290,19 @@ mod tests {
     }
 
     #[test]
+    fn another_host_is_served_by_its_own_enterprise_api() {
+        assert_eq!(api_of_host("github.com"), DEFAULT_API);
+        assert_eq!(
+            api_of_host("ghe.example.com"),
+            "https://ghe.example.com/api/v3"
+        );
+        assert_eq!(
+            api_of_host("127.0.0.1:8080"),
+            "http://127.0.0.1:8080/api/v3"
+        );
+    }
+
+    #[test]
     fn tokens_travel_only_over_https_or_on_this_machine() {
         assert!(api_url("https://api.github.com", "X").is_ok());
         assert!(api_url("http://127.0.0.1:8080", "X").is_ok());
