@@ -212,8 +212,17 @@ pub trait Forge {
     fn comments(&self, number: u64) -> anyhow::Result<Vec<Comment>>;
     fn create_comment(&self, number: u64, body: &str) -> anyhow::Result<()>;
     fn update_comment(&self, number: u64, id: &str, body: &str) -> anyhow::Result<()>;
-    /// Posts the review with the comments the forge takes (none: no review); returns the ones
-    /// it would not take. Never posts two reviews for one draft.
+    /// The inline comments of `review` the forge would not take (their lines are not on its own
+    /// diff), found before posting so the review can go without them. None known by default.
+    fn refused_comments(
+        &self,
+        _number: u64,
+        _review: &ReviewDraft,
+    ) -> anyhow::Result<Vec<RefusedComment>> {
+        Ok(Vec::new())
+    }
+    /// Posts the review; when the forge refuses it whole for its inline comments, posts nothing
+    /// and returns them all. Never posts two reviews for one draft.
     fn create_review(
         &self,
         number: u64,

@@ -329,9 +329,19 @@ pub fn apply(forge: &dyn Forge, plan: &PostPlan, report: &Report) -> anyhow::Res
     let mut outcome = PostOutcome::default();
     let n = plan.number;
     let mut refused = Vec::new();
-    if let Some(review) = &plan.review {
-        refused = forge.create_review(n, review)?;
-        let posted = review.comments.len() - refused.len();
+    if let Some(planned) = &plan.review {
+        // The comments the forge's own diff would not take go to the summary; the review
+        // carries the rest, and says how many.
+        refused = forge.refused_comments(n, planned)?;
+        let mut review = planned.clone();
+        review
+            .comments
+            .retain(|c| !refused.iter().any(|r| r.fingerprint == c.fingerprint));
+        if !review.comments.is_empty() {
+            review.body = render::review_body(report, review.comments.len());
+            refused.extend(forge.create_review(n, &review)?);
+        }
+        let posted = planned.comments.len() - refused.len();
         if posted > 0 {
             outcome.lines.push(format!(
                 "review posted with {}",

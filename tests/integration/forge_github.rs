@@ -882,6 +882,14 @@ fn an_inline_comment_github_does_not_take_is_listed_in_the_summary() {
         .map(|c| c["path"].as_str().unwrap())
         .collect();
     assert_eq!(paths, ["src/auth.rs", "src/lib.rs"], "the rest are posted");
+    assert!(
+        reviews[0]["body"]
+            .as_str()
+            .unwrap()
+            .contains("2 new findings on lines of this change"),
+        "{:#}",
+        reviews[0]
+    );
     let summary = w
         .github
         .comments(PR)

@@ -341,6 +341,14 @@ impl Forge for GitHub {
         Ok(())
     }
 
+    fn refused_comments(
+        &self,
+        number: u64,
+        review: &ReviewDraft,
+    ) -> anyhow::Result<Vec<RefusedComment>> {
+        review::refused(&self.client, number, review)
+    }
+
     fn create_review(
         &self,
         number: u64,

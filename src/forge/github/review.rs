@@ -4,9 +4,9 @@
 //! pull request (the patches of `GET /pulls/{n}/files`, three lines of context as GitHub shows
 //! them): a comment outside one hunk of its file's patch, on a file whose diff GitHub does not
 //! render (no patch: too large, binary), or on a file GitHub does not list is left out and
-//! reported. A 422 that still comes is not retried with the same comments: the review is not
-//! posted and every comment is reported, so a second post cannot post a second review and the
-//! findings stay in the summary.
+//! reported ([`refused`]), and the review is posted with the rest ([`post`]). A 422 that still
+//! comes is not retried: the review is not posted and every comment is reported, so a second
+//! attempt cannot post a second review and the findings stay in the summary.
 
 use std::collections::HashMap;
 
@@ -86,26 +86,32 @@ fn hunk_spans(patch: &str) -> Vec<(u32, u32)> {
         .collect()
 }
 
-/// Posts `review` on pull request `number` with the comments GitHub's diff takes; returns the
-/// ones left out and why.
+/// The comments of `review` GitHub's diff of pull request `number` would not take, and why.
+pub fn refused(
+    client: &Client,
+    number: u64,
+    review: &ReviewDraft,
+) -> anyhow::Result<Vec<RefusedComment>> {
+    if review.comments.is_empty() {
+        return Ok(Vec::new());
+    }
+    let diff = GitHubDiff::read(client, number)?;
+    Ok(review
+        .comments
+        .iter()
+        .filter_map(|c| diff.refusal(c).map(|reason| refused_comment(c, reason)))
+        .collect())
+}
+
+/// Posts `review` on pull request `number`. A 422 (GitHub would not place a comment) posts
+/// nothing and returns every comment, so that a second attempt cannot make a second review.
 pub fn post(
     client: &Client,
     number: u64,
     review: &ReviewDraft,
 ) -> anyhow::Result<Vec<RefusedComment>> {
-    let diff = GitHubDiff::read(client, number)?;
-    let mut refused = Vec::new();
-    let mut comments: Vec<Value> = Vec::new();
-    for c in &review.comments {
-        match diff.refusal(c) {
-            Some(reason) => refused.push(refused_comment(c, reason)),
-            None => comments.push(comment_json(c)),
-        }
-    }
-    if comments.is_empty() {
-        return Ok(refused);
-    }
     let what = format!("a review of pull request #{number}");
+    let comments: Vec<Value> = review.comments.iter().map(comment_json).collect();
     let body = json!({
         "commit_id": review.commit,
         "event": "COMMENT",
@@ -118,19 +124,13 @@ pub fn post(
         &body,
         &what,
     ) {
-        Ok(_) => Ok(refused),
-        Err(err) if super::http::is_unprocessable(&err) => {
+        Ok(_) => Ok(Vec::new()),
+        Err(err) if super::http::is_unprocessable(&err) && !review.comments.is_empty() => {
             let reason = format!("GitHub refused the review's inline comments ({err:#})");
             Ok(review
                 .comments
                 .iter()
-                .map(|c| {
-                    refused
-                        .iter()
-                        .find(|r| r.fingerprint == c.fingerprint)
-                        .cloned()
-                        .unwrap_or_else(|| refused_comment(c, reason.clone()))
-                })
+                .map(|c| refused_comment(c, reason.clone()))
                 .collect())
         }
         Err(err) => Err(err),

@@ -480,7 +480,7 @@ async fn handle(
         body,
         status: response.status().as_u16(),
         operation,
-        answer: answer_text.chars().take(3000).collect(),
+        answer: answer_text.chars().take(600).collect(),
     });
     Ok(response)
 }
