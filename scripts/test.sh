@@ -28,6 +28,9 @@ export DEEP_REVIEW_GITHUB_DESCRIPTIONS
 # SDKs (PyPI anthropic, openai, google-genai).
 DEEP_REVIEW_PROVIDER_SDKS_PYTHON="$(bash scripts/install-provider-sdks.sh)"
 export DEEP_REVIEW_PROVIDER_SDKS_PYTHON
+# The fake GitLab's description of the API (python-gitlab's endpoint attributes, PyPI).
+DEEP_REVIEW_GITLAB_DESCRIPTIONS="$(bash scripts/install-gitlab-descriptions.sh)"
+export DEEP_REVIEW_GITLAB_DESCRIPTIONS
 
 cargo nextest run --profile ci --run-ignored all "$@"
 cargo test --doc

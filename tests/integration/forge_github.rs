@@ -967,7 +967,7 @@ fn a_token_that_may_not_write_is_one_sentence_naming_the_operation() {
     assert_eq!(ran.code, Some(2), "{}", w.context(&ran));
     let last = ran.stderr.trim_end().lines().last().unwrap_or("");
     assert!(
-        last.starts_with("deep-review: error: GitHub refused a review of pull request #236: POST /repos/o/r/pulls/236/reviews answered 403 Resource not accessible by integration: the token from GITHUB_TOKEN is a GitHub App's"),
+        last.starts_with("deep-review: error: GitHub refused a comment on pull request #236: POST /repos/o/r/issues/236/comments answered 403 Resource not accessible by integration: the token from GITHUB_TOKEN is a GitHub App's"),
         "{}",
         ran.stderr
     );
@@ -1196,21 +1196,23 @@ fn a_review_github_refuses_whole_is_not_posted_and_its_findings_are_in_the_summa
         "{summary}"
     );
     assert!(summary.contains("`src/auth.rs:1`"), "{summary}");
-    // Posting again asks once more and is refused once more: still no review, no second
-    // summary, the summary unchanged.
+    // Posting again asks once more (nothing said which line GitHub would not take) and is
+    // refused once more: still no review, no second summary, the findings still listed.
     let again = w.run(&["post", "latest"]);
     assert_eq!(again.code, Some(0), "{}", w.context(&again));
     assert!(w.github.reviews().is_empty());
-    let ours = w
+    let ours: Vec<_> = w
         .github
         .comments(PR)
         .into_iter()
         .filter(|c| c.author.ends_with("[bot]"))
-        .count();
-    assert_eq!(ours, 1);
+        .collect();
+    assert_eq!(ours.len(), 1);
     assert!(
-        again.stderr.contains("summary comment already up to date"),
+        ours[0]
+            .body
+            .contains("Findings not on the lines of this diff (3)"),
         "{}",
-        again.stderr
+        ours[0].body
     );
 }

@@ -15,7 +15,8 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Comment, Discussion, Forge, PrRef, PullRequest, RefusedComment, ReviewDraft, Thread};
+use super::{Comment, Discussion, Forge, PrRef, PullRequest, ReviewDraft, ReviewPosted, Thread};
+use crate::types::RequestKind;
 use http::Client;
 pub use location::MissingToken;
 
@@ -203,6 +204,10 @@ impl Forge for GitHub {
         "GitHub"
     }
 
+    fn kind(&self) -> RequestKind {
+        RequestKind::PullRequest
+    }
+
     fn repository(&self) -> &str {
         &self.slug
     }
@@ -318,14 +323,17 @@ impl Forge for GitHub {
         Ok(comments.into_iter().map(Comment::from).collect())
     }
 
-    fn create_comment(&self, number: u64, body: &str) -> anyhow::Result<()> {
-        self.client.send_json(
+    fn create_comment(&self, number: u64, body: &str) -> anyhow::Result<String> {
+        let created = self.client.send_json(
             Method::POST,
             self.client.repo_url(&format!("issues/{number}/comments"))?,
             &json!({ "body": body }),
             &format!("a comment on pull request #{number}"),
         )?;
-        Ok(())
+        Ok(created["id"]
+            .as_u64()
+            .map(|id| id.to_string())
+            .unwrap_or_default())
     }
 
     fn update_comment(&self, _number: u64, id: &str, body: &str) -> anyhow::Result<()> {
@@ -341,19 +349,11 @@ impl Forge for GitHub {
         Ok(())
     }
 
-    fn refused_comments(
-        &self,
-        number: u64,
-        review: &ReviewDraft,
-    ) -> anyhow::Result<Vec<RefusedComment>> {
+    fn refused_comments(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted> {
         review::refused(&self.client, number, review)
     }
 
-    fn create_review(
-        &self,
-        number: u64,
-        review: &ReviewDraft,
-    ) -> anyhow::Result<Vec<RefusedComment>> {
+    fn create_review(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted> {
         review::post(&self.client, number, review)
     }
 
@@ -371,7 +371,7 @@ impl Forge for GitHub {
         Ok(())
     }
 
-    fn resolve_thread(&self, thread: &Thread) -> anyhow::Result<bool> {
+    fn resolve_thread(&self, _number: u64, thread: &Thread) -> anyhow::Result<bool> {
         let what = "resolving a review thread";
         let (data, errors) =
             self.client

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::http::Client;
-use crate::forge::{InlineComment, RefusedComment, ReviewDraft};
+use crate::forge::{InlineComment, ReviewDraft, ReviewPosted};
 
 /// The most files GitHub lists for a pull request.
 const MAX_LISTED_FILES: usize = 3000;
@@ -86,30 +86,26 @@ fn hunk_spans(patch: &str) -> Vec<(u32, u32)> {
         .collect()
 }
 
-/// The comments of `review` GitHub's diff of pull request `number` would not take, and why.
-pub fn refused(
-    client: &Client,
-    number: u64,
-    review: &ReviewDraft,
-) -> anyhow::Result<Vec<RefusedComment>> {
+/// The comments of `review` GitHub's diff of pull request `number` would not take, each with a
+/// sentence saying where and why.
+pub fn refused(client: &Client, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted> {
+    let mut out = ReviewPosted::default();
     if review.comments.is_empty() {
-        return Ok(Vec::new());
+        return Ok(out);
     }
     let diff = GitHubDiff::read(client, number)?;
-    Ok(review
-        .comments
-        .iter()
-        .filter_map(|c| diff.refusal(c).map(|reason| refused_comment(c, reason)))
-        .collect())
+    for c in &review.comments {
+        if let Some(reason) = diff.refusal(c) {
+            out.refused.push(c.fingerprint.clone());
+            out.notes.push(not_posted(c, &reason));
+        }
+    }
+    Ok(out)
 }
 
 /// Posts `review` on pull request `number`. A 422 (GitHub would not place a comment) posts
 /// nothing and returns every comment, so that a second attempt cannot make a second review.
-pub fn post(
-    client: &Client,
-    number: u64,
-    review: &ReviewDraft,
-) -> anyhow::Result<Vec<RefusedComment>> {
+pub fn post(client: &Client, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted> {
     let what = format!("a review of pull request #{number}");
     let comments: Vec<Value> = review.comments.iter().map(comment_json).collect();
     let body = json!({
@@ -124,27 +120,36 @@ pub fn post(
         &body,
         &what,
     ) {
-        Ok(_) => Ok(Vec::new()),
+        Ok(_) => Ok(ReviewPosted::default()),
         Err(err) if super::http::is_unprocessable(&err) && !review.comments.is_empty() => {
             let reason = format!("GitHub refused the review's inline comments ({err:#})");
-            Ok(review
-                .comments
-                .iter()
-                .map(|c| refused_comment(c, reason.clone()))
-                .collect())
+            Ok(ReviewPosted {
+                refused: review
+                    .comments
+                    .iter()
+                    .map(|c| c.fingerprint.clone())
+                    .collect(),
+                notes: review
+                    .comments
+                    .iter()
+                    .map(|c| not_posted(c, &reason))
+                    .collect(),
+            })
         }
         Err(err) => Err(err),
     }
 }
 
-fn refused_comment(c: &InlineComment, reason: String) -> RefusedComment {
-    RefusedComment {
-        fingerprint: c.fingerprint.clone(),
-        path: c.path.clone(),
-        start_line: c.start_line,
-        line: c.line,
-        reason,
-    }
+/// "inline comment at src/a.rs:3-4 not posted (why): its finding is listed in the summary".
+fn not_posted(c: &InlineComment, reason: &str) -> String {
+    let lines = match c.start_line {
+        Some(s) if s != c.line => format!("{s}-{}", c.line),
+        _ => c.line.to_string(),
+    };
+    format!(
+        "inline comment at {}:{lines} not posted ({reason}): its finding is listed in the summary",
+        c.path
+    )
 }
 
 fn comment_json(c: &InlineComment) -> Value {
