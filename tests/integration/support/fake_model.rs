@@ -89,8 +89,8 @@ pub struct Script {
     /// What later answered requests get, in order (the last one repeats); the first gets
     /// `review`.
     pub then: Vec<String>,
-    /// Chat completions: refuse `response_format` of type `json_schema` with a 422, as
-    /// llama-cpp-python's server does (it knows only `text` and `json_object`).
+    /// Chat completions: refuse `response_format` of type `json_schema` with a 500 naming it,
+    /// as llama-cpp-python's server does (it knows only `text` and `json_object`).
     pub only_json_object: bool,
 }
 
@@ -485,12 +485,13 @@ fn model_answer(st: &mut State, api: Api, model: Option<&str>, path: &str, body:
         && script.only_json_object
         && request["response_format"]["type"] == "json_schema"
     {
-        // llama-cpp-python's (FastAPI's) answer to a value its request model does not allow.
+        // llama-cpp-python's answer (0.3.x) to a value its request model does not allow: its
+        // error handler turns the validation error into a 500 that names the field.
         return Answer::Now(json_response(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            &json!({"detail": [{"type": "literal_error", "loc": ["body", "response_format", "type"],
-                    "msg": "Input should be 'text' or 'json_object'", "input": "json_schema",
-                    "ctx": {"expected": "'text' or 'json_object'"}}]}),
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"error": {
+                "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}",
+                "type": "internal_server_error", "param": null, "code": null}}),
         ));
     }
     let response = if script.malformed {

@@ -49,7 +49,7 @@ pub struct ApiRequest {
     pub body: Value,
     /// Whether the body asks for JSON of the review schema.
     pub structured: bool,
-    /// The body to send instead when the server refuses `response_format` (400 or 422 naming
+    /// The body to send instead when the server refuses `response_format` (an error naming
     /// it): chat completions in llama-cpp-python's older form of JSON mode with a schema.
     pub fallback: Option<Value>,
 }

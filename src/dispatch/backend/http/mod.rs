@@ -286,7 +286,7 @@ impl HttpSession {
     }
 
     /// [`HttpSession::exchange`], and once more with the request's fallback body when the
-    /// server refused the first body's `response_format` (400 or 422 naming it); later
+    /// server refused the first body's `response_format` (a 400, 422 or 500 naming it); later
     /// attempts send the fallback from the start.
     async fn exchange_or_fallback(
         &mut self,
@@ -300,10 +300,12 @@ impl HttpSession {
         let first = self
             .exchange(shared, spec, decoder, raw, output_cut, &mut refused)
             .await;
+        // llama-cpp-python's server answers its request model's refusal with a 500 whose
+        // message names the field; FastAPI and others with a 422, OpenAI with a 400.
         let refuses_format = matches!(
             first,
             Err(Failure::Http {
-                status: 400 | 422,
+                status: 400 | 422 | 500,
                 ..
             })
         ) && refused.contains("response_format");
