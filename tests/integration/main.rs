@@ -31,6 +31,7 @@ mod forge_github;
 mod forge_gitlab;
 mod http_local_model;
 mod http_reviewers;
+mod http_sdk_conformance;
 mod parse_fixtures;
 mod parse_hostile;
 mod parse_variants;
