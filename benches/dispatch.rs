@@ -89,7 +89,11 @@ fn main() {
         .unwrap_or_else(|_| "bwrap,landlock,worktrees".into());
     for (key, label, sandboxed) in [
         ("bwrap", "bwrap+landlock, shared checkout", Mode::Auto),
-        ("landlock", "landlock only, shared checkout", Mode::LandlockOnly),
+        (
+            "landlock",
+            "landlock only, shared checkout",
+            Mode::LandlockOnly,
+        ),
         ("worktrees", "no sandbox, per-agent worktrees", Mode::Off),
     ] {
         if !modes.split(',').any(|m| m.trim() == key) {

@@ -253,14 +253,27 @@ fn the_users_ssh_agent_is_not_reachable() {
     let mut cmd = attack.cmd("auto");
     cmd.env("SSH_AUTH_SOCK", &socket);
     let ran = run(&mut cmd);
-    let _ = ssh_agent.kill();
-    let _ = ssh_agent.wait();
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     let results = attack.results();
     denied(&results, "by-path", "auto");
     assert!(
         !results.contains("deep-review-test-key") && !results.contains("ED25519"),
         "the agent listed the user's keys:\n{results}"
+    );
+
+    // A user who wants the agent to have the socket names it: then, and only then, it is there.
+    attack.clear_results();
+    attack
+        .agents
+        .append_config(&format!("sandbox_sockets = [\"{}\"]\n", socket.display()));
+    let ran = run(&mut attack.cmd("auto"));
+    let _ = ssh_agent.kill();
+    let _ = ssh_agent.wait();
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let results = attack.results();
+    assert!(
+        results.contains("ALLOWED by-path\n") && results.contains("deep-review-test-key"),
+        "sandbox_sockets did not let the named socket through:\n{results}"
     );
 }
 
