@@ -641,4 +641,38 @@ output_per_mtok = 0.0
             assert!(dropped.iter().any(|d| d == key), "{key} in {dropped:?}");
         }
     }
+
+    #[test]
+    fn an_untrusted_config_does_not_open_the_sandbox() {
+        let text = r#"
+[agents.claude]
+network = "open"
+network_allow = ["attacker.example"]
+sandbox_sockets = ["/run/docker.sock"]
+"#;
+        let layer = parse_layer(text, Path::new("/r/.deep-review.toml"), KNOWN).unwrap();
+        assert_eq!(
+            layer.agents["claude"].network,
+            Some(crate::types::NetworkMode::Open)
+        );
+        let (layer, dropped) = layer.without_execution(KNOWN);
+        let c = &layer.agents["claude"];
+        assert_eq!(c.network, None);
+        assert!(c.network_allow.is_empty() && c.sandbox_sockets.is_empty());
+        for key in [
+            "`agents.claude.network`",
+            "`agents.claude.network_allow`",
+            "`agents.claude.sandbox_sockets`",
+        ] {
+            assert!(dropped.iter().any(|d| d == key), "{key} in {dropped:?}");
+        }
+        let e = parse_layer(
+            "[agents.claude]\nnetwork = \"everywhere\"\n",
+            Path::new("/c.toml"),
+            KNOWN,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("line 2") && e.contains("\"open\""), "{e}");
+    }
 }
