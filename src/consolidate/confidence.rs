@@ -35,7 +35,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::types::{Finding, Severity, VerificationStatus};
+use crate::types::{
+    AgentRecord, Finding, Reliability, ReliabilityMethod, Severity, VerificationStatus,
+};
 
 /// Findings at or above this confidence are shown among the findings.
 pub const KEEP_THRESHOLD: f64 = 0.5;
@@ -189,6 +191,142 @@ pub fn log_odds(e: &Evidence) -> f64 {
 /// The confidence in 0..1: the logistic of [`log_odds`].
 pub fn confidence(e: &Evidence) -> f64 {
     1.0 / (1.0 + (-log_odds(e)).exp())
+}
+
+/// What the agents' records add to a finding's log-odds, and why, in the report's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordTerm {
+    pub log_odds: f64,
+    /// "Codex: 31 of 40 similar findings acted on; not raised by Gemini (...)".
+    pub reason: String,
+}
+
+/// An agent as the record term names it.
+#[derive(Debug, Clone, Copy)]
+pub struct Named<'a> {
+    pub name: &'a str,
+    pub display: &'a str,
+}
+
+/// The agents' records as a term of the finding's log-odds ([`Reliability`]): each agent
+/// that raised it contributes `ln(p_raise_real / p_raise_spurious)` instead of the default
+/// `ln(P_FIND_REAL / P_FIND_SPURIOUS)`, and each agent that reviewed the change but did not
+/// raise it `−ln((1 − p_raise_spurious) / (1 − p_raise_real))` instead of the default. This is
+/// the model of the agreement terms above with each agent's own chances (the two-coin model of
+/// Dawid and Skene); the record term is the difference from the defaults, so an agent without a
+/// row changes nothing. `None` when no agent involved has a row: the confidence is then exactly
+/// what it is without a table.
+///
+/// With the default prior, an agent's raise likelihood ratio is the odds of its findings being
+/// acted on over the odds of anyone's: a reviewer whose similar findings were acted on 31 times
+/// of 40 lifts a lone finding of its own, one declined 30 times of 40 lowers it.
+pub fn record_term(
+    table: &Reliability,
+    raised: &[Named<'_>],
+    silent: &[Named<'_>],
+    category: Option<&str>,
+) -> Option<RecordTerm> {
+    let default_raise = (P_FIND_REAL / P_FIND_SPURIOUS).ln();
+    let default_miss = ((1.0 - P_FIND_SPURIOUS) / (1.0 - P_FIND_REAL)).ln();
+    let mut delta = 0.0;
+    let mut said: Vec<String> = Vec::new();
+    let mut silent_said: Vec<String> = Vec::new();
+    let mut any = false;
+    for agent in raised {
+        let Some(row) = table.row(agent.name, category) else {
+            continue;
+        };
+        any = true;
+        delta += raise_log_ratio(row) - default_raise;
+        said.push(raised_phrase(table, agent.display, row));
+    }
+    for agent in silent {
+        let Some(row) = table.row(agent.name, category) else {
+            continue;
+        };
+        any = true;
+        delta -= miss_log_ratio(row) - default_miss;
+        silent_said.push(silent_phrase(table, agent.display, row));
+    }
+    if !any {
+        return None;
+    }
+    let mut reason = said.join("; ");
+    if !silent_said.is_empty() {
+        if !reason.is_empty() {
+            reason.push_str("; ");
+        }
+        reason.push_str(&format!("not raised by {}", silent_said.join(", ")));
+    }
+    reason.push_str(&format!(
+        " ({delta:+.2} in log-odds from the agents' records)"
+    ));
+    Some(RecordTerm {
+        log_odds: delta,
+        reason,
+    })
+}
+
+/// `ln(p_raise_real / p_raise_spurious)`: how much the agent raising a point says it is real.
+pub fn raise_log_ratio(row: &AgentRecord) -> f64 {
+    (clamp_chance(row.p_raise_real) / clamp_chance(row.p_raise_spurious)).ln()
+}
+
+/// `ln((1 − p_raise_spurious) / (1 − p_raise_real))`: how much the agent's silence says the
+/// point is not real.
+pub fn miss_log_ratio(row: &AgentRecord) -> f64 {
+    ((1.0 - clamp_chance(row.p_raise_spurious)) / (1.0 - clamp_chance(row.p_raise_real))).ln()
+}
+
+/// A chance kept inside (0, 1): a table read from a file may hold 0 or 1.
+fn clamp_chance(p: f64) -> f64 {
+    if p.is_nan() {
+        0.5
+    } else {
+        p.clamp(1e-3, 1.0 - 1e-3)
+    }
+}
+
+fn raised_phrase(table: &Reliability, display: &str, row: &AgentRecord) -> String {
+    let kind = if row.category.is_some() {
+        "similar findings"
+    } else {
+        "findings"
+    };
+    match table.method {
+        ReliabilityMethod::Outcomes => {
+            let decided = row.acted_on + row.declined;
+            if decided == 0 {
+                format!("{display}: none of its {kind} decided yet")
+            } else {
+                format!("{display}: {} of {decided} {kind} acted on", row.acted_on)
+            }
+        }
+        ReliabilityMethod::Agreement => format!(
+            "{display}: by agreement alone, raises {:.0}% of real defects and {:.0}% of other \
+             points",
+            row.p_raise_real * 100.0,
+            row.p_raise_spurious * 100.0
+        ),
+    }
+}
+
+fn silent_phrase(table: &Reliability, display: &str, row: &AgentRecord) -> String {
+    match table.method {
+        ReliabilityMethod::Outcomes if row.acted_on_seen > 0 => format!(
+            "{display} (it raised {} of the {} findings acted on in its reviews)",
+            row.acted_on, row.acted_on_seen
+        ),
+        _ => format!(
+            "{display} (it raises {:.0}% of real defects)",
+            row.p_raise_real * 100.0
+        ),
+    }
+}
+
+/// The confidence with the agents' records: the logistic of [`log_odds`] plus the term.
+pub fn confidence_with_record(e: &Evidence, term: &RecordTerm) -> f64 {
+    1.0 / (1.0 + (-(log_odds(e) + term.log_odds)).exp())
 }
 
 /// The log-odds of a confidence in 0..1 (the inverse of the logistic).

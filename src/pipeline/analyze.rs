@@ -215,6 +215,7 @@ fn analyze(
         runs: runs.to_vec(),
         overrides: Default::default(),
         history,
+        reliability: None,
     };
     Analysis {
         report: consolidate(&reviews, &opts),

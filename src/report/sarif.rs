@@ -371,6 +371,7 @@ mod tests {
             ],
             calibration: None,
             confidence: Some(0.9),
+            confidence_reason: None,
             tier: Tier::Shown,
             verification: None,
             fingerprint: format!("fp-{id}"),
