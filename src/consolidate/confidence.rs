@@ -208,26 +208,26 @@ pub struct Named<'a> {
     pub display: &'a str,
 }
 
-/// The agents' records as a term of the finding's log-odds ([`Reliability`]): each agent
-/// that raised it contributes `ln(p_raise_real / p_raise_spurious)` instead of the default
-/// `ln(P_FIND_REAL / P_FIND_SPURIOUS)`, and each agent that reviewed the change but did not
-/// raise it `−ln((1 − p_raise_spurious) / (1 − p_raise_real))` instead of the default. This is
-/// the model of the agreement terms above with each agent's own chances (the two-coin model of
-/// Dawid and Skene); the record term is the difference from the defaults, so an agent without a
-/// row changes nothing. `None` when no agent involved has a row: the confidence is then exactly
-/// what it is without a table.
+/// The agents' records as a term of the finding's log-odds ([`Reliability`]). The agreement
+/// terms above treat every agent alike; with records, each agent's own chances of raising a
+/// real defect and a spurious point (the two-coin model of Dawid and Skene) say how far it
+/// differs from the others: each agent that raised the finding adds
+/// `ln(p_raise_real / p_raise_spurious)` less the same over every agent (the pool), and each
+/// agent that reviewed the change but did not raise it subtracts
+/// `ln((1 − p_raise_spurious) / (1 − p_raise_real))` less the pool's. An agent as reliable as
+/// the pool, or without a row, changes nothing; how much agreement counts overall stays the
+/// model's (see [`AgentRecord`] for why the level is not learnt). `None` when no agent
+/// involved has a row: the confidence is then exactly what it is without a table.
 ///
-/// With the default prior, an agent's raise likelihood ratio is the odds of its findings being
-/// acted on over the odds of anyone's: a reviewer whose similar findings were acted on 31 times
-/// of 40 lifts a lone finding of its own, one declined 30 times of 40 lowers it.
+/// The raise term is the log of the odds of the agent's findings being acted on over the odds
+/// of every agent's: a reviewer whose similar findings were acted on 31 times of 40 lifts a
+/// lone finding of its own, one declined 30 times of 40 lowers it.
 pub fn record_term(
     table: &Reliability,
     raised: &[Named<'_>],
     silent: &[Named<'_>],
     category: Option<&str>,
 ) -> Option<RecordTerm> {
-    let default_raise = (P_FIND_REAL / P_FIND_SPURIOUS).ln();
-    let default_miss = ((1.0 - P_FIND_SPURIOUS) / (1.0 - P_FIND_REAL)).ln();
     let mut delta = 0.0;
     let mut said: Vec<String> = Vec::new();
     let mut silent_said: Vec<String> = Vec::new();
@@ -237,7 +237,8 @@ pub fn record_term(
             continue;
         };
         any = true;
-        delta += raise_log_ratio(row) - default_raise;
+        delta += raise_log_ratio(row.p_raise_real, row.p_raise_spurious)
+            - raise_log_ratio(row.pool_raise_real, row.pool_raise_spurious);
         said.push(raised_phrase(table, agent.display, row));
     }
     for agent in silent {
@@ -245,7 +246,8 @@ pub fn record_term(
             continue;
         };
         any = true;
-        delta -= miss_log_ratio(row) - default_miss;
+        delta -= miss_log_ratio(row.p_raise_real, row.p_raise_spurious)
+            - miss_log_ratio(row.pool_raise_real, row.pool_raise_spurious);
         silent_said.push(silent_phrase(table, agent.display, row));
     }
     if !any {
@@ -267,15 +269,16 @@ pub fn record_term(
     })
 }
 
-/// `ln(p_raise_real / p_raise_spurious)`: how much the agent raising a point says it is real.
-pub fn raise_log_ratio(row: &AgentRecord) -> f64 {
-    (clamp_chance(row.p_raise_real) / clamp_chance(row.p_raise_spurious)).ln()
+/// `ln(real / spurious)`: how much an agent with these chances raising a point says it is
+/// real.
+pub fn raise_log_ratio(real: f64, spurious: f64) -> f64 {
+    (clamp_chance(real) / clamp_chance(spurious)).ln()
 }
 
-/// `ln((1 − p_raise_spurious) / (1 − p_raise_real))`: how much the agent's silence says the
-/// point is not real.
-pub fn miss_log_ratio(row: &AgentRecord) -> f64 {
-    ((1.0 - clamp_chance(row.p_raise_spurious)) / (1.0 - clamp_chance(row.p_raise_real))).ln()
+/// `ln((1 − spurious) / (1 − real))`: how much the silence of an agent with these chances says
+/// the point is not real.
+pub fn miss_log_ratio(real: f64, spurious: f64) -> f64 {
+    ((1.0 - clamp_chance(spurious)) / (1.0 - clamp_chance(real))).ln()
 }
 
 /// A chance kept inside (0, 1): a table read from a file may hold 0 or 1.

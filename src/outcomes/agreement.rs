@@ -102,6 +102,7 @@ pub fn estimate(items: &[Raised], basis: String) -> Fit {
 
     // Expected counts, for the report: how many of its findings are likely real.
     let mut rows: Vec<AgentRecord> = Vec::new();
+    let mut pooled = [0.0f64; 4];
     for (name, &a) in &names {
         let (mut acted, mut declined, mut seen_real, mut seen_spurious) = (0.0, 0.0, 0.0, 0.0);
         for (item, q) in indexed.iter().zip(&posterior) {
@@ -114,6 +115,12 @@ pub fn estimate(items: &[Raised], basis: String) -> Fit {
             seen_real += q;
             seen_spurious += 1.0 - q;
         }
+        for (sum, x) in pooled
+            .iter_mut()
+            .zip([acted, declined, seen_real, seen_spurious])
+        {
+            *sum += x;
+        }
         rows.push(AgentRecord {
             agent: name.to_string(),
             category: None,
@@ -123,7 +130,17 @@ pub fn estimate(items: &[Raised], basis: String) -> Fit {
             declined_seen: seen_spurious.round() as usize,
             p_raise_real: real[a],
             p_raise_spurious: spurious[a],
+            pool_raise_real: 0.0,
+            pool_raise_spurious: 0.0,
         });
+    }
+    // The pool: every agent's expected counts summed, as the outcome estimate pools its counts.
+    let k = PRIOR_STRENGTH;
+    let pool_real = (pooled[0] + k * P_FIND_REAL) / (pooled[2] + k);
+    let pool_spurious = (pooled[1] + k * P_FIND_SPURIOUS) / (pooled[3] + k);
+    for row in &mut rows {
+        row.pool_raise_real = pool_real;
+        row.pool_raise_spurious = pool_spurious;
     }
     Fit {
         reliability: Reliability {
@@ -219,6 +236,8 @@ mod tests {
         let row = |name: &str| fit.reliability.row(name, None).unwrap().clone();
         let ratio = |r: &AgentRecord| r.p_raise_real / r.p_raise_spurious;
         assert!(ratio(&row("a")) > 3.0 * ratio(&row("noisy")), "{fit:#?}");
+        let pool = row("a").pool_raise_real / row("a").pool_raise_spurious;
+        assert!(ratio(&row("a")) > pool && ratio(&row("noisy")) < pool);
         assert!(row("noisy").p_raise_spurious > row("a").p_raise_spurious);
         assert_eq!(fit.reliability.method, ReliabilityMethod::Agreement);
         // Bounded: the share of real findings stays a probability.

@@ -5,19 +5,25 @@
 //! raises a given point that is not one. Today both are the same for every agent
 //! ([`P_FIND_REAL`], [`P_FIND_SPURIOUS`]). With outcomes they can be each agent's own: among
 //! the findings acted on in the reviews an agent took part in, the share it raised; among those
-//! declined, the share it raised. Each is a Beta posterior mean with the default as the prior
-//! mean and [`PRIOR_STRENGTH`] findings of weight:
+//! declined, the share it raised. Each is a Beta posterior mean with [`PRIOR_STRENGTH`]
+//! findings of weight on its prior mean:
 //!
 //! ```text
-//! p_raise_real     = (acted on, raised by it + n0 · P_FIND_REAL)     / (acted on, in its reviews + n0)
-//! p_raise_spurious = (declined, raised by it + n0 · P_FIND_SPURIOUS) / (declined, in its reviews + n0)
+//! pool (every agent's counts summed)   toward P_FIND_REAL, P_FIND_SPURIOUS
+//! agent, over every category           toward the pool
+//! pool of one category                 toward the pool
+//! agent, one category                  toward the agent's own figures over every category
+//!
+//! p_raise_real     = (acted on, raised by it + n0 · prior mean) / (acted on, in its reviews + n0)
+//! p_raise_spurious = (declined, raised by it + n0 · prior mean) / (declined, in its reviews + n0)
 //! ```
 //!
-//! so with little data an agent keeps the default, and with none it has no row at all (and
-//! consolidation is exactly what it is without a table). Per category, the same with the
-//! agent's own figures over all categories as the prior mean. The ratio of the two chances is
-//! the odds of the agent's findings being acted on over the odds of anyone's: a reviewer whose
-//! similar findings were acted on 31 times of 40 weighs more than one declined 30 times of 40.
+//! so with little data an agent stays with the pool, and an agent with no decided finding in its
+//! reviews has no row at all (consolidation is then exactly what it is without a table).
+//! Consolidation weighs an agent by how its chances differ from its pool's
+//! ([`crate::consolidate::confidence::record_term`]): the ratio of the two is the odds of the
+//! agent's findings being acted on over the odds of every agent's, so a reviewer whose similar
+//! findings were acted on 31 times of 40 weighs more than one declined 30 times of 40.
 //!
 //! [`PRIOR_STRENGTH`] was set to ten findings before any figure was measured, and not varied
 //! since: the code-review benchmark's leave-one-repository-out figures use it as it is.
@@ -28,7 +34,7 @@ use super::Outcome;
 use crate::consolidate::confidence::{P_FIND_REAL, P_FIND_SPURIOUS};
 use crate::types::{AgentRecord, Reliability, ReliabilityMethod};
 
-/// How many findings the default chances count as.
+/// How many findings a prior mean counts as.
 pub const PRIOR_STRENGTH: f64 = 10.0;
 
 /// One finding with a known fate, as the estimate needs it.
@@ -43,7 +49,7 @@ pub struct Labelled {
     pub outcome: Outcome,
 }
 
-/// Counts of one agent (over all categories, or one).
+/// Counts of one agent, or of every agent summed (over all categories, or one).
 #[derive(Debug, Clone, Copy, Default)]
 struct Counts {
     acted_on: usize,
@@ -67,17 +73,27 @@ impl Counts {
         }
     }
 
-    fn decided_seen(&self) -> usize {
-        self.acted_on_seen + self.declined_seen
+    fn sum(&mut self, other: &Counts) {
+        self.acted_on += other.acted_on;
+        self.declined += other.declined;
+        self.acted_on_seen += other.acted_on_seen;
+        self.declined_seen += other.declined_seen;
     }
 
-    /// The row of these counts, shrunk toward `(real, spurious)`.
+    /// `(p_raise_real, p_raise_spurious)` shrunk toward `toward`.
+    fn chances(&self, toward: (f64, f64)) -> (f64, f64) {
+        (
+            posterior_mean(self.acted_on, self.acted_on_seen, toward.0, PRIOR_STRENGTH),
+            posterior_mean(self.declined, self.declined_seen, toward.1, PRIOR_STRENGTH),
+        )
+    }
+
     fn row(
         &self,
         agent: &str,
         category: Option<&str>,
-        toward: (f64, f64),
-        strength: f64,
+        chances: (f64, f64),
+        pool: (f64, f64),
     ) -> AgentRecord {
         AgentRecord {
             agent: agent.to_string(),
@@ -86,8 +102,10 @@ impl Counts {
             declined: self.declined,
             acted_on_seen: self.acted_on_seen,
             declined_seen: self.declined_seen,
-            p_raise_real: posterior_mean(self.acted_on, self.acted_on_seen, toward.0, strength),
-            p_raise_spurious: posterior_mean(self.declined, self.declined_seen, toward.1, strength),
+            p_raise_real: chances.0,
+            p_raise_spurious: chances.1,
+            pool_raise_real: pool.0,
+            pool_raise_spurious: pool.1,
         }
     }
 }
@@ -114,18 +132,29 @@ pub fn estimate(items: &[Labelled], basis: String) -> Reliability {
             }
         }
     }
+    let mut pooled = Counts::default();
+    overall.values().for_each(|c| pooled.sum(c));
+    let pool = pooled.chances((P_FIND_REAL, P_FIND_SPURIOUS));
+    let mut category_pools: BTreeMap<&str, Counts> = BTreeMap::new();
+    for ((_, category), c) in &by_category {
+        category_pools.entry(category).or_default().sum(c);
+    }
+    let category_pool = |category: &str| category_pools[category].chances(pool);
+
     let mut rows: Vec<AgentRecord> = Vec::new();
     for (agent, counts) in &overall {
-        let all = counts.row(agent, None, (P_FIND_REAL, P_FIND_SPURIOUS), PRIOR_STRENGTH);
-        let toward = (all.p_raise_real, all.p_raise_spurious);
-        rows.push(all);
-        for ((_, category), c) in by_category
+        let own = counts.chances(pool);
+        rows.push(counts.row(agent, None, own, pool));
+        let of_agent = by_category
             .range((*agent, "")..)
-            .take_while(|((a, _), _)| a == agent)
-        {
-            if c.decided_seen() > 0 {
-                rows.push(c.row(agent, Some(category), toward, PRIOR_STRENGTH));
-            }
+            .take_while(|((a, _), _)| a == agent);
+        for ((_, category), c) in of_agent {
+            rows.push(c.row(
+                agent,
+                Some(category),
+                c.chances(own),
+                category_pool(category),
+            ));
         }
     }
     Reliability {
@@ -184,13 +213,19 @@ mod tests {
         assert_eq!((codex.acted_on, codex.declined), (31, 9));
         // Acted on 41 times in its reviews (its 31 and Gemini's 10), declined 39 times.
         assert_eq!((codex.acted_on_seen, codex.declined_seen), (41, 39));
-        assert!((codex.p_raise_real - (31.0 + 4.0) / 51.0).abs() < 1e-12);
-        assert!((codex.p_raise_spurious - (9.0 + 1.5) / 49.0).abs() < 1e-12);
+        // The pool: every agent's counts summed (41 acted on seen twice, 39 declined twice).
+        let pool_real = (41.0 + 4.0) / 92.0;
+        let pool_spurious = (39.0 + 1.5) / 88.0;
+        assert!((codex.pool_raise_real - pool_real).abs() < 1e-12);
+        assert!((codex.pool_raise_spurious - pool_spurious).abs() < 1e-12);
+        assert!((codex.p_raise_real - (31.0 + 10.0 * pool_real) / 51.0).abs() < 1e-12);
+        assert!((codex.p_raise_spurious - (9.0 + 10.0 * pool_spurious) / 49.0).abs() < 1e-12);
         let gemini = table.row("gemini", Some("regression")).unwrap();
         assert_eq!(gemini.category.as_deref(), Some("regression"));
         let ratio = |r: &AgentRecord| r.p_raise_real / r.p_raise_spurious;
-        assert!(ratio(codex) > P_FIND_REAL / P_FIND_SPURIOUS);
-        assert!(ratio(gemini) < P_FIND_REAL / P_FIND_SPURIOUS);
+        let pool = |r: &AgentRecord| r.pool_raise_real / r.pool_raise_spurious;
+        assert!(ratio(codex) > pool(codex));
+        assert!(ratio(gemini) < pool(gemini));
         // A category row falls back to the agent's row.
         assert!(
             table
@@ -206,7 +241,10 @@ mod tests {
     fn little_data_stays_near_the_default_and_none_gives_no_row() {
         let table = estimate(&[item(&["codex"], Outcome::ActedOn)], "one".into());
         let codex = table.row("codex", None).unwrap();
-        assert!((codex.p_raise_real - 5.0 / 11.0).abs() < 1e-12);
+        // Pool: acted on 1 seen twice (Codex's and Gemini's reviews), raised once.
+        let pool_real = (1.0 + 10.0 * P_FIND_REAL) / 12.0;
+        assert!((codex.pool_raise_real - pool_real).abs() < 1e-12);
+        assert!((codex.p_raise_real - (1.0 + 10.0 * pool_real) / 11.0).abs() < 1e-12);
         assert!((codex.p_raise_spurious - P_FIND_SPURIOUS).abs() < 1e-12);
         let none = estimate(&[item(&["codex"], Outcome::Unknown)], "none".into());
         assert!(none.is_empty());

@@ -253,3 +253,11 @@ fn display_names(reports: &[Report]) -> BTreeMap<String, String> {
     }
     out
 }
+
+/// Writes the store's scorecards page (`stats.html`, beside `index.html`) from every report in
+/// it, and returns its path.
+pub fn write_page(store: &crate::store::Store) -> anyhow::Result<std::path::PathBuf> {
+    let stats = compute(&load::from_store(store, &|_| false), false);
+    let html = crate::report::html::render_stats(&stats, Some("index.html"));
+    store.write_report(crate::store::reports::STATS_PAGE, "html", &html)
+}

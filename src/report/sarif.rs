@@ -257,6 +257,9 @@ fn properties(f: &MergedFinding, report: &Report) -> Value {
     if let Some(c) = f.confidence {
         props["confidence"] = json!(c);
     }
+    if let Some(r) = &f.confidence_reason {
+        props["confidenceReason"] = json!(r);
+    }
     if let Some(c) = &f.calibration {
         props["calibration"] = json!(c);
     }

@@ -68,6 +68,10 @@ pub fn publish(repo: &Path, store: &Store, branch: &str) -> anyhow::Result<Publi
             .filter(|(_, p)| p.is_file())
             .collect();
         files.push(("index.html".into(), store.report_path("index", "html")));
+        let stats = store.report_path(super::reports::STATS_PAGE, "html");
+        if stats.is_file() {
+            files.push((format!("{}.html", super::reports::STATS_PAGE), stats));
+        }
         for (name, path) in &files {
             add_file(repo, &index_file, name, path)?;
         }

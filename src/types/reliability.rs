@@ -46,9 +46,12 @@ pub struct Reliability {
 /// The confidence model asks two things of an agent ([`crate::consolidate::confidence`]):
 /// how likely it is to raise a real defect that is there (`p_raise_real`), and how likely to
 /// raise a given point that is not one (`p_raise_spurious`). Both are Beta posterior means,
-/// shrunk toward today's defaults ([`crate::consolidate::confidence::P_FIND_REAL`],
-/// [`crate::consolidate::confidence::P_FIND_SPURIOUS`]); a category's toward the agent's own
-/// figure over all categories.
+/// shrunk toward the same chances over every agent (`pool_*`, themselves shrunk toward today's
+/// defaults); a category's toward the agent's own figure over all categories. Consolidation
+/// weighs an agent by how its chances differ from the pool's, not by their level: decisions
+/// are recorded mostly on findings consolidation already showed, so the level says as much
+/// about that selection as about the agents, while the differences between agents of the same
+/// reviews do not depend on it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentRecord {
     pub agent: String,
@@ -66,6 +69,10 @@ pub struct AgentRecord {
     pub p_raise_real: f64,
     /// Chance that it raises a given point that is not a defect (posterior mean).
     pub p_raise_spurious: f64,
+    /// The same two chances over every agent (of this category): what the row is weighed
+    /// against.
+    pub pool_raise_real: f64,
+    pub pool_raise_spurious: f64,
 }
 
 impl Reliability {

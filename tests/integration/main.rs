@@ -30,6 +30,8 @@ mod e2e_run;
 mod forge_github;
 mod http_local_model;
 mod http_reviewers;
+mod outcomes_confidence;
+mod outcomes_stats;
 mod parse_fixtures;
 mod parse_hostile;
 mod parse_variants;
