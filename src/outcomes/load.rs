@@ -64,7 +64,7 @@ pub fn from_store(store: &Store, skip: &dyn Fn(&str) -> bool) -> Loaded {
                 if report.meta.id.is_empty() {
                     report.meta.id = entry.id.clone();
                 }
-                loaded.reports.push(report);
+                loaded.reports.push(slim(report));
             }
             Err(err) => loaded
                 .warnings
@@ -82,6 +82,19 @@ pub fn from_store(store: &Store, skip: &dyn Fn(&str) -> bool) -> Loaded {
     loaded
 }
 
+/// `report` without what outcomes never read (the raw reviews of its appendix, finding bodies,
+/// code and fixes), so a store of thousands of reports is held in a fraction of its size.
+fn slim(mut report: Report) -> Report {
+    report.appendix = Vec::new();
+    for f in &mut report.findings {
+        f.body = String::new();
+        f.code = None;
+        f.fix = None;
+        f.fix_diff = None;
+    }
+    report
+}
+
 /// Every JSON report `publish` committed to `branch` of `repo`.
 pub fn from_branch(repo: &std::path::Path, branch: &str) -> anyhow::Result<Loaded> {
     let mut loaded = Loaded {
@@ -94,7 +107,7 @@ pub fn from_branch(repo: &std::path::Path, branch: &str) -> anyhow::Result<Loade
                 if report.meta.id.is_empty() {
                     report.meta.id = id;
                 }
-                loaded.reports.push(report);
+                loaded.reports.push(slim(report));
             }
             Err(err) => loaded.warnings.push(format!(
                 "{id}.json on branch {branch} is not counted: not a Deep Review JSON report this \

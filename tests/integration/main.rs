@@ -9,6 +9,7 @@
 mod support;
 
 mod agent_output_limits;
+mod bench_learn;
 mod bench_scoring;
 mod brief_budget;
 mod brief_build;

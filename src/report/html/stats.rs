@@ -245,7 +245,10 @@ fn records(table: &Reliability, stats: &Stats) -> RecordsView {
             .map(|r| RecordRow {
                 agent: display(&r.agent),
                 category: r.category.clone().unwrap_or_else(|| "all".to_string()),
-                acted_on: format!("{} of {}", r.acted_on, r.acted_on + r.declined),
+                acted_on: match r.acted_on + r.declined {
+                    0 => "none raised".to_string(),
+                    n => format!("{} of {n}", r.acted_on),
+                },
                 p_raise_real: format!("{:.0}%", r.p_raise_real * 100.0),
                 p_raise_spurious: format!("{:.0}%", r.p_raise_spurious * 100.0),
                 raise_weight: format!(
