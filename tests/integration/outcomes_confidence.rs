@@ -202,12 +202,35 @@ fn a_good_record_keeps_a_lone_finding_and_a_poor_one_demotes_it() {
         "{html}"
     );
 
+    // A dry run says what the agents will be weighed by.
+    let ran = run(agents
+        .cmd(repo.path())
+        .args(["run", "--agents", "good,poor", "--dry-run"]));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(
+        ran.stdout.contains("Records: agents weighed by outcomes (24 decided findings"),
+        "{}",
+        ran.stdout
+    );
+
     // Asked for no records, the same history changes nothing: today's findings exactly.
     let unweighed = self::repo();
     history(&Store::new(unweighed.path()), 12);
     let none = run_report(&agents, &unweighed, &["--reliability", "none"]);
     assert_eq!(decided(&none), decided(&today));
     assert!(none.get("reliability").is_none());
+    // From agreement alone (asked for), the records come from who raised what, no decision.
+    let by_agreement = self::repo();
+    history(&Store::new(by_agreement.path()), 12);
+    let agreed = run_report(&agents, &by_agreement, &["--reliability", "agreement"]);
+    assert_eq!(agreed["reliability"]["method"], "agreement");
+    assert!(
+        finding(&agreed, GOOD.0)["confidence_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("Good: by agreement alone, raises "),
+        "{agreed:#}"
+    );
 
     // More decisions since the run do not change it when it is consolidated again: the bundle
     // holds the records it was weighed with.
