@@ -22,7 +22,11 @@
 //!   in for it ([`Wording`]): consequences such as a crash, a wrong result or a race read as a
 //!   defect (+0.5); remarks about style, upkeep, tests or docs read as a remark (−1.5). The
 //!   asymmetry is deliberate: remark words ("consider", "readability", "tests") are rarely used
-//!   of a defect, while defect words also turn up in remarks ("could fail").
+//!   of a defect, while defect words also turn up in remarks ("could fail");
+//! - **records** (only when the store holds decisions on other changes' findings,
+//!   [`crate::outcomes`]): the agreement terms with each agent's own chances instead of the
+//!   shared ones, as a difference from every agent's ([`record_term`]). Without records this
+//!   term does not exist and nothing else changes.
 //!
 //! **Keep rule**: a finding is shown among the findings when its log-odds are at least 0
 //! (confidence ≥ [`KEEP_THRESHOLD`]). A finding one agent alone raised stands when it is grounded
@@ -260,9 +264,7 @@ pub fn record_term(
         }
         reason.push_str(&format!("not raised by {}", silent_said.join(", ")));
     }
-    reason.push_str(&format!(
-        " ({delta:+.2} in log-odds from the agents' records)"
-    ));
+    reason.push_str(&format!("; the records add {delta:+.2} to the log-odds"));
     Some(RecordTerm {
         log_odds: delta,
         reason,
@@ -421,6 +423,63 @@ mod tests {
             confidence(&text_only(4, 12, Wording::Defect))
                 > confidence(&text_only(4, 12, Wording::Remark))
         );
+    }
+
+    fn record(agent: &str, acted: usize, declined: usize, real: f64, spurious: f64) -> AgentRecord {
+        AgentRecord {
+            agent: agent.into(),
+            category: None,
+            acted_on: acted,
+            declined,
+            acted_on_seen: 40,
+            declined_seen: 40,
+            p_raise_real: real,
+            p_raise_spurious: spurious,
+            pool_raise_real: 0.5,
+            pool_raise_spurious: 0.25,
+        }
+    }
+
+    #[test]
+    fn records_lift_a_good_reviewers_lone_finding_and_lower_a_poor_ones() {
+        let table = Reliability {
+            method: ReliabilityMethod::Outcomes,
+            basis: "test".into(),
+            prior_strength: 10.0,
+            rows: vec![
+                record("codex", 31, 9, 0.7, 0.15),
+                record("gemini", 10, 30, 0.3, 0.45),
+                // As reliable as the pool: it changes nothing.
+                record("claude", 20, 10, 0.5, 0.25),
+            ],
+        };
+        let named = |name: &'static str| Named {
+            name,
+            display: name,
+        };
+        let term = |raised: &'static str, silent: &[&'static str]| {
+            let silent: Vec<Named<'_>> = silent.iter().map(|s| named(s)).collect();
+            record_term(&table, &[named(raised)], &silent, Some("regression"))
+        };
+        let good = term("codex", &["gemini"]).unwrap();
+        let poor = term("gemini", &["codex"]).unwrap();
+        assert!(
+            good.log_odds > 1.0 && poor.log_odds < -1.0,
+            "{good:?} {poor:?}"
+        );
+        assert!(
+            good.reason
+                .starts_with("codex: 31 of 40 findings acted on; not raised by gemini")
+        );
+        // raise: ln(0.7/0.15) − ln(0.5/0.25); gemini silent: −(ln(0.55/0.7) − ln(0.75/0.5)).
+        let want = (0.7f64 / 0.15).ln() - 2f64.ln() - ((0.55f64 / 0.7).ln() - 1.5f64.ln());
+        assert!((good.log_odds - want).abs() < 1e-12);
+        assert!(term("claude", &[]).unwrap().log_odds.abs() < 1e-12);
+        // No agent of the finding has a row: no term at all, today's confidence.
+        assert_eq!(term("local", &["other"]), None);
+        let e = ev(1, 3, None);
+        assert!(confidence_with_record(&e, &good) > confidence(&e));
+        assert!(confidence_with_record(&e, &poor) < confidence(&e));
     }
 
     #[test]

@@ -208,7 +208,8 @@ fn a_good_record_keeps_a_lone_finding_and_a_poor_one_demotes_it() {
         .args(["run", "--agents", "good,poor", "--dry-run"]));
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     assert!(
-        ran.stdout.contains("Records: agents weighed by outcomes (24 decided findings"),
+        ran.stdout
+            .contains("Records: agents weighed by outcomes (24 decided findings"),
         "{}",
         ran.stdout
     );
