@@ -26,7 +26,7 @@ Examples:
   deep-review run main..feature --format sarif --fail-on important
   deep-review run --uncommitted            review what is not committed yet
   deep-review run --dry-run                print the brief and each agent's command; run nothing
-  deep-review list                         the reports in .reviews/, newest first
+  deep-review list                         the reports in the store, newest first
   deep-review show latest --format json --out -
   deep-review consolidate --raw claude=a.md --raw codex=b.md
   deep-review stats                        each agent's scorecard: findings kept, acted on, declined
@@ -55,7 +55,7 @@ pub enum Command {
     Run(run::RunArgs),
     /// Consolidate saved raw reviews, an old report's appendix or a run bundle, offline.
     Consolidate(consolidate::ConsolidateArgs),
-    /// List the reports in the store (`.reviews/`), newest first.
+    /// List the reports in the store (`deep-review/` in the git directory), newest first.
     List(list::ListArgs),
     /// Print one report from the store (`latest` for the newest).
     Show(show::ShowArgs),

@@ -38,7 +38,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub brief_template: Option<PathBuf>,
 
-    /// Put the store (`.reviews/`) under DIR instead of the repository root.
+    /// The store folder, where the report and the run bundle go (default: `deep-review/` in
+    /// the repository's git directory, shared by its worktrees, never committed).
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
 
@@ -119,7 +120,7 @@ impl RunArgs {
             },
             agents: self.agents.clone(),
             brief_template: self.brief_template.clone(),
-            out: self.store.clone(),
+            store: self.store.clone(),
             synthesize: self.synthesize.clone(),
             reliability: self.reliability,
         }
@@ -210,7 +211,7 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
                 args.repo.display()
             )
         })?;
-    let store = crate::store::Store::new(args.store.as_deref().unwrap_or(&root));
+    let store = crate::store::Store::locate(&root, args.store.as_deref())?;
     // The run's own target decides which config applies, as it did for the run.
     let bundle = store.open_run(id)?;
     let saved = crate::store::bundle::read(&bundle.dir)?;

@@ -43,7 +43,8 @@ pub struct StatsArgs {
     #[arg(long)]
     pub agreement: bool,
 
-    /// The store's root (see `deep-review list --help`).
+    /// The store folder (default: `deep-review/` in the repository's git directory, shared by
+    /// its worktrees).
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
 

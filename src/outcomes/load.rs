@@ -16,7 +16,7 @@ use crate::types::{Reliability, ReliabilityMethod, Report, ReportMeta, Target};
 #[derive(Debug, Clone, Default)]
 pub struct Loaded {
     pub reports: Vec<Report>,
-    /// Where they were read: `the store .reviews`, `branch reviews`.
+    /// Where they were read: `the store <dir>`, `branch reviews`.
     pub sources: Vec<String>,
     /// One sentence per report or source that could not be read.
     pub warnings: Vec<String>,

@@ -218,7 +218,7 @@ impl Store {
 }
 
 impl Store {
-    /// Writes `.reviews/index.html`: every report that has an HTML page, newest first, grouped
+    /// Writes `<store>/index.html`: every report that has an HTML page, newest first, grouped
     /// by target.
     pub fn write_index(&self) -> anyhow::Result<std::path::PathBuf> {
         let entries: Vec<crate::report::html::IndexEntry> = self

@@ -42,6 +42,7 @@ mod review_floods;
 mod rounds;
 mod run_dry_run;
 mod run_pipeline;
+mod store_location;
 mod store_record;
 mod target_diff;
 mod target_environment;

@@ -39,7 +39,6 @@ fn repo() -> Repo {
     let repo = Repo::new();
     repo.write("src/lib.rs", "pub mod net;\n");
     repo.write("src/net.rs", "\n");
-    repo.write(".gitignore", ".reviews/\n");
     repo.commit("initial");
     repo.git(&["checkout", "-q", "-b", "net"]);
     repo.write(
@@ -162,7 +161,7 @@ fn a_good_record_keeps_a_lone_finding_and_a_poor_one_demotes_it() {
     // The same change in a store where good's findings were acted on 12 times of 12, poor's
     // declined 12 times of 12.
     let repo = repo();
-    let store = Store::new(repo.path());
+    let store = Store::new(&repo.store());
     history(&store, 12);
     let weighed = run_report(&agents, &repo, &[]);
     let good = finding(&weighed, GOOD.0);
@@ -216,13 +215,13 @@ fn a_good_record_keeps_a_lone_finding_and_a_poor_one_demotes_it() {
 
     // Asked for no records, the same history changes nothing: today's findings exactly.
     let unweighed = self::repo();
-    history(&Store::new(unweighed.path()), 12);
+    history(&Store::new(&unweighed.store()), 12);
     let none = run_report(&agents, &unweighed, &["--reliability", "none"]);
     assert_eq!(decided(&none), decided(&today));
     assert!(none.get("reliability").is_none());
     // From agreement alone (asked for), the records come from who raised what, no decision.
     let by_agreement = self::repo();
-    history(&Store::new(by_agreement.path()), 12);
+    history(&Store::new(&by_agreement.store()), 12);
     let agreed = run_report(&agents, &by_agreement, &["--reliability", "agreement"]);
     assert_eq!(agreed["reliability"]["method"], "agreement");
     assert!(
@@ -275,7 +274,7 @@ fn a_good_record_keeps_a_lone_finding_and_a_poor_one_demotes_it() {
 #[test]
 fn a_change_is_never_weighed_with_its_own_decisions() {
     let repo = repo();
-    let store = Store::new(repo.path());
+    let store = Store::new(&repo.store());
     history(&store, 3);
     let agents = agents();
     let first = run_report(&agents, &repo, &[]);

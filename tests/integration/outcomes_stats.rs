@@ -123,7 +123,6 @@ const LOCK: F = F {
 fn repo() -> Repo {
     let repo = Repo::new();
     repo.write("src/lib.rs", "pub fn a() {}\n");
-    repo.write(".gitignore", ".reviews/\n");
     repo.commit("initial");
     repo.git(&["branch", "-M", "main"]);
     repo.git(&["checkout", "-q", "-b", "login"]);
@@ -482,7 +481,7 @@ fn stats_reads_the_published_branch_and_counts_a_report_once() {
     let ran = run(agents.cmd(repo.path()).args(["publish"]));
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     // The store is gone (another clone, a CI runner): the branch still has the report.
-    std::fs::remove_dir_all(repo.path().join(".reviews")).unwrap();
+    std::fs::remove_dir_all(repo.store()).unwrap();
     let read = |args: &[&str]| -> Value {
         let ran = run(agents
             .cmd(repo.path())
