@@ -94,8 +94,9 @@ impl BenchResult {
 pub trait Consolidator {
     fn kept(&self, reviews: &[Review]) -> Vec<KeptFinding>;
 
-    /// [`Consolidator::kept`] for a PR it may know more about (the records learnt for its
-    /// repository, [`learn`]). Never given the PR's labels to decide by.
+    /// [`Consolidator::kept`] for a PR whose repository it may know something about (the
+    /// records learnt for it, [`learn`]). An implementation must not read the PR's verdicts or
+    /// golden bugs: they are what it is scored by.
     fn kept_for(&self, _pr: &PrData, reviews: &[Review]) -> Vec<KeptFinding> {
         self.kept(reviews)
     }

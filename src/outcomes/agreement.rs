@@ -100,25 +100,14 @@ pub fn estimate(items: &[Raised], basis: String) -> Fit {
     }
     expect(&indexed, &real, &spurious, share, &mut posterior);
 
-    // Expected counts, for the report: how many of its findings are likely real.
+    // Expected counts, for the report: how many of its findings are likely real (one pass over
+    // the findings, as the M-step counts them).
+    let counts = expected_counts(&indexed, &posterior, n);
     let mut rows: Vec<AgentRecord> = Vec::new();
     let mut pooled = [0.0f64; 4];
     for (name, &a) in &names {
-        let (mut acted, mut declined, mut seen_real, mut seen_spurious) = (0.0, 0.0, 0.0, 0.0);
-        for (item, q) in indexed.iter().zip(&posterior) {
-            if item.raised.contains(&a) {
-                acted += q;
-                declined += 1.0 - q;
-            } else if !item.silent.contains(&a) {
-                continue;
-            }
-            seen_real += q;
-            seen_spurious += 1.0 - q;
-        }
-        for (sum, x) in pooled
-            .iter_mut()
-            .zip([acted, declined, seen_real, seen_spurious])
-        {
+        let [acted, declined, seen_real, seen_spurious] = counts[a];
+        for (sum, x) in pooled.iter_mut().zip(counts[a]) {
             *sum += x;
         }
         rows.push(AgentRecord {
@@ -175,30 +164,34 @@ fn expect(items: &[Item], real: &[f64], spurious: &[f64], share: f64, out: &mut 
     }
 }
 
-/// M-step: each agent's chances and the share of real findings, as Beta posterior means.
-fn maximise(items: &[Item], posterior: &[f64], n: usize) -> (Vec<f64>, Vec<f64>, f64) {
-    let mut raised_real = vec![0.0; n];
-    let mut seen_real = vec![0.0; n];
-    let mut raised_spurious = vec![0.0; n];
-    let mut seen_spurious = vec![0.0; n];
+/// Per agent, the expected `[raised and real, raised and spurious, real in its reviews,
+/// spurious in its reviews]` given each finding's probability of being real.
+fn expected_counts(items: &[Item], posterior: &[f64], n: usize) -> Vec<[f64; 4]> {
+    let mut counts = vec![[0.0; 4]; n];
     for (item, &q) in items.iter().zip(posterior) {
         for &a in &item.raised {
-            raised_real[a] += q;
-            raised_spurious[a] += 1.0 - q;
-            seen_real[a] += q;
-            seen_spurious[a] += 1.0 - q;
+            counts[a][0] += q;
+            counts[a][1] += 1.0 - q;
         }
-        for &a in &item.silent {
-            seen_real[a] += q;
-            seen_spurious[a] += 1.0 - q;
+        for &a in item.raised.iter().chain(&item.silent) {
+            counts[a][2] += q;
+            counts[a][3] += 1.0 - q;
         }
     }
+    counts
+}
+
+/// M-step: each agent's chances and the share of real findings, as Beta posterior means.
+fn maximise(items: &[Item], posterior: &[f64], n: usize) -> (Vec<f64>, Vec<f64>, f64) {
+    let counts = expected_counts(items, posterior, n);
     let k = PRIOR_STRENGTH;
-    let real = (0..n)
-        .map(|a| (raised_real[a] + k * P_FIND_REAL) / (seen_real[a] + k))
+    let real = counts
+        .iter()
+        .map(|c| (c[0] + k * P_FIND_REAL) / (c[2] + k))
         .collect();
-    let spurious = (0..n)
-        .map(|a| (raised_spurious[a] + k * P_FIND_SPURIOUS) / (seen_spurious[a] + k))
+    let spurious = counts
+        .iter()
+        .map(|c| (c[1] + k * P_FIND_SPURIOUS) / (c[3] + k))
         .collect();
     let share = (posterior.iter().sum::<f64>() + k * PRIOR) / (items.len() as f64 + k);
     (real, spurious, share)

@@ -170,11 +170,20 @@ pub fn reliability_for(
 
 /// The records `method` gives from `reports`; `whence` ends the basis sentence.
 pub fn from_reports(reports: &[Report], method: ReliabilityMethod, whence: &str) -> Reliability {
-    let outcomes = fates::of_reports(reports);
+    records(&fates::of_reports(reports), reports.len(), method, whence)
+}
+
+/// The records `method` gives from the fates of `reports` reports' findings.
+pub fn records(
+    outcomes: &[FindingOutcome],
+    reports: usize,
+    method: ReliabilityMethod,
+    whence: &str,
+) -> Reliability {
     let changes: HashSet<&str> = outcomes.iter().map(|f| f.change.as_str()).collect();
     match method {
         ReliabilityMethod::Outcomes => {
-            let items = labelled(&outcomes);
+            let items = labelled(outcomes);
             let acted = items
                 .iter()
                 .filter(|i| i.outcome == Outcome::ActedOn)
@@ -185,18 +194,18 @@ pub fn from_reports(reports: &[Report], method: ReliabilityMethod, whence: &str)
                     "{} ({acted} acted on, {} declined) of {} ({}) {whence}",
                     crate::text::plural(items.len(), "decided finding", "decided findings"),
                     items.len() - acted,
-                    crate::text::plural(reports.len(), "report", "reports"),
+                    crate::text::plural(reports, "report", "reports"),
                     crate::text::plural(changes.len(), "change", "changes"),
                 ),
             )
         }
         ReliabilityMethod::Agreement => {
             agreement::estimate(
-                &raised(&outcomes),
+                &raised(outcomes),
                 format!(
                     "agreement among the agents on {} of {} ({}) {whence}; no decision read",
                     crate::text::plural(outcomes.len(), "finding", "findings"),
-                    crate::text::plural(reports.len(), "report", "reports"),
+                    crate::text::plural(reports, "report", "reports"),
                     crate::text::plural(changes.len(), "change", "changes"),
                 ),
             )

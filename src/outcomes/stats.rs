@@ -201,8 +201,12 @@ pub fn compute(loaded: &load::Loaded, with_agreement: bool) -> Stats {
             .collect()
     };
 
-    let reliability =
-        load::from_reports(reports, ReliabilityMethod::Outcomes, "read by this command");
+    let reliability = load::records(
+        &findings,
+        reports.len(),
+        ReliabilityMethod::Outcomes,
+        "read by this command",
+    );
     let agreement = with_agreement.then(|| {
         let fit = agreement::estimate(
             &load::raised(&findings),
