@@ -456,7 +456,11 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
         resolution: None,
         checkout: None,
         unresolved_feedback: Vec::new(),
-        reliability: opts.reliability.clone().filter(|r| !r.is_empty()),
+        reliability: opts
+            .reliability
+            .as_ref()
+            .map(|r| r.of_agents(&roster.names))
+            .filter(|r| !r.is_empty()),
     }
 }
 

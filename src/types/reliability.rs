@@ -97,4 +97,17 @@ impl Reliability {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
+
+    /// The rows of `agents` only: what a report of those agents was weighed with.
+    pub fn of_agents(&self, agents: &[String]) -> Reliability {
+        Reliability {
+            rows: self
+                .rows
+                .iter()
+                .filter(|r| agents.contains(&r.agent))
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
+    }
 }
