@@ -104,7 +104,7 @@ pub fn table(s: &Stats) -> String {
     }
     let _ = writeln!(
         out,
-        "\n{:<20} {:>7} {:>8} {:>5} {:>7} {:>14} {:>11} {:>11} {:>6} {:>10} {:>9} {:>11} {:>9}",
+        "\n{:<20} {:>7} {:>8} {:>5} {:>7} {:>14} {:>11} {:>11} {:>6} {:>10} {:>9} {:>11} {:>11}",
         "agent",
         "reviews",
         "findings",
@@ -230,7 +230,10 @@ fn records(out: &mut String, title: &str, r: &Reliability, s: &Stats) {
             "{:<20} {:<12} {:>12} {:>7.0}% {:>9.0}% {:>+8.2} {:>+8.2}",
             clip(display, 20),
             clip(row.category.as_deref().unwrap_or("all"), 12),
-            format!("{} of {}", row.acted_on, row.acted_on + row.declined),
+            match row.acted_on + row.declined {
+                0 => "none raised".to_string(),
+                n => format!("{} of {n}", row.acted_on),
+            },
             row.p_raise_real * 100.0,
             row.p_raise_spurious * 100.0,
             raised,
