@@ -32,6 +32,7 @@ mod forge_github;
 mod forge_gitlab;
 mod http_local_model;
 mod http_reviewers;
+mod http_sdk_conformance;
 mod outcomes_confidence;
 mod outcomes_stats;
 mod parse_fixtures;
