@@ -754,6 +754,7 @@ mod tests {
             sources: vec![],
             calibration: None,
             confidence: Some(0.9),
+            confidence_reason: None,
             tier: Tier::Shown,
             verification: None,
             fingerprint: fp.into(),
