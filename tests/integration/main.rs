@@ -35,6 +35,7 @@ mod parse_hostile;
 mod parse_variants;
 mod report_html_browser;
 mod report_sarif;
+mod report_structure;
 mod review_floods;
 mod rounds;
 mod run_dry_run;
