@@ -202,7 +202,8 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
             }),
         }
     }
-    for review in &reviews {
+    // A text that is not a review is named once, with the reason, when the report is made.
+    for review in reviews.iter().filter(|r| r.not_a_review.is_none()) {
         for w in review.warnings.iter().take(WARNINGS_SHOWN) {
             let at = w.line.map(|l| format!(" line {l}:")).unwrap_or_default();
             crate::say!(

@@ -58,6 +58,8 @@ pub enum Failure {
     Reported { cause: String },
     /// It exited normally but wrote no review text.
     NoReview,
+    /// It wrote text with nothing of the review layout in it ([`crate::parse::NOT_A_REVIEW`]).
+    NotAReview { cause: String },
     /// The user stopped the run.
     Cancelled,
     /// The cost budget (`--budget-usd`) stopped it: not started, or cancelled while it ran.
@@ -104,6 +106,7 @@ impl Failure {
             Failure::OutputOverLimit { .. } => "output over the limit".into(),
             Failure::Reported { .. } => "an error it reported".into(),
             Failure::NoReview => "no review text".into(),
+            Failure::NotAReview { .. } => "not a review".into(),
             Failure::Cancelled => "cancelled".into(),
             Failure::OverBudget { .. } => "the budget".into(),
         }
@@ -125,7 +128,8 @@ impl Failure {
             ),
             Failure::RateLimited { cause, .. }
             | Failure::Network { cause }
-            | Failure::Reported { cause } => cause.clone(),
+            | Failure::Reported { cause }
+            | Failure::NotAReview { cause } => cause.clone(),
             Failure::Http { status, cause } => {
                 if cause.contains(&status.to_string()) {
                     cause.clone()

@@ -30,6 +30,7 @@ mod e2e_run;
 mod forge_github;
 mod http_local_model;
 mod http_reviewers;
+mod not_a_review;
 mod parse_fixtures;
 mod parse_hostile;
 mod parse_variants;
