@@ -51,8 +51,11 @@ pub fn exit_code(report: &Report, fail_on: Option<FailOn>) -> ExitCode {
     }
 }
 
-/// Writes `text` to `out`: a file, or standard output for `-` or none.
+/// Writes `text` to `out`: a file, or standard output for `-` or none; secrets redacted (a
+/// saved review given with `--raw` may hold one).
 pub fn write_to(out: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    let text = crate::dispatch::redact::redact(text);
+    let text = text.as_ref();
     match out {
         Some(path) if path != Path::new("-") => {
             std::fs::write(path, text)

@@ -146,7 +146,7 @@ pub fn plan(
                     path,
                     start_line: (start != end).then_some(start),
                     line: end,
-                    body: render::inline(report, f, suggestion.as_deref()),
+                    body: redact(render::inline(report, f, suggestion.as_deref())),
                     fingerprint: fp.to_string(),
                 });
                 placements.push((index, Placement::Inline));
@@ -205,7 +205,7 @@ pub fn plan(
                 resolutions.push(Resolution {
                     thread: thread.clone(),
                     fingerprint: fp.clone(),
-                    reply: (!replied).then(|| render::resolved_reply(report, fp)),
+                    reply: (!replied).then(|| redact(render::resolved_reply(report, fp))),
                 });
             }
         }
@@ -218,12 +218,12 @@ pub fn plan(
         .keys()
         .filter(|fp| !present.contains(fp.as_str()))
         .count();
-    let summary_body = render::summary(&SummaryInput {
+    let summary_body = redact(render::summary(&SummaryInput {
         report,
         placements: &placements,
         no_longer_found,
         report_url: options.report_url.as_deref(),
-    });
+    }));
     let summary = match &existing.summary {
         Some(c) if c.body.trim_end() == summary_body.trim_end() => {
             SummaryAction::Unchanged(c.id.clone())
@@ -233,7 +233,7 @@ pub fn plan(
     };
     let review = (!comments.is_empty()).then(|| ReviewDraft {
         commit: head.clone(),
-        body: render::review_body(report, comments.len()),
+        body: redact(render::review_body(report, comments.len())),
         comments,
     });
     if existing.offline {
@@ -251,6 +251,15 @@ pub fn plan(
         resolutions,
         notes,
     })
+}
+
+/// Text to post with every secret of the environment hidden: a review quoting a key would
+/// otherwise put it on a public pull request.
+fn redact(text: String) -> String {
+    match crate::dispatch::redact::redact(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(redacted) => redacted,
+    }
 }
 
 /// `(path, start, end)` when the finding can be an inline comment: a location with lines that
