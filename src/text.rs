@@ -35,6 +35,29 @@ pub fn duration_long(seconds: f64) -> String {
     }
 }
 
+/// The longest duration deep-review waits for anything: a hundred years, "never" in practice.
+/// Durations from config, the command line or a server (`timeout = "18446744073709551615s"`, a
+/// `retry-after` of 1e300) saturate here instead of overflowing an `Instant` or a `Duration`.
+pub const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// `from + after`, or `from + FOREVER` when that is later or would overflow: a deadline never
+/// panics, however long the timeout it comes from.
+pub fn deadline(from: std::time::Instant, after: Duration) -> std::time::Instant {
+    let after = after.min(FOREVER);
+    from.checked_add(after)
+        .or_else(|| from.checked_add(Duration::from_secs(24 * 3600)))
+        .unwrap_or(from)
+}
+
+/// Seconds as a [`Duration`]: negative and NaN are zero, too many are [`FOREVER`] (never the
+/// panic of `Duration::from_secs_f64`).
+pub fn seconds(s: f64) -> Duration {
+    if s.is_nan() || s <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(s).map_or(FOREVER, |d| d.min(FOREVER))
+}
+
 /// Reads a duration as people write one: `30m`, `90s`, `1h30m`, `1h 30m`, `500ms`, `15 min 6 s`,
 /// `` `37 min 45 s` `` and `12:05` (minutes and seconds). A number without a unit (`30`: seconds?
 /// minutes?) is refused rather than guessed. The units are humantime's.
@@ -52,9 +75,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
                 .map_err(|_| format!("`{text}` is not a duration: {hint}"))?;
             total = total.saturating_mul(60).saturating_add(n);
         }
-        return Ok(Duration::from_secs(total));
+        return Ok(Duration::from_secs(total).min(FOREVER));
     }
-    humantime::parse_duration(s).map_err(|err| match err {
+    let parsed = humantime::parse_duration(s).map_err(|err| match err {
         humantime::DurationError::UnknownUnit { unit, .. } if unit.is_empty() => {
             format!("`{text}` has a number without a unit: {hint}")
         }
@@ -65,7 +88,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             format!("`{text}` is too large a duration: {hint}")
         }
         _ => format!("`{text}` is not a duration: {hint}"),
-    })
+    })?;
+    // A duration past a hundred years means "no limit": it saturates there.
+    Ok(parsed.min(FOREVER))
 }
 
 /// A name made safe as one file-name component: ASCII letters, digits, `.`, `_` and `-`; anything
@@ -148,6 +173,21 @@ macro_rules! say {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_saturate_instead_of_overflowing() {
+        let now = std::time::Instant::now();
+        assert!(deadline(now, Duration::MAX) > now);
+        assert_eq!(deadline(now, Duration::from_secs(5)), now + Duration::from_secs(5));
+        assert_eq!(seconds(1e300), FOREVER);
+        assert_eq!(seconds(f64::INFINITY), FOREVER);
+        assert_eq!(seconds(f64::NAN), Duration::ZERO);
+        assert_eq!(seconds(-3.0), Duration::ZERO);
+        assert_eq!(seconds(1.5), Duration::from_millis(1500));
+        assert_eq!(parse_duration("18446744073709551615s"), Ok(FOREVER));
+        assert_eq!(parse_duration("99999999999999:00"), Ok(FOREVER));
+        assert_eq!(duration_short(FOREVER), "876000h0m");
+    }
 
     #[test]
     fn counts_read_naturally() {

@@ -88,7 +88,7 @@ impl Failure {
             Failure::RateLimited {
                 retry_after_s: Some(s),
                 ..
-            } if s.is_finite() && *s >= 0.0 => Some(std::time::Duration::from_secs_f64(*s)),
+            } if s.is_finite() && *s >= 0.0 => Some(crate::text::seconds(*s)),
             _ => None,
         }
     }
@@ -124,7 +124,7 @@ impl Failure {
             Failure::Signalled { signal } => format!("was killed by signal {signal}"),
             Failure::TimedOut { after_s } => format!(
                 "timed out after {} (the limit for this agent)",
-                crate::text::duration_short(std::time::Duration::from_secs_f64(after_s.max(0.0)))
+                crate::text::duration_short(crate::text::seconds(*after_s))
             ),
             Failure::RateLimited { cause, .. }
             | Failure::Network { cause }

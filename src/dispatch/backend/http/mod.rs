@@ -222,7 +222,10 @@ impl HttpSession {
             }
         };
         // The request's own limit, when config sets one, inside the agent's deadline.
-        let request_deadline = spec.http.request_timeout.map(|t| started + t);
+        let request_deadline = spec
+            .http
+            .request_timeout
+            .map(|t| Instant::from_std(crate::text::deadline(started.into_std(), t)));
         let stop_at = match request_deadline {
             Some(r) if r < deadline => r,
             _ => deadline,
