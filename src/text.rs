@@ -178,7 +178,10 @@ mod tests {
     fn durations_saturate_instead_of_overflowing() {
         let now = std::time::Instant::now();
         assert!(deadline(now, Duration::MAX) > now);
-        assert_eq!(deadline(now, Duration::from_secs(5)), now + Duration::from_secs(5));
+        assert_eq!(
+            deadline(now, Duration::from_secs(5)),
+            now + Duration::from_secs(5)
+        );
         assert_eq!(seconds(1e300), FOREVER);
         assert_eq!(seconds(f64::INFINITY), FOREVER);
         assert_eq!(seconds(f64::NAN), Duration::ZERO);

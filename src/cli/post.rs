@@ -1,5 +1,6 @@
-//! `deep-review post ID|latest`: a report of a pull request posted on it (summary comment,
-//! review with inline comments, earlier findings' threads resolved), without duplicates.
+//! `deep-review post ID|latest`: a report of a pull request (or GitLab merge request) posted on
+//! it (summary comment, review with inline comments, earlier findings' threads resolved),
+//! without duplicates.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -102,7 +102,7 @@ pub fn resolve_leaving_out(
     let commits: Vec<CommitInfo> = commits.into_iter().map(|c| c.0).collect();
 
     let label = match (&spec.pr, &branch) {
-        (Some(pr), _) => format!("pr-{}", pr.number),
+        (Some(pr), _) => pr.label(),
         (None, Some(b)) => safe_label(b),
         (None, None) => head.chars().take(12).collect(),
     };

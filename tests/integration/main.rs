@@ -29,6 +29,7 @@ mod e2e_cli_smoke;
 mod e2e_fake_model;
 mod e2e_run;
 mod forge_github;
+mod forge_gitlab;
 mod http_local_model;
 mod http_reviewers;
 mod not_a_review;

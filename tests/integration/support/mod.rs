@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod fake_github;
+pub mod fake_gitlab;
 pub mod fake_model;
 pub mod git;
 pub mod http_server;
