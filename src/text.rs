@@ -126,22 +126,69 @@ pub fn truncate_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
 }
 
 /// `text` safe to print on a terminal: control characters (escape sequences, bells, carriage
-/// returns, C1 controls) are shown as `\x1b`-style escapes instead of acting on the terminal.
+/// returns, C1 controls) are shown as `\x1b`-style escapes instead of acting on the terminal,
+/// and invisible characters that change how text reads as `\u{202e}` ([`reveal_invisible`]).
 /// An agent's output, a file name or a commit subject can carry `\x1b]52;c;...` (a clipboard
 /// write) or a title change; printed raw, they would act. Newlines and tabs are kept.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(is_unsafe_control) {
+    if !text
+        .chars()
+        .any(|c| is_unsafe_control(c) || is_invisible(c))
+    {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if is_unsafe_control(c) {
             out.push_str(&format!("\\x{:02x}", c as u32));
+        } else if is_invisible(c) {
+            push_revealed(&mut out, c);
         } else {
             out.push(c);
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// `text` with every character that changes how text reads without being seen written out as
+/// `\u{202e}`: bidirectional embeddings, overrides, isolates and marks (a `\u{202e}` makes
+/// `exe.txt` of `txt.exe`, or code read in another order than it runs: "Trojan Source"),
+/// zero-width spaces and joiners, word joiners and invisible operators, the byte order mark.
+/// The one function the terminal, the Markdown and HTML reports and forge comments share.
+pub fn reveal_invisible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_invisible) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_invisible(c) {
+            push_revealed(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+fn push_revealed(out: &mut String, c: char) {
+    use std::fmt::Write;
+    let _ = write!(out, "\\u{{{:04x}}}", c as u32);
+}
+
+/// Characters that change how text reads and show nothing themselves ([`reveal_invisible`]).
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{061c}'                     // Arabic letter mark
+        | '\u{115f}' | '\u{1160}'      // Hangul fillers
+        | '\u{17b4}' | '\u{17b5}'      // Khmer invisible vowels
+        | '\u{180e}'                   // Mongolian vowel separator
+        | '\u{200b}'..='\u{200f}'      // zero-width space, non-joiner, joiner; LRM, RLM
+        | '\u{202a}'..='\u{202e}'      // bidi embeddings and overrides
+        | '\u{2060}'..='\u{2064}'      // word joiner, invisible operators
+        | '\u{2066}'..='\u{206f}'      // bidi isolates, deprecated format characters
+        | '\u{3164}' | '\u{ffa0}'      // Hangul fillers
+        | '\u{feff}'                   // zero-width no-break space (BOM)
+    )
 }
 
 /// [`printable`] for one line: newlines and tabs become spaces as well.
@@ -151,6 +198,43 @@ pub fn printable_line(text: &str) -> String {
 
 fn is_unsafe_control(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Why `name` cannot be a display name, if it cannot: a display name is written into headings,
+/// table rows and comments, so a newline or another control character in it would start a
+/// heading of its own (`\n## Verdict`) or an HTML comment in the report.
+pub fn display_name_problem(name: &str) -> Option<String> {
+    let bad = name
+        .chars()
+        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))?;
+    let what = match bad {
+        '\n' | '\r' | '\u{2028}' | '\u{2029}' => "a line break".to_string(),
+        '\t' => "a tab".to_string(),
+        c => format!("the control character {}", printable(&c.to_string())),
+    };
+    Some(format!(
+        "the display name {:?} holds {what}: write it on one line, with printable characters",
+        printable_line(name)
+    ))
+}
+
+/// A display name as one line of printable text, whatever it holds (one read from a saved
+/// report): control characters become spaces.
+pub fn one_line_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if display_name_problem(name).is_none() {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let flat: String = name
+        .chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    std::borrow::Cow::Owned(flat.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// Writes one line to standard error. Unlike `eprintln!`, a closed stderr (`deep-review run

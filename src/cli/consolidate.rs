@@ -48,7 +48,7 @@ pub struct ConsolidateArgs {
     pub prior: Vec<PathBuf>,
 
     /// How the report names an agent: `claude="Claude Opus 4.6"`. Repeatable.
-    #[arg(long, value_name = "NAME=DISPLAY", value_parser = parse_pair)]
+    #[arg(long, value_name = "NAME=DISPLAY", value_parser = parse_reviewer)]
     pub reviewer: Vec<(String, String)>,
 
     /// Verify every finding against this git repository (path, lines, quoted code, symbols).
@@ -116,6 +116,15 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
         _ => Err(format!(
             "expected NAME=VALUE (e.g. claude=review.md), got {s:?}"
         )),
+    }
+}
+
+/// `--reviewer NAME=DISPLAY`: the display name on one line of printable characters.
+fn parse_reviewer(s: &str) -> Result<(String, String), String> {
+    let (name, display) = parse_pair(s)?;
+    match crate::text::display_name_problem(&display) {
+        Some(problem) => Err(problem),
+        None => Ok((name, display)),
     }
 }
 

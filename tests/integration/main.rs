@@ -28,6 +28,7 @@ mod durations;
 mod e2e_cli_smoke;
 mod e2e_fake_model;
 mod e2e_run;
+mod escaped_text;
 mod forge_github;
 mod forge_gitlab;
 mod http_local_model;
