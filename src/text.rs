@@ -10,6 +10,15 @@ pub fn plural<N: TryInto<u64>>(n: N, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `word` with its indefinite article: "an important", "a critical", "a suggestion".
+pub fn with_article(word: &str) -> String {
+    let vowel = word
+        .chars()
+        .next()
+        .is_some_and(|c| "aeiouAEIOU".contains(c));
+    format!("{} {word}", if vowel { "an" } else { "a" })
+}
+
 /// "4m12s", "12s", "2.5s", "1h2m": short, for progress lines and command output.
 pub fn duration_short(d: Duration) -> String {
     let secs = d.as_secs();
@@ -274,6 +283,13 @@ mod tests {
         assert_eq!(parse_duration("18446744073709551615s"), Ok(FOREVER));
         assert_eq!(parse_duration("99999999999999:00"), Ok(FOREVER));
         assert_eq!(duration_short(FOREVER), "876000h0m");
+    }
+
+    #[test]
+    fn articles_follow_the_sound() {
+        assert_eq!(with_article("important"), "an important");
+        assert_eq!(with_article("critical"), "a critical");
+        assert_eq!(with_article("suggestion"), "a suggestion");
     }
 
     #[test]

@@ -41,9 +41,9 @@ pub fn exit_code(report: &Report, fail_on: Option<FailOn>) -> ExitCode {
     match fail_on {
         Some(level) if report.fails_at(level.severity()) => {
             crate::say!(
-                "deep-review: failing (--fail-on {}): a {} or more severe finding stands",
+                "deep-review: failing (--fail-on {}): {} or more severe finding stands",
                 level.severity(),
-                level.severity()
+                crate::text::with_article(&level.severity().to_string())
             );
             ExitCode::from(EXIT_GATE)
         }

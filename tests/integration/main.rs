@@ -33,6 +33,7 @@ mod forge_github;
 mod forge_gitlab;
 mod http_local_model;
 mod http_reviewers;
+mod new_user;
 mod not_a_review;
 mod parse_fixtures;
 mod parse_hostile;
