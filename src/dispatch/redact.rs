@@ -39,12 +39,15 @@ pub fn is_secret_name(name: &str) -> bool {
     WORDS.iter().any(|w| lower.contains(w)) || lower.ends_with("pwd")
 }
 
+// Word boundaries are ASCII ones (`(?-u:\b)`): a Unicode `\b` makes the regex engine leave its
+// DFA for a much slower one on any text with a non-ASCII character, and every report has some.
 static URL_CREDENTIALS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@]+(?::[^/\s@]*)?@").expect("static regex")
+    Regex::new(r"(?i)(?-u:\b)([a-z][a-z0-9+.\-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+        .expect("static regex")
 });
 
 static AUTH_HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?)[^\r\n"',}]+"#)
+    Regex::new(r#"(?i)(?-u:\b)((?:proxy-)?authorization["']?\s*[:=]\s*["']?)[^\r\n"',}]+"#)
         .expect("static regex")
 });
 
@@ -193,7 +196,11 @@ impl StreamRedactor {
     }
 
     /// Takes the next piece; returns what may be written now, redacted.
-    pub fn push(&mut self, piece: &[u8]) -> Vec<u8> {
+    pub fn push<'p>(&mut self, piece: &'p [u8]) -> Cow<'p, [u8]> {
+        // The common case, a whole line and nothing held back: no copy.
+        if self.pending.is_empty() && piece.last() == Some(&b'\n') {
+            return self.secrets.redact_bytes(piece);
+        }
         // What is pending holds no line end (it was cut after the last one): only the new
         // piece is searched, so a long line costs its length, not its square.
         let before = self.pending.len();
@@ -211,7 +218,7 @@ impl StreamRedactor {
         };
         let rest = self.pending.split_off(cut);
         let ready = std::mem::replace(&mut self.pending, rest);
-        self.secrets.redact_bytes(&ready).into_owned()
+        Cow::Owned(self.secrets.redact_bytes(&ready).into_owned())
     }
 
     /// What is left at the end of the stream, redacted.
@@ -397,8 +404,8 @@ mod tests {
         // Every cut of the stream into two pieces, and into one-byte pieces.
         for cut in 0..text.len() {
             let mut stream = StreamRedactor::new(s);
-            let mut out = stream.push(&text.as_bytes()[..cut]);
-            out.extend(stream.push(&text.as_bytes()[cut..]));
+            let mut out = stream.push(&text.as_bytes()[..cut]).into_owned();
+            out.extend_from_slice(&stream.push(&text.as_bytes()[cut..]));
             out.extend(stream.finish());
             let out = String::from_utf8(out).unwrap();
             assert!(!out.contains("bPxRfiCY"), "cut at {cut}: {out}");
@@ -407,7 +414,7 @@ mod tests {
         let mut stream = StreamRedactor::new(s);
         let mut out = Vec::new();
         for b in text.as_bytes() {
-            out.extend(stream.push(std::slice::from_ref(b)));
+            out.extend_from_slice(&stream.push(std::slice::from_ref(b)));
         }
         out.extend(stream.finish());
         assert_eq!(String::from_utf8(out).unwrap(), s.redact(&text));
@@ -420,7 +427,7 @@ mod tests {
         let mut stream = StreamRedactor::new(s);
         let mut out = Vec::new();
         for piece in flood.as_bytes().chunks(4096) {
-            out.extend(stream.push(piece));
+            out.extend_from_slice(&stream.push(piece));
         }
         out.extend(stream.finish());
         let out = String::from_utf8(out).unwrap();
