@@ -16,10 +16,6 @@ use super::redact::redact;
 use crate::store::bundle::{self, AttemptRecord, MetaExtra};
 use crate::types::{AgentSpec, Failure, RawReview, RunStatus};
 
-/// The longest a reviewer's deadline may be from its start: a timeout beyond it (a config's
-/// `timeout = "18446744073709551615s"`) is taken as this, never as an overflow.
-const LONGEST_TIMEOUT: Duration = Duration::from_secs(30 * 24 * 3600);
-
 /// How much of stderr goes into the report's record (the bundle keeps it too).
 const STDERR_TAIL: usize = 8 * 1024;
 /// The longest wait between attempts, whatever a provider's `retry-after` says: a review is
@@ -40,7 +36,10 @@ impl RetryPolicy {
     fn wait(&self, failure: &Failure, next: u32) -> Duration {
         failure
             .retry_after()
-            .unwrap_or_else(|| self.backoff * 2u32.saturating_pow(next.saturating_sub(2)))
+            .unwrap_or_else(|| {
+                self.backoff
+                    .saturating_mul(2u32.saturating_pow(next.saturating_sub(2)))
+            })
             .min(MAX_RETRY_WAIT)
     }
 }
@@ -191,7 +190,10 @@ async fn attempts(
     policy: RetryPolicy,
     record: &mut Record,
 ) -> Attempt {
-    let deadline = Instant::now() + spec.timeout.min(LONGEST_TIMEOUT);
+    let deadline = Instant::from_std(crate::text::deadline(
+        std::time::Instant::now(),
+        spec.timeout,
+    ));
     let mut attempt_no = 0u32;
     loop {
         attempt_no += 1;
@@ -230,7 +232,7 @@ async fn attempts(
             return attempt;
         }
         // Nor when its wait alone would pass the deadline.
-        if Instant::now() + wait >= deadline {
+        if crate::text::deadline(std::time::Instant::now(), wait) >= deadline.into_std() {
             record.extra.attempts.push(tried);
             return attempt;
         }

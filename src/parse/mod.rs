@@ -44,6 +44,11 @@ use crate::types::{ParseWarning, Review};
 /// findings per agent the consolidation benchmark checks for accuracy.
 pub const MAX_FINDINGS: usize = 5_000;
 
+/// The reason given for an agent whose output holds nothing of the review layout: no verdict,
+/// no findings section, no summary, no JSON review (a config file, an error page, a chat
+/// answer). Such text is that agent's failure, never a review that found nothing.
+pub const NOT_A_REVIEW: &str = "not a review: no verdict, findings or summary found";
+
 /// Why a raw review or report could not be read at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
@@ -134,6 +139,9 @@ fn review_of_json(agent: &str, text: &str, json_text: &str, shift: usize) -> Rev
             Review {
                 agent: agent.to_string(),
                 unparsed: vec![text.to_string()],
+                not_a_review: Some(format!(
+                    "not a review: its JSON is not a review ({message})"
+                )),
                 warnings: vec![ParseWarning { line, message }],
                 raw: text.to_string(),
                 ..Review::default()
