@@ -316,7 +316,10 @@ fn fail_every_agent(
 }
 
 /// The one checkout every sandboxed agent shares (they cannot write to it, so one checkout's
-/// cost instead of one per agent); `None` where agents are not confined and each gets its own.
+/// cost instead of one per agent): a repository of its own that borrows the objects, so that
+/// agents read the objects and nothing else of the repository's git directory (its config with
+/// CI's token, deep-review's store). `None` where agents are not confined and each gets its own
+/// worktree.
 async fn shared_checkout(
     repo: &Path,
     head_sha: &str,
@@ -328,7 +331,7 @@ async fn shared_checkout(
         return Ok(None);
     }
     let path = work_root.join("checkout");
-    worktree::Worktree::add(repo, head_sha, &path, cancel)
+    worktree::Worktree::borrowing(repo, head_sha, &path, cancel)
         .await
         .map(Some)
         .map_err(|err| Failure::CouldNotStart {

@@ -272,7 +272,7 @@ pub struct AgentPlaces<'a> {
     pub spec: &'a AgentSpec,
     /// The checkout under review (read-only).
     pub checkout: &'a Path,
-    /// The repository whose objects the checkout's `.git` points at (read-only).
+    /// The repository whose objects the checkout borrows (its objects are read-only).
     pub repo: &'a Path,
     /// The agent's scratch directory (its `TMPDIR`).
     pub scratch: &'a Path,
@@ -293,8 +293,11 @@ impl Grants {
         g.read.push(PathBuf::from("/proc"));
         g.read.push(PathBuf::from("/dev"));
         g.read.push(places.checkout.to_path_buf());
+        // The checkout borrows the repository's objects: those, and nothing else of its git
+        // directory (its config holds CI's token and remotes' credentials; the store is there).
         if let Some(git_dir) = common_git_dir(places.repo) {
-            g.read.push(git_dir);
+            g.read
+                .extend(crate::dispatch::worktree::object_dirs(&git_dir));
         }
         for program in [spec.command.as_str(), "node"] {
             if let Some(root) = install_root(program) {
