@@ -33,6 +33,7 @@ mod http_reviewers;
 mod parse_fixtures;
 mod parse_hostile;
 mod parse_variants;
+mod report_digests;
 mod report_html_browser;
 mod report_sarif;
 mod review_floods;
