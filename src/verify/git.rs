@@ -62,7 +62,10 @@ pub fn list_tree(repo: &Path, rev: &str) -> Result<HashMap<String, TreeEntry>> {
 }
 
 /// `git cat-file --batch` with `extra` options, started with its pipes taken.
-fn spawn_cat_file(repo: &Path, extra: &[&str]) -> Result<(Child, ChildStdin, ChildStdout)> {
+pub(super) fn spawn_cat_file(
+    repo: &Path,
+    extra: &[&str],
+) -> Result<(Child, ChildStdin, ChildStdout)> {
     let mut child = crate::git::command(repo)
         .args(["cat-file", "--batch"])
         .args(extra)
@@ -232,7 +235,7 @@ pub fn for_each_blob(
 
 /// Reads one answer of `git cat-file --batch` into `body`: `true` for a blob no larger than
 /// [`MAX_SCAN_BLOB`], `false` for anything else (missing, not a blob, too large: skipped).
-fn read_blob(reader: &mut impl BufRead, oid: &str, body: &mut Vec<u8>) -> Result<bool> {
+pub(super) fn read_blob(reader: &mut impl BufRead, oid: &str, body: &mut Vec<u8>) -> Result<bool> {
     let mut header = String::new();
     reader
         .read_line(&mut header)

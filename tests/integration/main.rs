@@ -46,6 +46,7 @@ mod target_environment;
 mod target_resolve;
 mod target_uncommitted;
 mod trust_config;
+mod verify_checkout;
 mod verify_coverage;
 mod verify_findings;
 mod verify_quotes;

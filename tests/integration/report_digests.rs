@@ -326,6 +326,7 @@ fn reports_of_the_shared_generators_and_reference_data_are_unchanged() {
         repo: repo.clone(),
         head,
         base: Some(base),
+        checkout: None,
     };
     let verified = analyze(read_all(&files), Some(verify), History::default());
     assert!(verified.verified.is_some(), "the repository was verified");
