@@ -483,8 +483,8 @@ fn generated(dir: &Path) {
         .expect("reviews")
         .filter_map(|e| {
             let p = e.ok()?.path();
-            (p.extension()? == "md")
-                .then(|| format!("{}={}", p.file_stem()?.to_str()?, p.display()))
+            let name = p.file_stem()?.to_str()?.to_string();
+            (p.extension()? == "md").then(|| format!("{name}={}", p.display()))
         })
         .collect();
     let bin = env!("CARGO_BIN_EXE_deep-review");
