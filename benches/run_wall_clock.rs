@@ -58,7 +58,7 @@ fn one_run(delay: Duration) -> Result<(f64, f64, Option<f64>), String> {
         .reports("json")
         .into_iter()
         .next()
-        .ok_or("the run wrote no .reviews/<id>.json")?;
+        .ok_or("the run wrote no <store>/<id>.json")?;
     let text = std::fs::read_to_string(&json_path).map_err(|e| e.to_string())?;
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     let slowest = agent_entries(&json)

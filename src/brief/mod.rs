@@ -36,9 +36,9 @@ use anyhow::Context as _;
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
+use crate::types::CommitInfo;
 pub use crate::types::brief::estimate_tokens;
 use crate::types::{Brief, Target};
-use crate::types::{CommitInfo, PrInfo};
 use escape::{escape_block, escape_line};
 
 /// The built-in template.
@@ -200,12 +200,27 @@ impl BriefThread {
     }
 }
 
+/// The pull request or merge request, as the brief names it.
+#[derive(Debug, Clone, Serialize)]
+pub struct BriefPr {
+    pub number: u64,
+    /// `#236` or `!42`.
+    pub reference: String,
+    /// `pull request` or `merge request`.
+    pub noun: &'static str,
+    pub title: String,
+    pub url: Option<String>,
+}
+
 /// The variables a brief template can use.
 #[derive(Debug, Clone, Serialize)]
 pub struct BriefContext {
     pub title: Option<String>,
     pub description: Option<String>,
-    pub pr: Option<PrInfo>,
+    pub pr: Option<BriefPr>,
+    /// `pull request` or `merge request`: what the change is on its forge (`pull request` for a
+    /// branch, where the word does not appear).
+    pub request: &'static str,
     pub branch: Option<String>,
     pub author: Option<String>,
     pub base_ref: String,
@@ -283,11 +298,17 @@ impl BriefContext {
                 .as_deref()
                 .filter(|d| !d.trim().is_empty())
                 .map(escape_block),
-            pr: target.pr.as_ref().map(|pr| PrInfo {
+            pr: target.pr.as_ref().map(|pr| BriefPr {
                 number: pr.number,
+                reference: pr.reference(),
+                noun: pr.kind.noun(),
                 title: escape_line(&pr.title),
                 url: pr.url.as_deref().map(escape_line),
             }),
+            request: target
+                .pr
+                .as_ref()
+                .map_or("pull request", |pr| pr.kind.noun()),
             branch: target.branch.as_deref().map(escape_line),
             author: target.author.as_deref().map(escape_line),
             base_ref: escape_line(&target.base_ref),
@@ -385,7 +406,7 @@ pub fn render(source: &str, name: &str, vars: &BriefContext) -> anyhow::Result<S
         .map_err(|e| anyhow::anyhow!("{}: {e}", where_(&e)))?;
     tmpl.render(minijinja::value::Serde(vars)).map_err(|e| {
         anyhow::anyhow!(
-            "{}: {}: a brief template can use title, description, pr, branch, author, base_ref, \
+            "{}: {}: a brief template can use title, description, pr, request, branch, author, base_ref, \
              base, head, head_short, merge_base, merge_base_short, diff_command, commits, \
              commits_total, files, files_total, added, removed, context, threads, \
              threads_total, omitted, budget_tokens, packed and rounds",

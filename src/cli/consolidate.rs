@@ -20,10 +20,16 @@ use crate::verify::VerifyContext;
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("input").required(true).multiple(true).args(["from_report", "raw", "bundle"])))]
 pub struct ConsolidateArgs {
-    /// A run bundle (`.reviews/runs/<id>`): consolidate that run again from what its agents
-    /// saved, with no agent running, verified again when its repository is here.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["from_report", "raw", "repo", "prior"])]
+    /// A run of the store, by id (as `deep-review list` shows it, or `latest`), or a run
+    /// bundle's directory: consolidate that run again from what its agents saved, with no agent
+    /// running, verified again when its repository is here.
+    #[arg(long, value_name = "ID|DIR", conflicts_with_all = ["from_report", "raw", "repo", "prior"])]
     pub bundle: Option<PathBuf>,
+
+    /// With `--bundle ID`: the store folder that holds the run (default: `deep-review/` in the
+    /// repository's git directory).
+    #[arg(long, value_name = "DIR", requires = "bundle")]
+    pub store: Option<PathBuf>,
 
     /// A Deep Review report whose "Appendix: Original Reviews" holds the raw reviews to use.
     #[arg(long, value_name = "FILE")]
@@ -119,8 +125,8 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
 const WARNINGS_SHOWN: usize = 20;
 
 pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
-    if let Some(dir) = &args.bundle {
-        let analysis = pipeline::from_bundle(dir)?;
+    if let Some(bundle) = &args.bundle {
+        let analysis = pipeline::from_bundle(&bundle_dir(bundle, args.store.as_deref())?)?;
         return output(&args, analysis);
     }
     let mut meta = ReportMeta::default();
@@ -240,6 +246,19 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
         ));
     }
     output(&args, analysis)
+}
+
+/// `--bundle ID|DIR`: a directory as given, else run `ID` of the store. A directory wins over
+/// an id of the same name only when `--store` is not given.
+fn bundle_dir(bundle: &Path, store: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let id = bundle.to_str().filter(|s| !s.contains('/'));
+    match id {
+        Some(id) if store.is_some() || !bundle.is_dir() => {
+            let store = super::list::store_at(store)?;
+            Ok(store.open_run(id)?.dir)
+        }
+        _ => Ok(bundle.to_path_buf()),
+    }
 }
 
 /// The earlier rounds given with `--prior`, in the order of their round numbers (then dates).

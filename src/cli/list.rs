@@ -21,8 +21,8 @@ pub struct ListArgs {
     #[arg(long, value_enum, default_value = "text")]
     pub format: ListFormat,
 
-    /// The store's root: the repository (default: the one around the current directory) or the
-    /// `--store DIR` a run was given.
+    /// The store folder (default: `deep-review/` in the repository's git directory, shared by
+    /// its worktrees).
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
 }
@@ -72,16 +72,8 @@ pub fn execute(args: ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The store under `out`, else under the repository around the current directory.
-pub fn store_at(out: Option<&std::path::Path>) -> anyhow::Result<Store> {
-    if let Some(out) = out {
-        return Ok(Store::new(out));
-    }
-    let root = crate::git::git_text(std::path::Path::new("."), &["rev-parse", "--show-toplevel"])
-        .map_err(|_| {
-            anyhow::anyhow!(
-                "the current directory is not inside a git repository: run this in the repository that was reviewed, or pass `--store DIR`"
-            )
-        })?;
-    Ok(Store::new(std::path::Path::new(&root)))
+/// The store folder `--store` names, else the store of the repository around the current
+/// directory.
+pub fn store_at(chosen: Option<&std::path::Path>) -> anyhow::Result<Store> {
+    Store::locate(std::path::Path::new("."), chosen)
 }

@@ -23,9 +23,12 @@ const EXAMPLES_AND_EXIT_CODES: &str = "\
 Examples:
   deep-review run                          review the current branch with every installed agent
   deep-review run main..feature --format sarif --fail-on important
+  deep-review run 236 --post               review GitHub pull request #236 and post the review (GITHUB_TOKEN)
+  deep-review run !42 --post --format codequality
+                                           review GitLab merge request !42 and post (GITLAB_TOKEN)
   deep-review run --uncommitted            review what is not committed yet
   deep-review run --dry-run                print the brief and each agent's command; run nothing
-  deep-review list                         the reports in .reviews/, newest first
+  deep-review list                         the reports in the store, newest first
   deep-review show latest --format json --out -
   deep-review consolidate --raw claude=a.md --raw codex=b.md
   deep-review trust                        trust this repository's .deep-review.toml as it is
@@ -53,7 +56,7 @@ pub enum Command {
     Run(run::RunArgs),
     /// Consolidate saved raw reviews, an old report's appendix or a run bundle, offline.
     Consolidate(consolidate::ConsolidateArgs),
-    /// List the reports in the store (`.reviews/`), newest first.
+    /// List the reports in the store (`deep-review/` in the git directory), newest first.
     List(list::ListArgs),
     /// Print one report from the store (`latest` for the newest).
     Show(show::ShowArgs),
@@ -61,7 +64,8 @@ pub enum Command {
     Resolve(resolve::ResolveArgs),
     /// Commit the store's reports to a branch (default `reviews`) for GitHub Pages.
     Publish(publish::PublishArgs),
-    /// Post a pull request's report on it: a summary comment and inline comments, once.
+    /// Post a pull request's (or GitLab merge request's) report on it: a summary comment and
+    /// inline comments, once.
     Post(post::PostArgs),
     /// List the agent CLIs found on PATH, with their versions.
     Agents(agents::AgentsArgs),

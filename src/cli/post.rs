@@ -1,5 +1,6 @@
-//! `deep-review post ID|latest`: a report of a pull request posted on it (summary comment,
-//! review with inline comments, earlier findings' threads resolved), without duplicates.
+//! `deep-review post ID|latest`: a report of a pull request (or GitLab merge request) posted on
+//! it (summary comment, review with inline comments, earlier findings' threads resolved),
+//! without duplicates.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,9 +25,10 @@ pub struct PostArgs {
     #[arg(long, value_name = "URL", value_parser = report_url)]
     pub report_url: Option<String>,
 
-    /// The store's root (see `deep-review list --help`).
+    /// The store folder (default: `deep-review/` in the repository's git directory, shared by
+    /// its worktrees).
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub store: Option<PathBuf>,
 }
 
 /// `--report-url` takes only web addresses: it becomes a link in a public comment.
@@ -43,7 +45,7 @@ pub fn report_url(text: &str) -> Result<String, String> {
 }
 
 pub fn execute(args: PostArgs) -> anyhow::Result<ExitCode> {
-    let store = super::list::store_at(args.out.as_deref())?;
+    let store = super::list::store_at(args.store.as_deref())?;
     let outcome = post::post_from_store(
         &store,
         &args.id,

@@ -18,7 +18,8 @@ pub struct PublishArgs {
     #[arg(long, value_name = "REMOTE", num_args = 0..=1, default_missing_value = "origin")]
     pub push: Option<String>,
 
-    /// The store's root (see `deep-review list --help`).
+    /// The store folder (default: `deep-review/` in the repository's git directory, shared by
+    /// its worktrees).
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
 
@@ -36,7 +37,7 @@ pub fn execute(args: PublishArgs) -> anyhow::Result<ExitCode> {
                 args.repo.display()
             )
         })?;
-    let store = crate::store::Store::new(args.store.as_deref().unwrap_or(&root));
+    let store = crate::store::Store::locate(&root, args.store.as_deref())?;
     // The index lists every report; make sure it exists before it is committed.
     store.write_index()?;
     let published = publish::publish(&root, &store, &args.branch)?;

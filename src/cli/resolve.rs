@@ -57,13 +57,14 @@ pub struct ResolveArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// The store's root (see `deep-review list --help`).
+    /// The store folder (default: `deep-review/` in the repository's git directory, shared by
+    /// its worktrees).
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub store: Option<PathBuf>,
 }
 
 pub fn execute(args: ResolveArgs) -> anyhow::Result<ExitCode> {
-    let store = super::list::store_at(args.out.as_deref())?;
+    let store = super::list::store_at(args.store.as_deref())?;
     let mut decisions: Vec<Decision> = Vec::new();
     for (values, action, flag) in [
         (&args.fixed, Action::Fixed, "--fixed"),

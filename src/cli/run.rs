@@ -15,9 +15,10 @@ use crate::text::{plural, printable_line};
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
-    /// What to review: a branch, `BASE..HEAD`, a pull request (`236`, `#236` or its URL; needs
-    /// GITHUB_TOKEN), or nothing for the current branch against its upstream's merge-base (else
-    /// the default branch's).
+    /// What to review: a branch, `BASE..HEAD`, a GitHub pull request (`236`, `#236` or its URL;
+    /// needs GITHUB_TOKEN), a GitLab merge request (`!42` or its URL, or a number in GitLab CI;
+    /// needs GITLAB_TOKEN), or nothing for the current branch against its upstream's
+    /// merge-base (else the default branch's).
     #[arg(value_name = "TARGET")]
     pub target: Option<String>,
 
@@ -38,12 +39,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub brief_template: Option<PathBuf>,
 
-    /// Put the store (`.reviews/`) under DIR instead of the repository root.
+    /// The store folder, where the report and the run bundle go (default: `deep-review/` in
+    /// the repository's git directory, shared by its worktrees, never committed).
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
 
     /// Formats written to the store besides Markdown, JSON and HTML (always written):
-    /// `sarif`. Several at once: `--format json,sarif`. The first also goes to `--out`.
+    /// `sarif`, `codequality` (GitLab's Code Quality report). Several at once:
+    /// `--format json,sarif`. The first also goes to `--out`.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub format: Vec<Format>,
 
@@ -71,7 +74,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", conflicts_with_all = ["target", "base", "head", "dry_run", "brief_template", "uncommitted"])]
     pub resume: Option<String>,
 
-    /// Post the report on the pull request under review (see `deep-review post`).
+    /// Post the report on the pull request or merge request under review (see `deep-review
+    /// post`).
     #[arg(long, conflicts_with = "dry_run")]
     pub post: bool,
 
@@ -112,7 +116,7 @@ impl RunArgs {
             },
             agents: self.agents.clone(),
             brief_template: self.brief_template.clone(),
-            out: self.store.clone(),
+            store: self.store.clone(),
             synthesize: self.synthesize.clone(),
         }
     }
@@ -160,7 +164,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if args.post && plan.target.pr.is_none() {
         anyhow::bail!(
-            "`--post` posts on a pull request, and {} is not one: review a pull request by number or URL (`deep-review run 236 --post`)",
+            "`--post` posts on a pull request or merge request, and {} is not one: review one by number or URL (`deep-review run 236 --post`, `deep-review run !42 --post`)",
             printable_line(&plan.target.label)
         );
     }
@@ -202,7 +206,7 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
                 args.repo.display()
             )
         })?;
-    let store = crate::store::Store::new(args.store.as_deref().unwrap_or(&root));
+    let store = crate::store::Store::locate(&root, args.store.as_deref())?;
     // The run's own target decides which config applies, as it did for the run.
     let bundle = store.open_run(id)?;
     let saved = crate::store::bundle::read(&bundle.dir)?;

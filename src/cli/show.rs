@@ -17,7 +17,8 @@ pub struct ShowArgs {
     #[arg(long, value_enum, default_value = "md")]
     pub format: Format,
 
-    /// The store's root (see `deep-review list --help`).
+    /// The store folder (default: `deep-review/` in the repository's git directory, shared by
+    /// its worktrees).
     #[arg(long, value_name = "DIR")]
     pub store: Option<PathBuf>,
 

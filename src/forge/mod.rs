@@ -1,10 +1,13 @@
 //! Forges: where pull requests live. The pipeline reads a pull request as a target (its title,
 //! description, author, refs and unresolved review threads) and posts a report back to it
-//! through the [`Forge`] trait alone; GitHub ([`github`]) is the first implementation, and a
-//! GitLab merge request needs only another one (its notes, discussions and `resolve`).
+//! through the [`Forge`] trait alone. GitHub's pull requests ([`github`]) and GitLab's merge
+//! requests ([`gitlab`]) are two implementations of it; everything else here is shared: the
+//! reference a user types ([`PrRef`]), the target and its threads ([`target`]), the posting plan
+//! across posts and rounds ([`post`]), the text ([`render`]), its escaping ([`sanitize`]) and the
+//! hidden markers ([`markers`]).
 //!
 //! ```text
-//! run 236 / '#236' / URL ──► PrRef ──► connect ──► Forge::pull_request + discussion
+//! run 236 / '#236' / !42 / URL ──► PrRef ──► connect ──► Forge::pull_request + discussion
 //!                                                 └─► target::PullRequestTarget (TargetSpec + threads)
 //! post ID ──► Report + Target ──► post::plan (pure) ──► post::apply (Forge calls)
 //! ```
@@ -16,6 +19,8 @@
 
 pub mod diff_lines;
 pub mod github;
+pub mod gitlab;
+pub mod http;
 pub mod markers;
 pub mod post;
 pub mod render;
@@ -25,53 +30,58 @@ pub mod target;
 
 use std::path::Path;
 
-/// A pull request as the target names it: `236`, `#236`, `owner/name#236` or its web address.
+use crate::types::RequestKind;
+
+/// A pull request as the target names it: `236`, `#236`, `owner/name#236` or its web address;
+/// a GitLab merge request as `!42`, `group/sub/project!42` or its web address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PrRef {
     pub number: u64,
-    /// `owner/name` when the reference names it (a URL, `owner/name#N`).
+    /// `owner/name` (GitLab: `group/sub/project`) when the reference names it.
     pub repository: Option<String>,
     /// The web host when the reference is a URL (`github.com`, `git.example.com`).
     pub host: Option<String>,
+    /// Which forge the reference is written for; `None` for a bare number, which the
+    /// environment decides ([`connect`]).
+    pub kind: Option<RequestKind>,
 }
 
 impl PrRef {
-    /// Reads a target as a pull request reference; `None` when it is a branch or a range.
+    /// Reads a target as a pull request or merge request reference; `None` when it is a branch
+    /// or a range.
     ///
-    /// A plain number is a pull request: branches named only by digits must be given as
-    /// `refs/heads/236` or `236..` forms.
+    /// A plain number is a pull request (a merge request in GitLab CI): branches named only by
+    /// digits must be given as `refs/heads/236` or `236..` forms.
     pub fn parse(target: &str) -> Option<PrRef> {
         let t = target.trim();
+        let bare = |n, kind| PrRef {
+            number: n,
+            repository: None,
+            host: None,
+            kind,
+        };
         if let Some(n) = number(t.strip_prefix('#').unwrap_or(t)) {
-            return Some(PrRef {
-                number: n,
-                repository: None,
-                host: None,
-            });
+            return Some(bare(n, None));
+        }
+        if let Some(n) = t.strip_prefix('!').and_then(number) {
+            return Some(bare(n, Some(RequestKind::MergeRequest)));
         }
         if let Some(rest) = t
             .strip_prefix("https://")
             .or_else(|| t.strip_prefix("http://"))
         {
-            // https://HOST/OWNER/NAME/pull/N[/files][?query][#fragment]
             let rest = rest.split(['?', '#']).next().unwrap_or(rest);
-            let parts: Vec<&str> = rest.split('/').collect();
-            if let [host, owner, name, kind, n, ..] = parts.as_slice()
-                && matches!(*kind, "pull" | "pulls")
-                && plain_name(owner)
-                && plain_name(name)
-                && !host.is_empty()
-                && host
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || ".-:".contains(c))
-            {
-                return Some(PrRef {
-                    number: number(n)?,
-                    repository: Some(format!("{owner}/{name}")),
-                    host: Some(host.to_ascii_lowercase()),
-                });
-            }
-            return None;
+            return parse_merge_request_url(rest).or_else(|| parse_pull_request_url(rest));
+        }
+        // group/sub/project!N, as glab writes it.
+        if let Some((project, n)) = t.split_once('!') {
+            project_path(project).then_some(())?;
+            return Some(PrRef {
+                number: number(n)?,
+                repository: Some(project.to_string()),
+                host: None,
+                kind: Some(RequestKind::MergeRequest),
+            });
         }
         // owner/name#N, as gh writes it.
         let (repo, n) = t.split_once('#')?;
@@ -81,8 +91,55 @@ impl PrRef {
             number: number(n)?,
             repository: Some(repo.to_string()),
             host: None,
+            kind: Some(RequestKind::PullRequest),
         })
     }
+}
+
+/// `HOST/OWNER/NAME/pull/N[/files]` (after the scheme, without query or fragment).
+fn parse_pull_request_url(rest: &str) -> Option<PrRef> {
+    let parts: Vec<&str> = rest.split('/').collect();
+    let [host, owner, name, kind, n, ..] = parts.as_slice() else {
+        return None;
+    };
+    (matches!(*kind, "pull" | "pulls") && plain_name(owner) && plain_name(name) && web_host(host))
+        .then_some(())?;
+    Some(PrRef {
+        number: number(n)?,
+        repository: Some(format!("{owner}/{name}")),
+        host: Some(host.to_ascii_lowercase()),
+        kind: Some(RequestKind::PullRequest),
+    })
+}
+
+/// `HOST/GROUP/SUB/PROJECT/-/merge_requests/N[/diffs]` (after the scheme, without query or
+/// fragment): GitLab's address of a merge request, with any depth of subgroups.
+fn parse_merge_request_url(rest: &str) -> Option<PrRef> {
+    let (before, after) = rest.split_once("/-/merge_requests/")?;
+    let (host, project) = before.split_once('/')?;
+    (web_host(host) && project_path(project)).then_some(())?;
+    let n = after.split('/').next()?;
+    Some(PrRef {
+        number: number(n)?,
+        repository: Some(project.to_string()),
+        host: Some(host.to_ascii_lowercase()),
+        kind: Some(RequestKind::MergeRequest),
+    })
+}
+
+/// A host (and port) as a web address has it.
+fn web_host(host: &str) -> bool {
+    !host.is_empty()
+        && host.len() <= 255
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-:".contains(c))
+}
+
+/// A GitLab project's full path: a group, any subgroups and the project, each a plain name.
+pub fn project_path(path: &str) -> bool {
+    let parts: Vec<&str> = path.split('/').collect();
+    (2..=20).contains(&parts.len()) && parts.iter().all(|p| plain_name(p))
 }
 
 /// A positive decimal number of at most 12 digits.
@@ -163,6 +220,16 @@ pub struct Discussion {
     pub truncated: bool,
 }
 
+/// What creating a review did: the inline comments the forge refused (a line it does not show
+/// in its diff), by fingerprint, go to the summary instead, so no finding is lost.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReviewPosted {
+    /// Fingerprints of the inline comments not posted.
+    pub refused: Vec<String>,
+    /// What the user should know, one sentence each.
+    pub notes: Vec<String>,
+}
+
 /// A review to create: one body and comments on lines of the diff.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReviewDraft {
@@ -189,6 +256,8 @@ pub struct InlineComment {
 pub trait Forge {
     /// How the user knows it: `GitHub`.
     fn name(&self) -> &'static str;
+    /// What its change requests are: pull requests or merge requests.
+    fn kind(&self) -> RequestKind;
     /// `owner/name` of the repository the pull requests are in.
     fn repository(&self) -> &str;
     /// The ref the forge keeps a pull request's head at, to fetch it when it is not local.
@@ -198,19 +267,52 @@ pub trait Forge {
     fn discussion(&self, number: u64) -> anyhow::Result<Discussion>;
     /// The pull request's conversation comments (not on lines).
     fn comments(&self, number: u64) -> anyhow::Result<Vec<Comment>>;
-    fn create_comment(&self, number: u64, body: &str) -> anyhow::Result<()>;
+    /// Posts a conversation comment; returns its id.
+    fn create_comment(&self, number: u64, body: &str) -> anyhow::Result<String>;
     fn update_comment(&self, number: u64, id: &str, body: &str) -> anyhow::Result<()>;
-    fn create_review(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<()>;
+    /// Posts the inline comments; those the forge refuses come back in
+    /// [`ReviewPosted::refused`].
+    fn create_review(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted>;
     /// Replies in `thread`.
     fn reply(&self, number: u64, thread: &Thread, body: &str) -> anyhow::Result<()>;
     /// Resolves `thread`; `Ok(false)` when the token may not.
-    fn resolve_thread(&self, thread: &Thread) -> anyhow::Result<bool>;
+    fn resolve_thread(&self, number: u64, thread: &Thread) -> anyhow::Result<bool>;
 }
 
-/// The forge of pull request `pr` for the repository at `repo` (any directory inside it). Only
-/// GitHub today: GitHub.com, or GitHub Enterprise through `GITHUB_API_URL`.
+/// The forge of pull request `pr` for the repository at `repo` (any directory inside it):
+/// GitHub (GitHub.com, or GitHub Enterprise through `GITHUB_API_URL`) or GitLab (GitLab.com or
+/// self-managed, through `CI_API_V4_URL` or `origin`'s host).
 pub fn connect(repo: &Path, pr: &PrRef) -> anyhow::Result<Box<dyn Forge>> {
-    Ok(Box::new(github::GitHub::connect(repo, pr)?))
+    match kind_of(repo, pr) {
+        RequestKind::PullRequest => Ok(Box::new(github::GitHub::connect(repo, pr)?)),
+        RequestKind::MergeRequest => Ok(Box::new(gitlab::GitLab::connect(repo, pr)?)),
+    }
+}
+
+/// Which forge a reference is for: what it says (`!42`, a merge request's address), else the
+/// CI it runs in (GitLab CI sets `CI_API_V4_URL`, GitHub Actions `GITHUB_ACTIONS`), else
+/// `origin`'s host (`gitlab.com`, `gitlab.*`), else GitHub.
+pub fn kind_of(repo: &Path, pr: &PrRef) -> RequestKind {
+    if let Some(kind) = pr.kind {
+        return kind;
+    }
+    let set = |name: &str| std::env::var(name).is_ok_and(|v| !v.trim().is_empty());
+    if set("CI_API_V4_URL") || std::env::var("GITLAB_CI").is_ok_and(|v| v == "true") {
+        return RequestKind::MergeRequest;
+    }
+    if set("GITHUB_ACTIONS") || set("GITHUB_API_URL") {
+        return RequestKind::PullRequest;
+    }
+    let origin_host = crate::target::web_url(repo).and_then(|url| {
+        let rest = url.strip_prefix("https://")?;
+        rest.split('/').next().map(str::to_ascii_lowercase)
+    });
+    match origin_host {
+        Some(host) if host == "gitlab.com" || host.starts_with("gitlab.") => {
+            RequestKind::MergeRequest
+        }
+        _ => RequestKind::PullRequest,
+    }
 }
 
 /// The forge a report of pull request `pr` (as the target recorded it) is posted to, without a
@@ -224,15 +326,29 @@ pub fn connect_for_report(
         number: pr.number,
         repository: None,
         host: None,
+        kind: Some(pr.kind),
     };
     if let Some(url) = &pr.url
-        && let Some(parsed) = PrRef::parse(url)
+        && let Some(parsed) = PrRef::parse(url).filter(|p| p.kind == Some(pr.kind))
     {
         reference = parsed;
     }
-    match github::GitHub::connect(repo, &reference) {
-        Ok(forge) => Ok(Some(Box::new(forge))),
-        Err(err) if token_optional && github::is_missing_token(&err) => Ok(None),
+    let connected: anyhow::Result<Box<dyn Forge>> = match pr.kind {
+        RequestKind::PullRequest => {
+            github::GitHub::connect(repo, &reference).map(|f| Box::new(f) as Box<dyn Forge>)
+        }
+        RequestKind::MergeRequest => {
+            gitlab::GitLab::connect(repo, &reference).map(|f| Box::new(f) as Box<dyn Forge>)
+        }
+    };
+    match connected {
+        Ok(forge) => Ok(Some(forge)),
+        Err(err)
+            if token_optional
+                && (github::is_missing_token(&err) || gitlab::is_missing_token(&err)) =>
+        {
+            Ok(None)
+        }
         Err(err) => Err(err),
     }
 }
@@ -248,6 +364,7 @@ mod tests {
                 number: n,
                 repository: None,
                 host: None,
+                kind: None,
             })
         };
         assert_eq!(PrRef::parse("236"), n(236));
@@ -258,6 +375,7 @@ mod tests {
                 number: 236,
                 repository: Some("o/r-x.y".into()),
                 host: Some("github.com".into()),
+                kind: Some(RequestKind::PullRequest),
             })
         );
         assert_eq!(
@@ -276,8 +394,38 @@ mod tests {
             "https://github.com/o/r/pull/x",
             "a/b/c#3",
             "feat#3",
+            "!",
+            "!x",
+            "feat!3",
+            "https://gitlab.com/g/-/merge_requests/3",
+            "https://gitlab.com/g/../p/-/merge_requests/3",
+            "https://gitlab.com/g/p/-/merge_requests/x",
+            "https://gitlab.com/g/p/-/issues/3",
         ] {
             assert_eq!(PrRef::parse(not_pr), None, "{not_pr}");
         }
+    }
+
+    #[test]
+    fn merge_request_references() {
+        let mr = |n, repository: Option<&str>, host: Option<&str>| {
+            Some(PrRef {
+                number: n,
+                repository: repository.map(str::to_string),
+                host: host.map(str::to_string),
+                kind: Some(RequestKind::MergeRequest),
+            })
+        };
+        assert_eq!(PrRef::parse("!42"), mr(42, None, None));
+        assert_eq!(
+            PrRef::parse(
+                "https://GitLab.Example.com/group/sub/proj/-/merge_requests/42/diffs?view=inline#note_1"
+            ),
+            mr(42, Some("group/sub/proj"), Some("gitlab.example.com"))
+        );
+        assert_eq!(
+            PrRef::parse("group/sub/proj!7"),
+            mr(7, Some("group/sub/proj"), None)
+        );
     }
 }

@@ -12,7 +12,9 @@
 //! What is already there is read back from the forge first (markers written by the token's own
 //! user only), so posting twice, or posting round 3 after round 2, duplicates nothing. The plan
 //! is made by [`plan`], a pure function of the report, the target and what the forge holds;
-//! [`apply`] sends it; `--dry-run` prints it.
+//! [`apply`] sends it; `--dry-run` prints it. The plan is the same for every forge: a GitLab
+//! merge request gets the same summary note, inline comments (as discussions), replies and
+//! resolutions as a GitHub pull request.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -24,7 +26,7 @@ use super::diff_lines::DiffLines;
 use super::render::{self, Placement, SummaryInput};
 use super::{Comment, Forge, InlineComment, ReviewDraft, Thread, markers, suggestion};
 use crate::store::Store;
-use crate::types::{MergedFinding, Report, Target};
+use crate::types::{MergedFinding, Report, RequestKind, Target};
 
 /// The most inline comments one review carries; the rest are in the summary.
 pub const MAX_INLINE: usize = 50;
@@ -76,6 +78,14 @@ pub struct Resolution {
 #[derive(Debug, Clone)]
 pub struct PostPlan {
     pub number: u64,
+    /// A pull request or a merge request: how the text names it.
+    pub kind: RequestKind,
+    /// Where each shown finding is (index into the report's findings), as the summary says;
+    /// kept to say it again when the forge refuses an inline comment.
+    pub placements: Vec<(usize, Placement)>,
+    /// Findings posted earlier that the report no longer has.
+    pub no_longer_found: usize,
+    pub report_url: Option<String>,
     pub summary_body: String,
     pub summary: SummaryAction,
     pub review: Option<ReviewDraft>,
@@ -109,6 +119,7 @@ pub fn plan(
         .pr
         .as_ref()
         .ok_or_else(|| not_a_pull_request(&report.meta.id))?;
+    let kind = pr.kind;
     let mut notes = Vec::new();
     let diff = DiffLines::new(&target.changed_files);
     let head = report
@@ -137,16 +148,20 @@ pub fn plan(
             .flatten();
         match place {
             Some((path, start, end)) => {
-                let suggestion = f.fix_diff.as_deref().and_then(|d| {
-                    let lines = read_lines(&path, start, end)?;
-                    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-                    suggestion::suggestion(d, &refs)
-                });
+                let suggestion = f
+                    .fix_diff
+                    .as_deref()
+                    .and_then(|d| {
+                        let lines = read_lines(&path, start, end)?;
+                        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+                        suggestion::suggestion(d, &refs)
+                    })
+                    .filter(|lines| render::suggestion_fits(kind, lines));
                 comments.push(InlineComment {
                     path,
                     start_line: (start != end).then_some(start),
                     line: end,
-                    body: render::inline(report, f, suggestion.as_deref()),
+                    body: render::inline(report, f, suggestion.as_deref(), kind, (start, end)),
                     fingerprint: fp.to_string(),
                 });
                 placements.push((index, Placement::Inline));
@@ -191,7 +206,8 @@ pub fn plan(
     };
     match existing.current_head.as_deref() {
         Some(now) if now != head && !gone.is_empty() => notes.push(format!(
-            "the pull request's head moved since this report ({} → {}): {} of earlier rounds are left open until a report of the newest head is posted",
+            "the {}'s head moved since this report ({} → {}): {} of earlier rounds are left open until a report of the newest head is posted",
+            kind.noun(),
             short(&head),
             short(now),
             crate::text::plural(gone.len(), "thread", "threads")
@@ -205,7 +221,7 @@ pub fn plan(
                 resolutions.push(Resolution {
                     thread: thread.clone(),
                     fingerprint: fp.clone(),
-                    reply: (!replied).then(|| render::resolved_reply(report, fp)),
+                    reply: (!replied).then(|| render::resolved_reply(report, fp, kind)),
                 });
             }
         }
@@ -220,6 +236,7 @@ pub fn plan(
         .count();
     let summary_body = render::summary(&SummaryInput {
         report,
+        kind,
         placements: &placements,
         no_longer_found,
         report_url: options.report_url.as_deref(),
@@ -237,13 +254,17 @@ pub fn plan(
         comments,
     });
     if existing.offline {
-        notes.push(
-            "the pull request's comments were not read (no token): a real post finds its earlier comments and skips them"
-                .to_string(),
-        );
+        notes.push(format!(
+            "the {}'s comments were not read (no token): a real post finds its earlier comments and skips them",
+            kind.noun()
+        ));
     }
     Ok(PostPlan {
         number: pr.number,
+        kind,
+        placements,
+        no_longer_found,
+        report_url: options.report_url.clone(),
         summary_body,
         summary,
         review,
@@ -309,35 +330,54 @@ fn normalize_login(login: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Sends `plan`: the summary first (so the findings are on the pull request whatever fails
-/// next), then the review, then the replies and resolutions.
-pub fn apply(forge: &dyn Forge, plan: &PostPlan) -> anyhow::Result<PostOutcome> {
+/// Sends `plan` (made from `report`): the summary first (so the findings are on the pull
+/// request whatever fails next), then the review, then the replies and resolutions. Inline
+/// comments the forge refuses move to the summary, which is edited to say so: a finding is
+/// never lost.
+pub fn apply(forge: &dyn Forge, plan: &PostPlan, report: &Report) -> anyhow::Result<PostOutcome> {
     let mut outcome = PostOutcome::default();
     let n = plan.number;
-    match &plan.summary {
+    let summary_id = match &plan.summary {
         SummaryAction::Create => {
-            forge.create_comment(n, &plan.summary_body)?;
+            let id = forge.create_comment(n, &plan.summary_body)?;
             outcome.lines.push("summary comment posted".to_string());
+            id
         }
         SummaryAction::Update(id) => {
             forge.update_comment(n, id, &plan.summary_body)?;
             outcome.lines.push("summary comment updated".to_string());
+            id.clone()
         }
-        SummaryAction::Unchanged(_) => outcome
-            .lines
-            .push("summary comment already up to date".to_string()),
-    }
+        SummaryAction::Unchanged(id) => {
+            outcome
+                .lines
+                .push("summary comment already up to date".to_string());
+            id.clone()
+        }
+    };
     if let Some(review) = &plan.review {
-        forge.create_review(n, review)?;
+        let posted = forge.create_review(n, review)?;
+        let placed = review.comments.len() - posted.refused.len().min(review.comments.len());
         outcome.lines.push(format!(
             "review posted with {}",
-            crate::text::plural(review.comments.len(), "inline comment", "inline comments")
+            crate::text::plural(placed, "inline comment", "inline comments")
         ));
+        outcome.lines.extend(posted.notes);
+        if !posted.refused.is_empty() {
+            let body = summary_with_refused(plan, report, &posted.refused);
+            forge.update_comment(n, &summary_id, &body)?;
+            outcome.lines.push(format!(
+                "{} refused by {} on its lines: in the summary comment instead",
+                crate::text::plural(posted.refused.len(), "inline comment", "inline comments"),
+                forge.name()
+            ));
+        }
     }
     if !plan.already_posted.is_empty() {
         outcome.lines.push(format!(
-            "{} already on the pull request, not posted again: {}",
+            "{} already on the {}, not posted again: {}",
             crate::text::plural(plan.already_posted.len(), "finding", "findings"),
+            plan.kind.noun(),
             plan.already_posted.join(", ")
         ));
     }
@@ -347,7 +387,7 @@ pub fn apply(forge: &dyn Forge, plan: &PostPlan) -> anyhow::Result<PostOutcome> 
         if let Some(reply) = &r.reply {
             forge.reply(n, &r.thread, reply)?;
         }
-        if forge.resolve_thread(&r.thread)? {
+        if forge.resolve_thread(n, &r.thread)? {
             resolved += 1;
         } else {
             refused += 1;
@@ -368,13 +408,39 @@ pub fn apply(forge: &dyn Forge, plan: &PostPlan) -> anyhow::Result<PostOutcome> 
     Ok(outcome)
 }
 
+/// The summary again, with the findings whose inline comments the forge refused listed in it
+/// as findings not on the lines of the diff.
+fn summary_with_refused(plan: &PostPlan, report: &Report, refused: &[String]) -> String {
+    let refused: HashSet<&str> = refused.iter().map(String::as_str).collect();
+    let placements: Vec<(usize, Placement)> = plan
+        .placements
+        .iter()
+        .map(|&(i, p)| {
+            let moved = p == Placement::Inline
+                && report
+                    .findings
+                    .get(i)
+                    .is_some_and(|f| refused.contains(f.fingerprint.as_str()));
+            (i, if moved { Placement::Summary } else { p })
+        })
+        .collect();
+    render::summary(&SummaryInput {
+        report,
+        kind: plan.kind,
+        placements: &placements,
+        no_longer_found: plan.no_longer_found,
+        report_url: plan.report_url.as_deref(),
+    })
+}
+
 /// What `--dry-run` prints: every body that would be sent, and where.
 pub fn dry_run_text(forge_name: &str, repository: &str, plan: &PostPlan) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "deep-review post --dry-run: nothing was sent.\n\nPull request: {repository}#{} ({forge_name})",
-        plan.number
+        "deep-review post --dry-run: nothing was sent.\n\n{}: {repository}{} ({forge_name})",
+        capitalized(plan.kind.noun()),
+        plan.kind.reference(plan.number)
     );
     for note in &plan.notes {
         let _ = writeln!(out, "Note: {note}");
@@ -391,9 +457,13 @@ pub fn dry_run_text(forge_name: &str, repository: &str, plan: &PostPlan) -> Stri
     );
     match &plan.review {
         Some(review) => {
+            let how = match plan.kind {
+                RequestKind::PullRequest => "Review (COMMENT)",
+                RequestKind::MergeRequest => "Review (draft notes, published at once)",
+            };
             let _ = writeln!(
                 out,
-                "=== Review (COMMENT) on {}: {} ===",
+                "=== {how} on {}: {} ===",
                 short(&review.commit),
                 crate::text::plural(review.comments.len(), "inline comment", "inline comments")
             );
@@ -411,7 +481,8 @@ pub fn dry_run_text(forge_name: &str, repository: &str, plan: &PostPlan) -> Stri
     if !plan.already_posted.is_empty() {
         let _ = writeln!(
             out,
-            "Already on the pull request (not posted again): {}\n",
+            "Already on the {} (not posted again): {}\n",
+            plan.kind.noun(),
             plan.already_posted.join(", ")
         );
     }
@@ -436,6 +507,14 @@ pub fn dry_run_text(forge_name: &str, repository: &str, plan: &PostPlan) -> Stri
 
 fn short(sha: &str) -> &str {
     sha.get(..7).unwrap_or(sha)
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default()
 }
 
 fn not_a_pull_request(id: &str) -> anyhow::Error {
@@ -483,14 +562,14 @@ pub fn post_report(
     }
     // Only a dry run goes on without a forge to talk to.
     let forge = forge.ok_or_else(|| anyhow::anyhow!("no token to post with"))?;
-    let mut outcome = apply(forge.as_ref(), &plan)?;
+    let mut outcome = apply(forge.as_ref(), &plan, report)?;
     outcome.lines.extend(plan.notes.iter().cloned());
     let url = pr.url.as_deref().unwrap_or("");
     outcome.lines.push(format!(
-        "posted report {} to {}#{} {url}",
+        "posted report {} to {}{} {url}",
         report.meta.id,
         forge.repository(),
-        pr.number
+        pr.reference()
     ));
     Ok(outcome)
 }
@@ -622,6 +701,7 @@ mod tests {
                 number: 7,
                 title: "T".into(),
                 url: Some("https://github.com/o/r/pull/7".into()),
+                kind: RequestKind::PullRequest,
             }),
             description: None,
             review_threads: vec![],

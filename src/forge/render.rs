@@ -1,11 +1,15 @@
 //! The text deep-review posts on a pull request: the summary comment, the review's inline
 //! comments and body, and the reply that a finding is gone. Every piece of report text in them
-//! goes through [`sanitize`]; every comment opens with its hidden marker ([`markers`]).
+//! goes through [`sanitize`]; every comment opens with its hidden marker ([`markers`]). The same
+//! text serves every forge; where their Markdown differs (GitLab's suggestion blocks name their
+//! lines, and a line starting with `/approve` is a command there), `kind` says which forge reads
+//! it.
 
 use std::fmt::Write;
 
+use super::gitlab::quick_actions;
 use super::{markers, sanitize};
-use crate::types::{MergedFinding, Report, Severity, Tier};
+use crate::types::{MergedFinding, Report, RequestKind, Severity, Tier};
 
 /// The most rows of the summary's findings table (the full report has them all).
 const MAX_TABLE_ROWS: usize = 100;
@@ -26,6 +30,8 @@ pub enum Placement {
 /// What the summary says beyond the report.
 pub struct SummaryInput<'a> {
     pub report: &'a Report,
+    /// The forge that reads it.
+    pub kind: RequestKind,
     /// Each shown finding (index into `report.findings`) and where it is.
     pub placements: &'a [(usize, Placement)],
     /// Findings deep-review posted earlier that the report no longer has.
@@ -132,7 +138,11 @@ pub fn summary(input: &SummaryInput<'_>) -> String {
     if shown.is_empty() {
         out.push_str("No findings stand.\n\n");
     } else {
-        out.push_str("| | Finding | Location | Agents | On the pull request |\n");
+        let _ = writeln!(
+            out,
+            "| | Finding | Location | Agents | On the {} |",
+            input.kind.noun()
+        );
         out.push_str("|---|---|---|---|---|\n");
         for (f, placement) in shown.iter().take(MAX_TABLE_ROWS) {
             // The same words whether posted now or by an earlier post: posting a report again
@@ -233,12 +243,42 @@ pub fn summary(input: &SummaryInput<'_>) -> String {
         env!("CARGO_PKG_VERSION"),
         sanitize::line(&r.meta.id, 120).replace('`', "")
     );
-    out
+    for_forge(out, input.kind)
+}
+
+/// `text` as the forge should get it: on GitLab, no line can run a quick action.
+fn for_forge(text: String, kind: RequestKind) -> String {
+    match kind {
+        RequestKind::PullRequest => text,
+        RequestKind::MergeRequest => quick_actions::inert(&text),
+    }
+}
+
+/// Whether a suggestion of `lines` can be posted on the forge as it is: on GitLab a line of it
+/// that reads as a quick action would have to be altered, so such a fix stays a diff.
+pub fn suggestion_fits(kind: RequestKind, lines: &[String]) -> bool {
+    kind == RequestKind::PullRequest || !lines.iter().any(|l| quick_actions::could_run(l))
+}
+
+/// The info string of a suggestion block on lines `start..=end` of a comment on `end`:
+/// GitHub's replaces the comment's lines; GitLab's names how many lines above it replaces.
+fn suggestion_info(kind: RequestKind, start: u32, end: u32) -> String {
+    match kind {
+        RequestKind::PullRequest => "suggestion".to_string(),
+        RequestKind::MergeRequest => format!("suggestion:-{}+0", end.saturating_sub(start)),
+    }
+}
+
+/// A suggestion block and the info string that opens it.
+#[derive(Debug, Clone, Copy)]
+pub struct Suggestion<'a> {
+    pub info: &'a str,
+    pub lines: &'a [String],
 }
 
 /// A finding's heading, text and fix as Markdown (no marker): the inline comment's body and
 /// an entry of the summary's "not on the diff" list.
-fn finding_text(r: &Report, f: &MergedFinding, suggestion: Option<&[String]>) -> String {
+fn finding_text(r: &Report, f: &MergedFinding, suggestion: Option<Suggestion<'_>>) -> String {
     let mut out = String::new();
     let category = f
         .category
@@ -270,8 +310,8 @@ fn finding_text(r: &Report, f: &MergedFinding, suggestion: Option<&[String]>) ->
         );
     }
     match (suggestion, &f.fix_diff) {
-        (Some(lines), _) => {
-            let _ = writeln!(out, "{}\n", fenced("suggestion", &lines.join("\n")));
+        (Some(s), _) => {
+            let _ = writeln!(out, "{}\n", fenced(s.info, &s.lines.join("\n")));
         }
         (None, Some(diff)) if !diff.trim().is_empty() => {
             let diff = sanitize::truncate(diff.trim_end(), sanitize::MAX_FIELD_CHARS);
@@ -282,10 +322,19 @@ fn finding_text(r: &Report, f: &MergedFinding, suggestion: Option<&[String]>) ->
     out.trim_end().to_string()
 }
 
-/// An inline comment: the finding's marker, then the finding, then a footer.
-pub fn inline(r: &Report, f: &MergedFinding, suggestion: Option<&[String]>) -> String {
+/// An inline comment on lines `start..=end`: the finding's marker, then the finding, then a
+/// footer.
+pub fn inline(
+    r: &Report,
+    f: &MergedFinding,
+    suggestion: Option<&[String]>,
+    kind: RequestKind,
+    (start, end): (u32, u32),
+) -> String {
     let mut out = markers::finding(&f.fingerprint);
     out.push('\n');
+    let info = suggestion_info(kind, start, end);
+    let suggestion = suggestion.map(|lines| Suggestion { info: &info, lines });
     out.push_str(&finding_text(r, f, suggestion));
     let mut footer = vec![format!("deep-review · `{}`", f.fingerprint)];
     if let Some(c) = f.confidence {
@@ -295,7 +344,7 @@ pub fn inline(r: &Report, f: &MergedFinding, suggestion: Option<&[String]>) -> S
         footer.push(format!("round {round}"));
     }
     let _ = write!(out, "\n\n<sub>{}</sub>", footer.join(" · "));
-    out
+    for_forge(out, kind)
 }
 
 /// The body of the review that carries the inline comments.
@@ -312,7 +361,7 @@ pub fn review_body(r: &Report, inline: usize) -> String {
 }
 
 /// The reply in the thread of a finding that the report no longer has.
-pub fn resolved_reply(r: &Report, fingerprint: &str) -> String {
+pub fn resolved_reply(r: &Report, fingerprint: &str, kind: RequestKind) -> String {
     let mut out = markers::resolved(fingerprint);
     out.push('\n');
     let when = match (r.meta.round, r.meta.head.as_deref()) {
@@ -325,7 +374,7 @@ pub fn resolved_reply(r: &Report, fingerprint: &str) -> String {
         out,
         "deep-review no longer finds this{when}: resolving the thread."
     );
-    out
+    for_forge(out, kind)
 }
 
 #[cfg(test)]

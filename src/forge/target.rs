@@ -1,5 +1,6 @@
-//! A pull request as the target of a run: read from its forge, its commits made local, its
-//! unresolved review threads kept for the brief and the report.
+//! A pull request (or merge request) as the target of a run: read from its forge, its commits
+//! made local, its unresolved review threads kept for the brief and the report. The same for
+//! every forge: only [`Forge`] calls differ.
 //!
 //! The target stage itself never talks to a forge: this turns `run 236` into the `TargetSpec`
 //! it understands (the pull request's base and head commits, its title and description) and,
@@ -57,19 +58,20 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Option<PullRequ
     };
     if spec.base.is_some() || spec.head.is_some() || spec.uncommitted {
         anyhow::bail!(
-            "pull request {text} is reviewed from its own base and head: drop `--base`, `--head` and `--uncommitted`"
+            "{} {text} is reviewed from its own base and head: drop `--base`, `--head` and `--uncommitted`",
+            reference.kind.unwrap_or_default().noun()
         );
     }
     let root = crate::target::environment::repo_root(repo)?;
     let forge = connect(&root, &reference)?;
+    let named = forge.kind().named(reference.number);
     let pr = forge.pull_request(reference.number)?;
     let discussion = forge.discussion(reference.number)?;
     let mut notes = Vec::new();
     let (base, head) = local_commits(&root, forge.as_ref(), &pr, &mut notes)?;
     if !pr.open {
         notes.push(format!(
-            "pull request #{} is closed: reviewing it as it was at {}",
-            pr.number,
+            "{named} is closed: reviewing it as it was at {}",
             short(&pr.head_sha)
         ));
     }
@@ -81,8 +83,7 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Option<PullRequ
         .count();
     if total > threads.len() || discussion.truncated {
         notes.push(format!(
-            "pull request #{} has more unresolved review threads than the {} read: the brief and report carry those",
-            pr.number,
+            "{named} has more unresolved review threads than the {} read: the brief and report carry those",
             threads.len()
         ));
     }
@@ -94,6 +95,7 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Option<PullRequ
             number: pr.number,
             title: pr.title.clone(),
             url: Some(pr.url.clone()),
+            kind: forge.kind(),
         }),
         description: Some(crate::forge::sanitize::truncate(&pr.body, MAX_TEXT_CHARS))
             .filter(|d| !d.trim().is_empty()),
@@ -147,14 +149,16 @@ fn is_deep_review(thread: &Thread) -> bool {
         .is_some_and(|c| markers::finding_of(&c.body).is_some() || markers::is_summary(&c.body))
 }
 
-/// A forge login: letters, digits and `-` (and `[bot]` for apps).
+/// A forge login: letters, digits, `-`, `_` and `.` (GitLab's usernames take dots), and
+/// `[bot]` for GitHub's apps.
 fn is_login(s: &str) -> bool {
     let name = s.strip_suffix("[bot]").unwrap_or(s);
     !name.is_empty()
         && name.len() <= 64
+        && !name.starts_with('.')
         && name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits. Checked before it reaches git.
@@ -167,7 +171,8 @@ fn short(sha: &str) -> &str {
 }
 
 /// The pull request's base and head commits, fetched from `origin` when they are not here
-/// (`refs/pull/N/head` for the head, the base branch for the base). Returns (base, head).
+/// (the forge's head ref, `refs/pull/N/head` or `refs/merge-requests/N/head`, for the head, the
+/// base branch for the base). Returns (base, head).
 fn local_commits(
     root: &Path,
     forge: &dyn Forge,
@@ -177,25 +182,26 @@ fn local_commits(
     for (sha, side) in [(&pr.head_sha, "head"), (&pr.base_sha, "base")] {
         if !is_sha(sha) {
             anyhow::bail!(
-                "{} gave `{}` as the {side} commit of pull request #{}: not a commit id",
+                "{} gave `{}` as the {side} commit of {}: not a commit id",
                 forge.name(),
                 crate::text::printable_line(sha),
-                pr.number
+                forge.kind().named(pr.number)
             );
         }
     }
     let number = pr.number;
+    let named = forge.kind().named(number);
     if resolve_commit(root, &pr.head_sha).is_err() {
         let refspec = forge.head_refspec(number);
         fetch(root, &refspec).map_err(|err| {
             anyhow::anyhow!(
-                "the head of pull request #{number} ({}) is not in this clone and `git fetch origin {refspec}` failed: {err:#}",
+                "the head of {named} ({}) is not in this clone and `git fetch origin {refspec}` failed: {err:#}",
                 short(&pr.head_sha)
             )
         })?;
         if resolve_commit(root, &pr.head_sha).is_err() {
             anyhow::bail!(
-                "the head of pull request #{number} ({}) is not in this clone, and `git fetch origin {refspec}` did not bring it: is `origin` the repository {}?",
+                "the head of {named} ({}) is not in this clone, and `git fetch origin {refspec}` did not bring it: is `origin` the repository {}?",
                 short(&pr.head_sha),
                 forge.repository()
             );
@@ -217,13 +223,13 @@ fn local_commits(
             let fetched = resolve_commit(root, "FETCH_HEAD").ok().filter(|_| plain);
             let Some(fetched) = fetched else {
                 anyhow::bail!(
-                    "the base of pull request #{number} ({}, branch `{}`) is not in this clone and could not be fetched from `origin`",
+                    "the base of {named} ({}, branch `{}`) is not in this clone and could not be fetched from `origin`",
                     short(&pr.base_sha),
                     crate::text::printable_line(branch)
                 );
             };
             notes.push(format!(
-                "the base commit {} of pull request #{number} is gone from `origin`: reviewing against the branch's newest commit {}",
+                "the base commit {} of {named} is gone from `origin`: reviewing against the branch's newest commit {}",
                 short(&pr.base_sha),
                 short(&fetched)
             ));
@@ -299,6 +305,8 @@ mod tests {
     fn logins_and_shas_are_checked() {
         assert!(is_login("octo-cat"));
         assert!(is_login("github-actions[bot]"));
+        assert!(is_login("jane.doe"));
+        assert!(is_login("project_278964_bot_0b1f"));
         assert!(!is_login("x @everyone"));
         assert!(is_sha(&"a".repeat(40)));
         assert!(!is_sha("--upload-pack=evil"));

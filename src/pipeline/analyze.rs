@@ -317,14 +317,12 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
     Ok(analysis)
 }
 
-/// The store a bundle directory belongs to (`<out>/.reviews/runs/<id>`), when it sits in one.
+/// The store a bundle directory belongs to (`<store>/runs/<id>`), when it sits in one.
 fn store_of_bundle(dir: &Path) -> Option<Store> {
     let dir = std::fs::canonicalize(dir).ok()?;
     let runs = dir.parent()?;
-    let reviews = runs.parent()?;
-    (runs.file_name()? == crate::store::RUNS_DIR
-        && reviews.file_name()? == crate::store::REVIEWS_DIR)
-        .then(|| Store::new(reviews.parent().unwrap_or(reviews)))
+    let store = runs.parent()?;
+    (runs.file_name()? == crate::store::RUNS_DIR).then(|| Store::new(store))
 }
 
 #[cfg(test)]

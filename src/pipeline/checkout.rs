@@ -10,30 +10,32 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::store::REVIEWS_DIR;
 use crate::types::CheckoutCheck;
 
 /// What was read, as comparable parts with a name each.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Snapshot(Vec<(&'static str, String)>);
 
-/// Reads the checkout at `repo` (its top level).
-pub fn snapshot(repo: &Path) -> Snapshot {
+/// Reads the checkout at `repo` (its top level). `store`, deep-review's own record, is left out
+/// when `--store` puts it inside the working tree: the run writes there.
+pub fn snapshot(repo: &Path, store: &Path) -> Snapshot {
     let git = |args: &[&str]| -> String {
         crate::git::git_bytes(repo, args)
             .map(|b| hash(&b))
             .unwrap_or_else(|e| format!("unreadable: {e:#}"))
     };
-    let exclude = format!(":(exclude){REVIEWS_DIR}");
-    let status_args = [
-        "status",
-        "--porcelain=v1",
-        "-z",
-        "--untracked-files=all",
-        "--",
-        ".",
-        exclude.as_str(),
+    let mut status_args = vec![
+        "status".to_string(),
+        "--porcelain=v1".into(),
+        "-z".into(),
+        "--untracked-files=all".into(),
+        "--".into(),
+        ".".into(),
     ];
+    status_args.extend(
+        crate::git::path_within(repo, store).map(|rel| format!(":(top,exclude,literal){rel}")),
+    );
+    let status_args: Vec<&str> = status_args.iter().map(String::as_str).collect();
     let status = crate::git::git_bytes(repo, &status_args).unwrap_or_default();
     // A file already dirty before the run stays in `status` if an agent edits it again: its
     // size and time say whether it changed.
@@ -146,16 +148,18 @@ mod tests {
         git(repo, &["commit", "-qm", "one"]);
         // Dirty before the run, as a user's checkout often is.
         std::fs::write(repo.join("a.rs"), "a dirty\n").unwrap();
-        let before = snapshot(repo);
+        // A store that `--store` put in the working tree.
+        let store = repo.join("my-store");
+        std::fs::create_dir_all(&store).unwrap();
+        let before = snapshot(repo, &store);
         // deep-review's own writes are not changes to the checkout.
-        std::fs::create_dir_all(repo.join(".reviews")).unwrap();
-        std::fs::write(repo.join(".reviews/x.md"), "report").unwrap();
-        assert!(compare(&before, &snapshot(repo)).changed.is_empty());
+        std::fs::write(store.join("x.md"), "report").unwrap();
+        assert!(compare(&before, &snapshot(repo, &store)).changed.is_empty());
 
         std::fs::write(repo.join("a.rs"), "a dirtier, and longer\n").unwrap();
         std::fs::write(repo.join(".git/hooks/post-checkout"), "#!/bin/sh\n").unwrap();
         git(repo, &["config", "core.fsmonitor", "touch /tmp/x"]);
-        let check = compare(&before, &snapshot(repo));
+        let check = compare(&before, &snapshot(repo, &store));
         assert_eq!(
             check.changed,
             ["the working tree", ".git/config", "the hooks"],

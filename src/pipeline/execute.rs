@@ -114,7 +114,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         .map(|(name, b)| (name.clone(), Arc::new(b.text.clone())))
         .collect();
     run_dispatch.prices = Arc::new(plan.prices.clone());
-    let before = super::checkout::snapshot(&plan.target.repo);
+    let before = super::checkout::snapshot(&plan.target.repo, plan.store.dir());
     let dispatched = dispatch::dispatch_blocking(
         &plan.target.repo,
         &plan.target.head,
@@ -124,7 +124,10 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         options.progress,
         run_dispatch.clone(),
     )?;
-    let checkout = super::checkout::compare(&before, &super::checkout::snapshot(&plan.target.repo));
+    let checkout = super::checkout::compare(
+        &before,
+        &super::checkout::snapshot(&plan.target.repo, plan.store.dir()),
+    );
     let mut outcome = finish(
         &plan.store,
         bundle,
@@ -198,7 +201,7 @@ pub fn resume(
     .into_iter()
     .map(|(name, b)| (name, Arc::new(b.text)))
     .collect();
-    let before = super::checkout::snapshot(&saved.target.repo);
+    let before = super::checkout::snapshot(&saved.target.repo, store.dir());
     let rerun = if again.is_empty() {
         dispatch::DispatchOutcome {
             reviews: Vec::new(),
@@ -229,8 +232,12 @@ pub fn resume(
                 .cloned()
         })
         .collect();
-    let checkout = (!again.is_empty())
-        .then(|| super::checkout::compare(&before, &super::checkout::snapshot(&saved.target.repo)));
+    let checkout = (!again.is_empty()).then(|| {
+        super::checkout::compare(
+            &before,
+            &super::checkout::snapshot(&saved.target.repo, store.dir()),
+        )
+    });
     finish(
         store,
         bundle,

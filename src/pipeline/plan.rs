@@ -27,8 +27,9 @@ pub struct PlanRequest {
     pub agents: Option<String>,
     /// A brief template given on the command line (trusted: the user typed it).
     pub brief_template: Option<PathBuf>,
-    /// Where `.reviews/` goes instead of the repository root.
-    pub out: Option<PathBuf>,
+    /// `--store DIR`: the store folder, instead of the repository's
+    /// ([`crate::store::locate`]).
+    pub store: Option<PathBuf>,
     /// `--synthesize AGENT`: the configured agent (CLI or model API) that writes the summary
     /// and proposes merges after consolidation; `None`: no synthesis.
     pub synthesize: Option<String>,
@@ -70,13 +71,19 @@ impl Plan {
 /// Resolves the target, loads config, picks the agents and builds the brief. A pull request
 /// (`236`, `#236`, its URL) is read from its forge first and reviewed as its base and head.
 pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
+    // The store first: an earlier version's `.reviews/` moves out of the working tree before
+    // `--uncommitted` snapshots it.
+    target::environment::repo_root(&request.repo)?;
+    let located = crate::store::locate(&request.repo, request.store.as_deref())?;
     let pull_request = forge::target::resolve(&request.repo, &request.target)?;
     let spec = pull_request.as_ref().map_or(&request.target, |p| &p.spec);
-    let mut target = target::resolve(&request.repo, spec)?;
+    let mut target = target::resolve_leaving_out(&request.repo, spec, &located.leave_out)?;
     if let Some(p) = &pull_request {
         p.apply(&mut target);
     }
     let (config, mut agents, mut notes) = agents_for(&target, request.agents.as_deref())?;
+    notes.splice(0..0, located.notes);
+    let store = located.store;
     if let Some(p) = &pull_request {
         notes.extend(p.notes.iter().cloned());
     }
@@ -108,8 +115,6 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         template = None;
     }
     // The change's earlier rounds, from the store the report will be written to.
-    let out_root = request.out.clone().unwrap_or_else(|| target.repo.clone());
-    let store = Store::new(&out_root);
     let mut history = rounds::history::in_store(&store, &target, None);
     notes.append(&mut history.warnings);
     // One brief for every agent that reads the repository: fitted to the smallest budget among

@@ -6,8 +6,8 @@
 use std::fmt::Write;
 
 use crate::types::{
-    AgentRetro, AttributedNote, MergedFinding, ObservationKind, PriorItem, Report, Resolution,
-    ReviewThread, RoundStatus, RunStatus, Severity, Tier,
+    AgentRetro, AttributedNote, MergedFinding, ObservationKind, PriorItem, Report, RequestKind,
+    Resolution, ReviewThread, RoundStatus, RunStatus, Severity, Tier,
 };
 
 const RULE: &str = "\n---\n\n";
@@ -91,7 +91,8 @@ pub fn render(report: &Report) -> String {
     declined(&mut out, &report.prior_rounds.declined);
     out.push_str(RULE);
     if report.meta.pr.is_some() || !report.unresolved_feedback.is_empty() {
-        unresolved_feedback(&mut out, &report.unresolved_feedback);
+        let kind = report.meta.pr.as_ref().map(|p| p.kind).unwrap_or_default();
+        unresolved_feedback(&mut out, &report.unresolved_feedback, kind);
         out.push_str(RULE);
     }
     retro(&mut out, &report.agents);
@@ -319,10 +320,10 @@ fn metadata(out: &mut String, report: &Report) {
     }
     if let Some(pr) = &m.pr {
         let link = match &pr.url {
-            Some(url) => format!("[#{}]({url})", pr.number),
-            None => format!("#{}", pr.number),
+            Some(url) => format!("[{}]({url})", pr.reference()),
+            None => pr.reference(),
         };
-        row("PR", format!("{link} — {}", pr.title));
+        row(pr.kind.short(), format!("{link} — {}", pr.title));
     }
     if let Some(branch) = &m.branch {
         row("Branch", format!("`{branch}`"));
@@ -559,25 +560,25 @@ fn notes_section(
     }
 }
 
-/// The pull request's review threads that were open when the review started: where, who, and
+/// The pull request's (or merge request's) review threads that were open when the review started: where, who, and
 /// the comment as a quote. The comments are other people's text: control characters are shown,
 /// and a line that would read as a heading (which a report reader takes for a section) or a
 /// setext underline is escaped.
-fn unresolved_feedback(out: &mut String, threads: &[ReviewThread]) {
+fn unresolved_feedback(out: &mut String, threads: &[ReviewThread], kind: RequestKind) {
     out.push_str(
         "## Unresolved Feedback
 
 ",
     );
     if threads.is_empty() {
-        out.push_str("No unresolved PR review comments.\n");
+        let _ = writeln!(out, "No unresolved {} review comments.", kind.short());
         return;
     }
     for t in threads {
         let mut head = match (&t.path, t.line) {
             (Some(p), Some(l)) => format!("`{}:{l}`", inline_code_text(p)),
             (Some(p), None) => format!("`{}`", inline_code_text(p)),
-            _ => "The pull request".to_string(),
+            _ => format!("The {}", kind.noun()),
         };
         if let Some(a) = &t.author {
             head.push_str(&format!(

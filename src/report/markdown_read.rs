@@ -17,7 +17,8 @@ use std::path::Path;
 use crate::parse::blocks::LineIndex;
 use crate::parse::{ParseError, parse_review};
 use crate::types::{
-    CommitInfo, Finding, PrInfo, PriorItem, ReportMeta, Resolution, Review, Reviewer, Verdict,
+    CommitInfo, Finding, PrInfo, PriorItem, ReportMeta, RequestKind, Resolution, Review, Reviewer,
+    Verdict,
 };
 
 /// What a report holds that consolidation can use again.
@@ -165,6 +166,12 @@ fn parse_with(
             }
             "author" => meta.author = Some(link_text(value).trim_start_matches('@').to_string()),
             "pr" | "pull request" => meta.pr = parse_pr(value),
+            "mr" | "merge request" => {
+                meta.pr = parse_pr(value).map(|pr| PrInfo {
+                    kind: RequestKind::MergeRequest,
+                    ..pr
+                });
+            }
             "branch" => meta.branch = Some(value.trim_matches('`').to_string()),
             "head" => meta.head = Some(link_text(value).replace('`', "")).filter(|h| is_hex(h)),
             "commits" | "commit" => meta.commits = parse_commits(value),
@@ -447,14 +454,14 @@ fn is_hex(s: &str) -> bool {
 fn leading_number(s: &str) -> Option<u64> {
     let d: String = s
         .trim()
-        .trim_start_matches('#')
+        .trim_start_matches(['#', '!'])
         .chars()
         .take_while(|c| c.is_ascii_digit())
         .collect();
     d.parse().ok()
 }
 
-/// `[#236](url) — title` or `#236 — title`.
+/// `[#236](url) — title` or `#236 — title` (`!42` for a merge request).
 fn parse_pr(s: &str) -> Option<PrInfo> {
     let s = s.trim();
     let text = link_text(s);
@@ -463,7 +470,7 @@ fn parse_pr(s: &str) -> Option<PrInfo> {
     let after = match s.find(')') {
         Some(i) if url.is_some() => &s[i + 1..],
         _ => s
-            .trim_start_matches('#')
+            .trim_start_matches(['#', '!'])
             .trim_start_matches(|c: char| c.is_ascii_digit()),
     };
     let title = after
@@ -471,7 +478,12 @@ fn parse_pr(s: &str) -> Option<PrInfo> {
         .trim_start_matches(['—', '–', '-', ':'])
         .trim()
         .to_string();
-    Some(PrInfo { number, title, url })
+    Some(PrInfo {
+        number,
+        title,
+        url,
+        kind: RequestKind::PullRequest,
+    })
 }
 
 /// `` `sha` subject<br>`sha` subject ``.
@@ -633,6 +645,9 @@ mod tests {
         assert_eq!(pr.number, 236);
         assert_eq!(pr.title, "Implement App controller");
         assert_eq!(pr.url.as_deref(), Some("https://x/pull/236"));
+        let mr = parse_pr("[!42](https://x/g/p/-/merge_requests/42) — Add login").unwrap();
+        assert_eq!((mr.number, mr.title.as_str()), (42, "Add login"));
+        assert_eq!(parse_pr("!7 — x").map(|p| p.number), Some(7));
         let c = parse_commits("`2a3c5b2` Implement it<br>`049a3a0` Add test");
         assert_eq!(c.len(), 2);
         assert_eq!(c[1].sha, "049a3a0");

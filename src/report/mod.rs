@@ -3,6 +3,7 @@
 //! ([`markdown_read`]) sits beside the Markdown writer: a report the tool wrote reads back to its
 //! raw reviews, rounds and Resolution, and an old report of the reference system reads the same.
 
+pub mod codequality;
 pub mod html;
 pub mod json;
 pub mod links;
@@ -11,6 +12,9 @@ pub mod markdown_read;
 pub mod sarif;
 
 use clap::ValueEnum;
+
+/// The store's name for a Code Quality report: `<id>.codequality.json`.
+pub const CODEQUALITY_EXTENSION: &str = "codequality.json";
 
 /// The formats a report can be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -23,6 +27,8 @@ pub enum Format {
     Html,
     /// SARIF 2.1.0, for code scanning (GitHub, GitLab, IDEs).
     Sarif,
+    /// GitLab's Code Quality report (CodeClimate issues), for the merge request's widget.
+    Codequality,
 }
 
 impl Format {
@@ -32,6 +38,7 @@ impl Format {
             Format::Json => "json",
             Format::Html => "html",
             Format::Sarif => "sarif",
+            Format::Codequality => CODEQUALITY_EXTENSION,
         }
     }
 }
@@ -43,5 +50,6 @@ pub fn render(report: &crate::types::Report, format: Format) -> String {
         Format::Json => json::render(report),
         Format::Html => html::render(report),
         Format::Sarif => sarif::render(report),
+        Format::Codequality => codequality::render(report),
     }
 }

@@ -152,7 +152,7 @@ pub fn in_store(store: &Store, target: &Target, before_id: Option<&str>) -> Hist
         }
     };
     let label = match &key {
-        TargetKey::Pr(n) => format!("PR #{n}"),
+        TargetKey::Pr(_) | TargetKey::Mr(_) => key.to_string(),
         TargetKey::Branch(b) => b.clone(),
     };
     let mut reads = Vec::new();

@@ -22,7 +22,7 @@ pub mod resolve;
 
 use std::fmt;
 
-use crate::types::{Action, CodeSnippet, Location, ReportMeta, Target};
+use crate::types::{Action, CodeSnippet, Location, ReportMeta, RequestKind, Target};
 
 pub use history::History;
 
@@ -37,6 +37,8 @@ pub fn is_sha(s: &str) -> bool {
 pub enum TargetKey {
     /// A pull request, by number.
     Pr(u64),
+    /// A GitLab merge request, by its number in the project (`!42`).
+    Mr(u64),
     /// A branch, by name.
     Branch(String),
 }
@@ -46,9 +48,16 @@ impl TargetKey {
     /// with neither (nothing to count rounds over).
     pub fn of_target(target: &Target) -> Option<TargetKey> {
         match (&target.pr, &target.branch) {
-            (Some(pr), _) => Some(TargetKey::Pr(pr.number)),
+            (Some(pr), _) => Some(TargetKey::of_request(pr.kind, pr.number)),
             (None, Some(b)) if !b.is_empty() => Some(TargetKey::Branch(b.clone())),
             _ => None,
+        }
+    }
+
+    fn of_request(kind: RequestKind, number: u64) -> TargetKey {
+        match kind {
+            RequestKind::PullRequest => TargetKey::Pr(number),
+            RequestKind::MergeRequest => TargetKey::Mr(number),
         }
     }
 
@@ -56,7 +65,7 @@ impl TargetKey {
     /// over ("5 (of PR #236)").
     pub fn of_meta(meta: &ReportMeta) -> Option<TargetKey> {
         if let Some(pr) = &meta.pr {
-            return Some(TargetKey::Pr(pr.number));
+            return Some(TargetKey::of_request(pr.kind, pr.number));
         }
         if let Some(b) = meta.branch.as_ref().filter(|b| !b.is_empty()) {
             return Some(TargetKey::Branch(b.clone()));
@@ -69,6 +78,9 @@ impl TargetKey {
         {
             return n.trim().parse().ok().map(TargetKey::Pr);
         }
+        if let Some(n) = of.strip_prefix("MR !").or_else(|| of.strip_prefix('!')) {
+            return n.trim().parse().ok().map(TargetKey::Mr);
+        }
         of.strip_prefix("branch ")
             .map(|b| TargetKey::Branch(b.trim().to_string()))
     }
@@ -78,6 +90,7 @@ impl fmt::Display for TargetKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TargetKey::Pr(n) => write!(f, "PR #{n}"),
+            TargetKey::Mr(n) => write!(f, "MR !{n}"),
             TargetKey::Branch(b) => write!(f, "branch {b}"),
         }
     }
@@ -144,6 +157,8 @@ mod tests {
             ..ReportMeta::default()
         };
         assert_eq!(TargetKey::of_meta(&meta), Some(TargetKey::Pr(236)));
+        meta.round_of = Some("MR !42".into());
+        assert_eq!(TargetKey::of_meta(&meta), Some(TargetKey::Mr(42)));
         meta.round_of = Some("branch feat/x".into());
         assert_eq!(
             TargetKey::of_meta(&meta),
@@ -155,6 +170,7 @@ mod tests {
             Some(TargetKey::Branch("other".into()))
         );
         assert_eq!(TargetKey::Pr(7).to_string(), "PR #7");
+        assert_eq!(TargetKey::Mr(42).to_string(), "MR !42");
         assert_eq!(TargetKey::Branch("b".into()).to_string(), "branch b");
     }
 }

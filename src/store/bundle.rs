@@ -178,7 +178,7 @@ pub fn read(dir: &Path) -> Result<SavedRun> {
     let target_path = dir.join(TARGET_FILE);
     let target_text = std::fs::read_to_string(&target_path).with_context(|| {
         format!(
-            "cannot read {}: is {} a run bundle (`.reviews/runs/<id>`)?",
+            "cannot read {}: is {} a run bundle (`<store>/runs/<id>`)?",
             target_path.display(),
             dir.display()
         )

@@ -1,21 +1,24 @@
-//! Store stage: the `.reviews/` record, written and read by this module only.
+//! Store stage: deep-review's record of its reviews, written and read by this module only.
 //!
 //! ```text
-//! <out>/.reviews/<id>.md            the report (the reference layout)
-//! <out>/.reviews/<id>.json          the report as JSON: the machine record `list`, `show` and
-//!                                   later rounds read (`schema_version`)
-//! <out>/.reviews/<id>.<ext>         other formats asked for (html, sarif)
-//! <out>/.reviews/runs/<id>/         the run bundle (see [`bundle`]): what a run was given and
-//!                                   what each agent produced, read back by `consolidate --bundle`
-//!                                   and `run --resume`
+//! <store>/<id>.md            the report (the reference layout)
+//! <store>/<id>.json          the report as JSON: the machine record `list`, `show` and later
+//!                            rounds read (`schema_version`)
+//! <store>/<id>.<ext>         other formats asked for (html, sarif)
+//! <store>/index.html         every report with an HTML page, newest first
+//! <store>/runs/<id>/         the run bundle (see [`bundle`]): what a run was given and what
+//!                            each agent produced, read back by `consolidate --bundle` and
+//!                            `run --resume`
 //! ```
 //!
-//! `<out>` is the repository root unless `--store DIR` says otherwise; `<id>` is
-//! `YYYYMMDD-HHMMSS-<label>` in local time, as the reference reports are named.
+//! `<store>` is `$(git rev-parse --git-common-dir)/deep-review/` (see [`locate`]): in the
+//! repository's git directory, shared by its worktrees, never committed and never part of a
+//! change, so nothing a change commits is read as a record. `--store DIR` names another folder
+//! (the store folder itself). `<id>` is `YYYYMMDD-HHMMSS-<label>` in local time, as the
+//! reference reports are named.
 //!
-//! The repository's checkout may come from the change under review, and a change can commit
-//! `.reviews` as a symlink to send deep-review's writes elsewhere: a path of the store with a
-//! symlink in it is refused.
+//! A path of the store with a symlink in it is refused: the store's files are written where the
+//! store is, never where a link points.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -28,14 +31,14 @@ use serde::Serialize;
 use crate::types::Brief;
 
 pub mod bundle;
+pub mod locate;
 pub mod publish;
 pub mod reports;
 
+pub use locate::{Located, locate};
 pub use reports::ReportEntry;
 
-/// The directory under `<out>` that holds reports and run bundles.
-pub const REVIEWS_DIR: &str = ".reviews";
-/// The run bundles, under [`REVIEWS_DIR`].
+/// The run bundles, under the store.
 pub const RUNS_DIR: &str = "runs";
 
 /// `YYYYMMDD-HHMMSS-<label>`; `label` should already be safe for a file name
@@ -44,10 +47,10 @@ pub fn run_id(at: DateTime<Local>, label: &str) -> String {
     format!("{}-{}", at.format("%Y%m%d-%H%M%S"), label)
 }
 
-/// The `.reviews` directory of one output root.
+/// The store folder: reports and run bundles.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Store {
-    reviews: PathBuf,
+    dir: PathBuf,
 }
 
 /// One run's bundle directory, created and named.
@@ -55,37 +58,38 @@ pub struct Store {
 pub struct RunBundle {
     /// The run id, which also names the report files.
     pub id: String,
-    /// `.reviews/runs/<id>/`.
+    /// `<store>/runs/<id>/`.
     pub dir: PathBuf,
 }
 
 impl Store {
-    /// The store under `out_root` (the repository root, or `--store DIR`).
-    pub fn new(out_root: &Path) -> Store {
+    /// The store in folder `dir` (`--store DIR`, or [`locate::default_dir`]). Nothing is
+    /// created until something is written.
+    pub fn new(dir: &Path) -> Store {
         Store {
-            reviews: out_root.join(REVIEWS_DIR),
+            dir: dir.to_path_buf(),
         }
     }
 
-    /// `.reviews` itself.
+    /// The store folder itself.
     pub fn dir(&self) -> &Path {
-        &self.reviews
+        &self.dir
     }
 
     /// Where the bundle of run `id` lives (whether or not it exists yet).
     pub fn bundle_dir(&self, id: &str) -> PathBuf {
-        self.reviews.join(RUNS_DIR).join(id)
+        self.dir.join(RUNS_DIR).join(id)
     }
 
-    /// `.reviews/<id>.<ext>`.
+    /// `<store>/<id>.<ext>`.
     pub fn report_path(&self, id: &str, ext: &str) -> PathBuf {
-        self.reviews.join(format!("{id}.{ext}"))
+        self.dir.join(format!("{id}.{ext}"))
     }
 
-    /// Creates `.reviews/runs/` (refusing symlinks on the way) and returns it.
+    /// Creates `<store>/runs/` (refusing symlinks on the way) and returns it.
     fn runs_dir(&self) -> anyhow::Result<PathBuf> {
-        let runs = self.reviews.join(RUNS_DIR);
-        for dir in [&self.reviews, &runs] {
+        let runs = self.dir.join(RUNS_DIR);
+        for dir in [&self.dir, &runs] {
             refuse_symlink(dir)?;
             std::fs::create_dir_all(dir).with_context(|| {
                 format!(
@@ -132,12 +136,12 @@ impl Store {
             anyhow::bail!("`{id}` is not a run id: give one as `deep-review list` shows it");
         }
         let dir = self.bundle_dir(&id);
-        refuse_symlink(&self.reviews)?;
+        refuse_symlink(&self.dir)?;
         refuse_symlink(&dir)?;
         if !dir.join(bundle::RUN_FILE).is_file() && !dir.join(bundle::TARGET_FILE).is_file() {
             anyhow::bail!(
                 "no run bundle `{id}` in {}: `deep-review list` shows the runs there",
-                self.reviews.join(RUNS_DIR).display()
+                self.dir.join(RUNS_DIR).display()
             );
         }
         Ok(RunBundle { id, dir })
@@ -145,7 +149,7 @@ impl Store {
 
     /// The newest run's id.
     fn latest_run(&self) -> anyhow::Result<String> {
-        let runs = self.reviews.join(RUNS_DIR);
+        let runs = self.dir.join(RUNS_DIR);
         let mut ids: Vec<String> = std::fs::read_dir(&runs)
             .map(|entries| {
                 entries
@@ -161,9 +165,9 @@ impl Store {
         })
     }
 
-    /// Writes the report text to `.reviews/<id>.<ext>` (whole or not at all) and returns its path.
+    /// Writes the report text to `<store>/<id>.<ext>` (whole or not at all) and returns its path.
     pub fn write_report(&self, id: &str, ext: &str, contents: &str) -> anyhow::Result<PathBuf> {
-        refuse_symlink(&self.reviews)?;
+        refuse_symlink(&self.dir)?;
         let path = self.report_path(id, ext);
         refuse_symlink(&path)?;
         write_atomic(&path, contents.as_bytes())?;
@@ -194,13 +198,13 @@ impl RunBundle {
     }
 }
 
-/// An error when `path` is a symlink (a committed `.reviews -> /somewhere` would send the
-/// writes there).
+/// An error when `path` is a symlink: the store's files are written where the store is, never
+/// where a link (made by whoever could write there) points.
 fn refuse_symlink(path: &Path) -> anyhow::Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => anyhow::bail!(
-            "{} is a symlink: deep-review does not write through symlinks in its store (the \
-             checkout may come from the change under review); remove it or pass `--store DIR`",
+            "{} is a symlink: deep-review does not write through symlinks in its store; remove it \
+             or pass `--store DIR` (the store folder)",
             path.display()
         ),
         _ => Ok(()),
@@ -275,13 +279,13 @@ mod tests {
         let b = store.create_run("feat", at()).unwrap();
         assert_eq!(a.id, "20260324-131047-feat");
         assert_eq!(b.id, "20260324-131047-feat-2");
-        assert_eq!(a.dir, out.path().join(".reviews/runs/20260324-131047-feat"));
+        assert_eq!(a.dir, out.path().join("runs/20260324-131047-feat"));
         assert!(a.dir.is_dir() && b.dir.is_dir());
 
         let p = a.save_text("brief.md", "hello").unwrap();
         assert_eq!(std::fs::read_to_string(p).unwrap(), "hello");
         let md = store.write_report(&a.id, "md", "# Deep Review\n").unwrap();
-        assert_eq!(md, out.path().join(".reviews/20260324-131047-feat.md"));
+        assert_eq!(md, out.path().join("20260324-131047-feat.md"));
         // Overwriting is whole-file.
         store.write_report(&a.id, "md", "v2").unwrap();
         assert_eq!(std::fs::read_to_string(md).unwrap(), "v2");
@@ -303,11 +307,12 @@ mod tests {
     }
 
     #[test]
-    fn a_symlinked_reviews_dir_is_refused() {
+    fn a_symlinked_store_dir_is_refused() {
         let out = tempfile::tempdir().unwrap();
         let elsewhere = tempfile::tempdir().unwrap();
-        std::os::unix::fs::symlink(elsewhere.path(), out.path().join(REVIEWS_DIR)).unwrap();
-        let store = Store::new(out.path());
+        let link = out.path().join("store");
+        std::os::unix::fs::symlink(elsewhere.path(), &link).unwrap();
+        let store = Store::new(&link);
         let err = store.create_run("x", at()).unwrap_err().to_string();
         assert!(err.contains("is a symlink"), "{err}");
         let err = store.write_report("x", "md", "r").unwrap_err().to_string();

@@ -121,6 +121,10 @@ impl Store {
             .flatten()
             .filter_map(|e| {
                 let name = e.file_name().to_str()?.to_string();
+                // `<id>.codequality.json` is a view of report `<id>`, not a report.
+                if name.ends_with(&format!(".{}", crate::report::CODEQUALITY_EXTENSION)) {
+                    return None;
+                }
                 let id = name
                     .strip_suffix(".json")
                     .or_else(|| name.strip_suffix(".md"))?;
@@ -173,11 +177,17 @@ impl Store {
     }
 
     fn entry(&self, id: &str) -> ReportEntry {
-        let files: Vec<PathBuf> = ["md", "json", "html", "sarif"]
-            .iter()
-            .map(|ext| self.report_path(id, ext))
-            .filter(|p| p.is_file())
-            .collect();
+        let files: Vec<PathBuf> = [
+            "md",
+            "json",
+            "html",
+            "sarif",
+            crate::report::CODEQUALITY_EXTENSION,
+        ]
+        .iter()
+        .map(|ext| self.report_path(id, ext))
+        .filter(|p| p.is_file())
+        .collect();
         let json = self.report_path(id, "json");
         let from_json = json
             .is_file()
@@ -196,7 +206,7 @@ impl Store {
             .as_ref()
             .and_then(|m| {
                 m.pr.as_ref()
-                    .map(|pr| format!("PR #{}", pr.number))
+                    .map(|pr| pr.round_label())
                     .or_else(|| m.branch.clone())
             })
             .unwrap_or_else(|| id.get(16..).unwrap_or(id).to_string());
@@ -214,7 +224,7 @@ impl Store {
 }
 
 impl Store {
-    /// Writes `.reviews/index.html`: every report that has an HTML page, newest first, grouped
+    /// Writes `<store>/index.html`: every report that has an HTML page, newest first, grouped
     /// by target.
     pub fn write_index(&self) -> anyhow::Result<std::path::PathBuf> {
         let entries: Vec<crate::report::html::IndexEntry> = self

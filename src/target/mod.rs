@@ -16,7 +16,7 @@ mod resolve;
 pub mod uncommitted;
 
 pub use diff::changed_files;
-pub use resolve::{resolve, web_url};
+pub use resolve::{resolve, resolve_leaving_out, web_url};
 
 use crate::types::PrInfo;
 

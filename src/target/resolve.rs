@@ -1,6 +1,6 @@
 //! Turning what the user typed (`feature`, `main..feature`, nothing) into commits.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
@@ -17,6 +17,17 @@ use crate::types::Target;
 /// upstream when it tracks another branch (`git checkout -b feat origin/main`), else the default
 /// branch (`origin/HEAD`, `main`, `master`). `--base` and `--head` override either side.
 pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Target> {
+    resolve_leaving_out(repo, spec, &[])
+}
+
+/// [`resolve`], with the folders of `leave_out` (deep-review's store when `--store` puts it in
+/// the working tree, an earlier version's `.reviews/`) kept out of an `--uncommitted` snapshot:
+/// they are deep-review's records, not the user's change.
+pub fn resolve_leaving_out(
+    repo: &Path,
+    spec: &TargetSpec,
+    leave_out: &[PathBuf],
+) -> anyhow::Result<Target> {
     let root = repo_root(repo)?;
 
     let (base_from_target, head_from_target) = split_target(spec.target.as_deref());
@@ -35,7 +46,7 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Target> {
             );
         }
         let parent = verify_commit(&root, "HEAD")?;
-        let snapshot = uncommitted::snapshot_commit(&root, &parent)?;
+        let snapshot = uncommitted::snapshot_commit(&root, &parent, leave_out)?;
         (snapshot, "HEAD".to_string())
     } else {
         verify_commit_or_origin(&root, &head_spec)?
@@ -91,7 +102,7 @@ pub fn resolve(repo: &Path, spec: &TargetSpec) -> anyhow::Result<Target> {
     let commits: Vec<CommitInfo> = commits.into_iter().map(|c| c.0).collect();
 
     let label = match (&spec.pr, &branch) {
-        (Some(pr), _) => format!("pr-{}", pr.number),
+        (Some(pr), _) => pr.label(),
         (None, Some(b)) => safe_label(b),
         (None, None) => head.chars().take(12).collect(),
     };

@@ -17,8 +17,10 @@ use crate::git::git_probe;
 pub const SNAPSHOT_SUBJECT: &str = "Uncommitted changes in the working tree (not a real commit)";
 
 /// Makes a commit whose tree is the working tree of the repository at `root` and whose parent is
-/// `parent` (HEAD's sha), and returns its sha. An error when there is nothing to review.
-pub fn snapshot_commit(root: &Path, parent: &str) -> anyhow::Result<String> {
+/// `parent` (HEAD's sha), and returns its sha. The folders of `leave_out` that are in the working
+/// tree (deep-review's own records) are not part of it. An error when there is nothing to
+/// review.
+pub fn snapshot_commit(root: &Path, parent: &str, leave_out: &[PathBuf]) -> anyhow::Result<String> {
     let scratch = tempfile::Builder::new()
         .prefix("deep-review-index-")
         .tempdir()
@@ -42,7 +44,15 @@ pub fn snapshot_commit(root: &Path, parent: &str) -> anyhow::Result<String> {
         }
     }
     // Staged, unstaged and untracked-but-not-ignored, over the whole tree.
-    with_index(root, &index, &["add", "--all", "--", ":/"])?;
+    let mut add = vec!["add".to_string(), "--all".into(), "--".into(), ":/".into()];
+    add.extend(
+        leave_out
+            .iter()
+            .filter_map(|dir| crate::git::path_within(root, dir))
+            .map(|rel| format!(":(top,exclude,literal){rel}")),
+    );
+    let add: Vec<&str> = add.iter().map(String::as_str).collect();
+    with_index(root, &index, &add)?;
     let tree = with_index(root, &index, &["write-tree"])?;
 
     let head_tree = git_probe(root, &["rev-parse", &format!("{parent}^{{tree}}")]);

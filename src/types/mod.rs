@@ -21,8 +21,8 @@ pub use finding::{Category, CodeSnippet, Finding, Location, Severity};
 pub use raw::{Failure, RawReview, RunStatus, TokenUsage};
 pub use report::{
     AgentRetro, AppendixEntry, AttributedNote, BudgetReport, CheckoutCheck, CommitInfo, FileCount,
-    MergedFinding, MergedObservation, PrInfo, Report, ReportMeta, ReviewThread, Reviewer,
-    SeverityCounts, SourceRef, SynthesisInfo, SynthesisStatus, Tier, Verdict,
+    MergedFinding, MergedObservation, PrInfo, Report, ReportMeta, RequestKind, ReviewThread,
+    Reviewer, SeverityCounts, SourceRef, SynthesisInfo, SynthesisStatus, Tier, Verdict,
 };
 pub use review::{
     CoverageEntry, Observation, ObservationKind, ParseWarning, Review, TestingAssessment,

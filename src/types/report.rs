@@ -74,7 +74,7 @@ impl FromStr for Verdict {
     }
 }
 
-/// The pull request, when the change is one.
+/// The pull request (or merge request), when the change is one.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct PrInfo {
     pub number: u64,
@@ -82,6 +82,71 @@ pub struct PrInfo {
     pub title: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// A GitHub pull request (`#236`, the default) or a GitLab merge request (`!42`).
+    #[serde(default, skip_serializing_if = "RequestKind::is_pull_request")]
+    pub kind: RequestKind,
+}
+
+impl PrInfo {
+    /// `#236` or `!42`, as the forge writes a reference to it.
+    pub fn reference(&self) -> String {
+        self.kind.reference(self.number)
+    }
+
+    /// What the rounds of its reports are counted over: `PR #236`, `MR !42`.
+    pub fn round_label(&self) -> String {
+        format!("{} {}", self.kind.short(), self.reference())
+    }
+
+    /// Names a run of it: `pr-236`, `mr-42`.
+    pub fn label(&self) -> String {
+        format!("{}-{}", self.kind.short().to_ascii_lowercase(), self.number)
+    }
+}
+
+/// What kind of change request a forge keeps: GitHub's pull requests and GitLab's merge
+/// requests are the same thing under two names and two reference signs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestKind {
+    #[default]
+    PullRequest,
+    MergeRequest,
+}
+
+impl RequestKind {
+    pub fn is_pull_request(&self) -> bool {
+        *self == RequestKind::PullRequest
+    }
+
+    /// `pull request`, `merge request`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            RequestKind::PullRequest => "pull request",
+            RequestKind::MergeRequest => "merge request",
+        }
+    }
+
+    /// `PR`, `MR`.
+    pub fn short(self) -> &'static str {
+        match self {
+            RequestKind::PullRequest => "PR",
+            RequestKind::MergeRequest => "MR",
+        }
+    }
+
+    /// `#236`, `!42`.
+    pub fn reference(self, number: u64) -> String {
+        match self {
+            RequestKind::PullRequest => format!("#{number}"),
+            RequestKind::MergeRequest => format!("!{number}"),
+        }
+    }
+
+    /// `pull request #236`, `merge request !42`.
+    pub fn named(self, number: u64) -> String {
+        format!("{} {}", self.noun(), self.reference(number))
+    }
 }
 
 /// A review thread on the pull request that nobody has resolved: feedback someone else left,

@@ -77,7 +77,7 @@ fn a_flood_is_cut_and_escape_sequences_are_shown_escaped() {
     let id = report["meta"]["id"].as_str().unwrap();
     let saved = std::fs::metadata(
         repo.path()
-            .join(".reviews/runs")
+            .join(".git/deep-review/runs")
             .join(id)
             .join("flood/stdout.jsonl"),
     )

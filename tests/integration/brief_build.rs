@@ -195,6 +195,7 @@ fn pr_title_and_description_are_shown() {
                 number: 236,
                 title: "Implement App controller".into(),
                 url: Some("https://github.com/o/r/pull/236".into()),
+                kind: Default::default(),
             }),
             description: Some("Adds the lifecycle.\n\nFixes #12.".into()),
             ..TargetSpec::default()

@@ -84,7 +84,9 @@ fn reports_go_to_a_file_or_standard_output_with_out() {
     let id = report["meta"]["id"].as_str().unwrap().to_string();
     for ext in ["md", "json", "html", "sarif"] {
         assert!(
-            repo.path().join(format!(".reviews/{id}.{ext}")).is_file(),
+            repo.path()
+                .join(format!(".git/deep-review/{id}.{ext}"))
+                .is_file(),
             "{ext}"
         );
     }
@@ -140,7 +142,7 @@ fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            if rel.starts_with(".git/objects") || rel.starts_with(".reviews") {
+            if rel.starts_with(".git/objects") || rel.starts_with(".git/deep-review") {
                 continue;
             }
             if path.is_dir() {

@@ -73,8 +73,8 @@ fn run_writes_one_report_with_all_three_agents_findings() {
         fx.context(&out)
     );
     assert!(
-        fx.path().join(".reviews/runs").is_dir(),
-        "no run bundle under .reviews/runs/\n{}",
+        fx.path().join(".git/deep-review/runs").is_dir(),
+        "no run bundle under .git/deep-review/runs/\n{}",
         fx.context(&out)
     );
     for api in Api::ALL {
@@ -455,7 +455,7 @@ cat <<'REVIEW'
     );
     let report = finished_report(&fx, &out);
     assert_holds_finding(&fx, &out, &report, "Parser panics on malformed input");
-    let raw = std::fs::read_dir(fx.path().join(".reviews/runs"))
+    let raw = std::fs::read_dir(fx.path().join(".git/deep-review/runs"))
         .unwrap()
         .flatten()
         .map(|run| std::fs::read_to_string(run.path().join("attacker/review.md")).unwrap())

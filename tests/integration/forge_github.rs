@@ -409,7 +409,7 @@ fn a_pull_request_is_reviewed_posted_once_and_followed_across_rounds() {
     let brief = std::fs::read_to_string(
         w.checkout
             .path()
-            .join(".reviews/runs")
+            .join(".git/deep-review/runs")
             .join(&id)
             .join("brief.md"),
     )

@@ -211,7 +211,7 @@ fn a_real_local_model_reviews_next_to_a_cli_agent_and_a_model_api() {
     // Its raw stream and text are in the bundle; the report names it and keeps what it wrote.
     let bundle = repo
         .path()
-        .join(".reviews/runs")
+        .join(".git/deep-review/runs")
         .join(report["meta"]["id"].as_str().unwrap())
         .join("smol");
     let raw = std::fs::read_to_string(bundle.join("stdout.jsonl")).unwrap();

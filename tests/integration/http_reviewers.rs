@@ -158,7 +158,7 @@ fn agent<'a>(report: &'a Value, name: &str) -> &'a Value {
 /// Every file of a run bundle, as text.
 fn bundle_text(repo: &Path, report: &Value) -> String {
     let dir = repo
-        .join(".reviews/runs")
+        .join(".git/deep-review/runs")
         .join(report["meta"]["id"].as_str().unwrap());
     let mut all = String::new();
     let mut stack = vec![dir];
@@ -288,7 +288,7 @@ fn a_cli_agent_and_two_model_apis_review_together_with_tokens_and_cost() {
     );
     let dir = repo
         .path()
-        .join(".reviews/runs")
+        .join(".git/deep-review/runs")
         .join(report["meta"]["id"].as_str().unwrap());
     assert_eq!(
         std::fs::read_to_string(dir.join("local/prompt.md")).unwrap(),
@@ -395,7 +395,7 @@ fn a_rate_limit_is_retried_after_what_the_server_asks_and_a_malformed_stream_fai
     assert_eq!(s.server.model_requests(Api::Chat).len(), 2);
     let events = std::fs::read_to_string(
         repo.path()
-            .join(".reviews/runs")
+            .join(".git/deep-review/runs")
             .join(report["meta"]["id"].as_str().unwrap())
             .join("events.jsonl"),
     )
@@ -839,7 +839,7 @@ fn a_valid_synthesis_changes_the_summary_and_merges_with_attribution_from_the_id
     // Its run is in the bundle, both tries.
     let dir = repo
         .path()
-        .join(".reviews/runs")
+        .join(".git/deep-review/runs")
         .join(report["meta"]["id"].as_str().unwrap());
     assert!(dir.join("synthesis/synth/review.md").is_file());
     assert!(dir.join("synthesis-2/synth/review.md").is_file());

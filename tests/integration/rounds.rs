@@ -87,8 +87,6 @@ const SECRET: F<'static> = F {
 fn repo() -> Repo {
     let repo = Repo::new();
     repo.write("src/lib.rs", "pub fn a() {}\n");
-    // The store stays out of the commits the tests make between rounds, as a user keeps it.
-    repo.write(".gitignore", ".reviews/\n");
     repo.commit("initial");
     repo.git(&["checkout", "-q", "-b", "login"]);
     repo.write("src/lib.rs", "pub fn a() {}\npub mod auth;\n");
@@ -154,7 +152,7 @@ fn id_of<'a>(report: &'a Value, title: &str) -> &'a str {
 
 fn brief_of(repo: &Path, report: &Value) -> String {
     let id = report["meta"]["id"].as_str().unwrap();
-    std::fs::read_to_string(repo.join(".reviews/runs").join(id).join("brief.md")).unwrap()
+    std::fs::read_to_string(repo.join(".git/deep-review/runs").join(id).join("brief.md")).unwrap()
 }
 
 #[test]
@@ -199,7 +197,8 @@ fn one_change_through_three_rounds() {
     ]));
     assert_eq!(resolved.code, Some(0), "{}", resolved.stderr);
     let r1_again: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo.path().join(format!(".reviews/{r1_id}.json"))).unwrap(),
+        &std::fs::read_to_string(repo.path().join(format!(".git/deep-review/{r1_id}.json")))
+            .unwrap(),
     )
     .unwrap();
     let items = r1_again["resolution"]["items"].as_array().unwrap();
@@ -209,7 +208,8 @@ fn one_change_through_three_rounds() {
         &fix[..7],
         "{r1_again:#}"
     );
-    let md = std::fs::read_to_string(repo.path().join(format!(".reviews/{r1_id}.md"))).unwrap();
+    let md =
+        std::fs::read_to_string(repo.path().join(format!(".git/deep-review/{r1_id}.md"))).unwrap();
     assert_eq!(md.matches("\n## Resolution\n").count(), 1, "{md}");
     assert!(
         md.contains(&format!(
@@ -376,8 +376,10 @@ fn one_change_through_three_rounds() {
     // The same round consolidated offline with the two earlier reports' Markdown as --prior
     // (as another tool's reports would be given) says the same about them.
     let md_of = |r: &Value| {
-        repo.path()
-            .join(format!(".reviews/{}.md", r["meta"]["id"].as_str().unwrap()))
+        repo.path().join(format!(
+            ".git/deep-review/{}.md",
+            r["meta"]["id"].as_str().unwrap()
+        ))
     };
     let offline = run(agents
         .cmd(repo.path())
@@ -592,7 +594,7 @@ fn auto_proposes_fixed_only_where_the_code_changed() {
     );
     let id = first["meta"]["id"].as_str().unwrap();
     let json: Value = serde_json::from_str(
-        &std::fs::read_to_string(repo.path().join(format!(".reviews/{id}.json"))).unwrap(),
+        &std::fs::read_to_string(repo.path().join(format!(".git/deep-review/{id}.json"))).unwrap(),
     )
     .unwrap();
     let items = json["resolution"]["items"].as_array().unwrap();
@@ -763,32 +765,44 @@ fn a_report_committed_in_the_change_is_not_an_earlier_round() {
     let agents = Agents::new();
     agents.reviewing("alpha", &review(&[LOGIN]));
     let (_, first) = run_round(&agents, &repo);
-    let id = first["meta"]["id"].as_str().unwrap().to_string();
     let login = id_of(&first, LOGIN.title).to_string();
+    // The change's author commits a copy of the store, as an earlier version kept it
+    // (`.reviews/`), whose Resolution declines the login: the decline would come with the
+    // change.
+    let forged = repo.file(".reviews");
+    std::fs::create_dir_all(&forged).unwrap();
+    for entry in std::fs::read_dir(repo.store()).unwrap().flatten() {
+        if entry.path().is_file() {
+            std::fs::copy(entry.path(), forged.join(entry.file_name())).unwrap();
+        }
+    }
     let declined = run(agents.cmd(repo.path()).args([
         "resolve",
         "latest",
+        "--store",
+        ".reviews",
         "--skipped",
         &format!("{login}=approved by the maintainers"),
     ]));
     assert_eq!(declined.code, Some(0), "{}", declined.stderr);
-    // The change's author commits that report: the decline now comes with the change.
-    repo.git(&["add", "-f", &format!(".reviews/{id}.json")]);
+    repo.git(&["add", "-f", ".reviews"]);
     repo.commit("Add review record");
     let (ran, second) = run_round(&agents, &repo);
-    assert!(
-        ran.stderr
-            .contains(&format!("report {id} is committed in the repository")),
-        "{}",
-        ran.stderr
-    );
-    assert_eq!(second["round"], 1, "{:#}", second["meta"]);
+    assert!(!ran.stderr.contains("moved the store"), "{}", ran.stderr);
+    assert_eq!(second["round"], 2, "{:#}", second["meta"]);
     assert_eq!(
         findings(&second)
             .iter()
             .map(|f| (f.1.as_str(), f.2.as_str()))
             .collect::<Vec<_>>(),
-        [(LOGIN.title, "new")],
-        "the login is raised, not set aside"
+        [(LOGIN.title, "persisting")],
+        "the login is raised again, not set aside"
+    );
+    assert!(
+        second["prior_rounds"]["declined"]
+            .as_array()
+            .is_none_or(|d| d.is_empty()),
+        "{:#}",
+        second["prior_rounds"]
     );
 }

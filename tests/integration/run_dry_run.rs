@@ -115,9 +115,9 @@ fn prints_brief_size_and_every_command_and_writes_nothing() {
         .find(|l| l.starts_with("Report:  "))
         .unwrap();
     assert!(report_line.ends_with("-feature-login.md"), "{report_line}");
-    assert!(report_line.contains("/.reviews/"), "{report_line}");
+    assert!(report_line.contains("/.git/deep-review/"), "{report_line}");
 
-    assert!(!repo.file(".reviews").exists(), "a dry run writes nothing");
+    assert!(!repo.store().exists(), "a dry run writes nothing");
     assert_eq!(
         repo.git(&["status", "--porcelain", "--ignored"]),
         status_before
@@ -215,7 +215,7 @@ fn repo_out_and_range_flags() {
     );
     assert!(text.contains("1 commit, 1 file changed"), "{text}");
     let report_line = text.lines().find(|l| l.starts_with("Report:  ")).unwrap();
-    let want = out_dir.path().join(".reviews");
+    let want = out_dir.path();
     assert!(
         report_line.contains(&want.display().to_string()),
         "{report_line}"

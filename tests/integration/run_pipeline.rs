@@ -119,14 +119,11 @@ fn agents_run_and_the_report_is_written() {
         "the .md, .json and .html paths: {printed:?}"
     );
     assert!(
-        out_dir.path().join(".reviews/index.html").is_file(),
+        out_dir.path().join("index.html").is_file(),
         "the store's index"
     );
     let md_path = &printed[0];
-    assert!(
-        md_path.starts_with(out_dir.path().join(".reviews")),
-        "{md_path:?}"
-    );
+    assert!(md_path.starts_with(out_dir.path()), "{md_path:?}");
     let name = md_path.file_name().unwrap().to_string_lossy().to_string();
     assert!(name.ends_with("-login.md"), "{name}");
     let id = name.trim_end_matches(".md").to_string();
@@ -167,7 +164,7 @@ fn agents_run_and_the_report_is_written() {
         .collect();
     assert_eq!(agents, ["alpha", "beta"]);
 
-    let bundle = out_dir.path().join(".reviews/runs").join(&id);
+    let bundle = out_dir.path().join("runs").join(&id);
     let brief = std::fs::read_to_string(bundle.join("brief.md")).unwrap();
     assert!(brief.contains("- `src/auth.rs` (+1 −0, added)"));
     let target: serde_json::Value =
@@ -313,7 +310,7 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
     let alive = unsafe { libc::kill(agent_pid, 0) } == 0;
     assert!(!alive, "agent process {agent_pid} survived");
     assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
-    let runs: Vec<_> = std::fs::read_dir(out_dir.path().join(".reviews/runs"))
+    let runs: Vec<_> = std::fs::read_dir(out_dir.path().join("runs"))
         .unwrap()
         .collect();
     assert_eq!(runs.len(), 1);
@@ -348,7 +345,7 @@ fn with_no_agent_installed_run_says_what_to_install() {
             && stderr.contains("npm install -g @anthropic-ai/claude-code"),
         "{stderr}"
     );
-    assert!(!repo.path().join(".reviews").exists(), "nothing is written");
+    assert!(!repo.store().exists(), "nothing is written");
 }
 
 #[test]

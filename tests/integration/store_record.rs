@@ -47,7 +47,7 @@ fn a_run_consolidated_again_from_its_bundle_gives_the_same_report() {
         "{report:#}"
     );
 
-    let bundle = repo.path().join(".reviews/runs").join(&id);
+    let bundle = repo.path().join(".git/deep-review/runs").join(&id);
     let again = run(agents.cmd(repo.path()).args([
         "consolidate",
         "--bundle",
@@ -125,7 +125,7 @@ fn resume_runs_again_only_the_agent_that_was_killed() {
         "beta's findings are in: {report:#}"
     );
     // The killed attempt's files stay in the bundle, set aside.
-    let bundle = repo.path().join(".reviews/runs").join(&id);
+    let bundle = repo.path().join(".git/deep-review/runs").join(&id);
     assert!(bundle.join("beta/before-resume-1/meta.json").is_file());
     // Resuming a finished run runs nothing.
     let again = run(agents
@@ -151,7 +151,7 @@ fn events_are_logged_one_json_object_per_line() {
         .to_string();
     let log = std::fs::read_to_string(
         repo.path()
-            .join(".reviews/runs")
+            .join(".git/deep-review/runs")
             .join(&id)
             .join("events.jsonl"),
     )

@@ -6,7 +6,7 @@ use std::process::Command;
 use crate::support::repo::Repo;
 use deep_review::target::{TargetSpec, resolve};
 use deep_review::types::ChangeKind;
-use deep_review::types::PrInfo;
+use deep_review::types::{PrInfo, RequestKind};
 
 fn spec(target: Option<&str>) -> TargetSpec {
     TargetSpec {
@@ -215,6 +215,7 @@ fn pr_metadata_names_the_label() {
             number: 236,
             title: "Implement it".into(),
             url: None,
+            kind: RequestKind::PullRequest,
         }),
         description: Some("Body".into()),
         ..spec(Some("feat"))
@@ -223,6 +224,9 @@ fn pr_metadata_names_the_label() {
     assert_eq!(t.label, "pr-236");
     assert_eq!(t.title().as_deref(), Some("Implement it"));
     assert_eq!(t.description.as_deref(), Some("Body"));
+    let mut mr = s.clone();
+    mr.pr.as_mut().unwrap().kind = RequestKind::MergeRequest;
+    assert_eq!(resolve(repo.path(), &mr).unwrap().label, "mr-236");
 }
 
 #[test]

@@ -224,9 +224,13 @@ fn a_change_to_the_context_file_is_reported() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    let brief =
-        std::fs::read_to_string(repo.path().join(".reviews/runs").join(&id).join("brief.md"))
-            .unwrap();
+    let brief = std::fs::read_to_string(
+        repo.path()
+            .join(".git/deep-review/runs")
+            .join(&id)
+            .join("brief.md"),
+    )
+    .unwrap();
     assert!(
         brief.contains("Errors are returned, never panicked."),
         "{brief}"

@@ -5,7 +5,6 @@
 //! deep-review (synchronous stages) calls it like any function. Never call it from inside an
 //! async task.
 
-use std::sync::Once;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -15,6 +14,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::location::{Location, Token};
+use crate::forge::http::{
+    backoff, error_chain, install_crypto_provider, next_page, origin_of, read_limited, same_origin,
+};
 
 /// Attempts per request: the first and up to four retries.
 const MAX_ATTEMPTS: u32 = 5;
@@ -24,18 +26,6 @@ const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(90);
 const SECONDARY_LIMIT_WAIT: Duration = Duration::from_secs(60);
 /// Pages of a list read at most (100 items a page).
 pub const MAX_PAGES: usize = 30;
-/// The largest response read, so a broken or hostile server cannot exhaust memory.
-const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
-
-/// Installs rustls's `ring` provider for the process, once (reqwest is built with
-/// `rustls-no-provider`: `ring` builds much faster than the default aws-lc-rs).
-fn install_crypto_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        // Err means a provider is installed already, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
 
 /// A GitHub API client for one repository's host.
 pub struct Client {
@@ -258,7 +248,7 @@ impl Client {
             };
             let status = response.status();
             let headers = response.headers().clone();
-            let body_bytes = read_limited(response, what).await?;
+            let body_bytes = read_limited(response, "GitHub", what).await?;
             if status.is_success() {
                 return Ok(Answer {
                     status,
@@ -357,98 +347,15 @@ fn rate_limit_wait(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Opti
     None
 }
 
-fn backoff(attempt: u32) -> Duration {
-    Duration::from_secs(1u64 << (attempt - 1).min(3))
-}
-
-/// The body, at most [`MAX_RESPONSE_BYTES`].
-async fn read_limited(mut response: reqwest::Response, what: &str) -> anyhow::Result<Vec<u8>> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response
-        .chunk()
-        .await
-        .with_context(|| format!("the connection to GitHub broke while reading {what}"))?
-    {
-        if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
-            anyhow::bail!(
-                "GitHub's answer for {what} is larger than {} MB: not read",
-                MAX_RESPONSE_BYTES / (1024 * 1024)
-            );
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(body)
-}
-
 fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> anyhow::Result<T> {
     serde_json::from_slice(body).map_err(|e| {
         anyhow::anyhow!("GitHub's answer for {what} is not what its API documents ({e})")
     })
 }
 
-/// The `rel="next"` address of a `Link` header.
-fn next_page(headers: &HeaderMap) -> Option<Url> {
-    let link = headers.get("link")?.to_str().ok()?;
-    link.split(',').find_map(|part| {
-        let (target, params) = part.split_once(';')?;
-        let rel_next = params
-            .split(';')
-            .any(|p| p.trim().replace(' ', "") == "rel=\"next\"");
-        let target = target.trim().strip_prefix('<')?.strip_suffix('>')?;
-        rel_next.then(|| Url::parse(target).ok()).flatten()
-    })
-}
-
-fn same_origin(a: &Url, b: &Url) -> bool {
-    a.scheme() == b.scheme()
-        && a.host_str() == b.host_str()
-        && a.port_or_known_default() == b.port_or_known_default()
-}
-
-fn origin_of(url: &Url) -> String {
-    match url.port() {
-        Some(port) => format!(
-            "{}://{}:{port}",
-            url.scheme(),
-            url.host_str().unwrap_or("?")
-        ),
-        None => format!("{}://{}", url.scheme(), url.host_str().unwrap_or("?")),
-    }
-}
-
-/// An error with its causes, in one line (reqwest's own message alone says little).
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut parts = vec![err.to_string()];
-    let mut source = err.source();
-    while let Some(e) = source {
-        let text = e.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = e.source();
-    }
-    parts.join(": ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_next_page_comes_from_the_link_header() {
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            "link",
-            HeaderValue::from_static(
-                "<https://api.github.com/x?page=1>; rel=\"prev\", <https://api.github.com/x?page=3>; rel=\"next\"",
-            ),
-        );
-        assert_eq!(
-            next_page(&headers).map(|u| u.to_string()),
-            Some("https://api.github.com/x?page=3".to_string())
-        );
-        assert_eq!(next_page(&HeaderMap::new()), None);
-    }
 
     #[test]
     fn rate_limits_say_how_long_to_wait() {

@@ -14,7 +14,8 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Comment, Discussion, Forge, PrRef, PullRequest, ReviewDraft, Thread};
+use super::{Comment, Discussion, Forge, PrRef, PullRequest, ReviewDraft, ReviewPosted, Thread};
+use crate::types::RequestKind;
 use http::Client;
 pub use location::MissingToken;
 
@@ -187,6 +188,10 @@ impl Forge for GitHub {
         "GitHub"
     }
 
+    fn kind(&self) -> RequestKind {
+        RequestKind::PullRequest
+    }
+
     fn repository(&self) -> &str {
         &self.slug
     }
@@ -297,14 +302,17 @@ impl Forge for GitHub {
         Ok(comments.into_iter().map(Comment::from).collect())
     }
 
-    fn create_comment(&self, number: u64, body: &str) -> anyhow::Result<()> {
-        self.client.send_json(
+    fn create_comment(&self, number: u64, body: &str) -> anyhow::Result<String> {
+        let created = self.client.send_json(
             Method::POST,
             self.client.repo_url(&format!("issues/{number}/comments"))?,
             &json!({ "body": body }),
             &format!("a comment on pull request #{number}"),
         )?;
-        Ok(())
+        Ok(created["id"]
+            .as_u64()
+            .map(|id| id.to_string())
+            .unwrap_or_default())
     }
 
     fn update_comment(&self, _number: u64, id: &str, body: &str) -> anyhow::Result<()> {
@@ -320,7 +328,7 @@ impl Forge for GitHub {
         Ok(())
     }
 
-    fn create_review(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<()> {
+    fn create_review(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted> {
         let comments: Vec<Value> = review
             .comments
             .iter()
@@ -349,7 +357,7 @@ impl Forge for GitHub {
             }),
             &format!("a review of pull request #{number}"),
         )?;
-        Ok(())
+        Ok(ReviewPosted::default())
     }
 
     fn reply(&self, number: u64, thread: &Thread, body: &str) -> anyhow::Result<()> {
@@ -369,7 +377,7 @@ impl Forge for GitHub {
         Ok(())
     }
 
-    fn resolve_thread(&self, thread: &Thread) -> anyhow::Result<bool> {
+    fn resolve_thread(&self, _number: u64, thread: &Thread) -> anyhow::Result<bool> {
         let what = "resolving a review thread";
         let (data, errors) =
             self.client

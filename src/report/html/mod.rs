@@ -150,7 +150,7 @@ impl IndexEntry {
             _ => None,
         };
         let target = from_id
-            .or_else(|| m.pr.as_ref().map(|pr| format!("pr-{}", pr.number)))
+            .or_else(|| m.pr.as_ref().map(|pr| pr.label()))
             .or_else(|| m.branch.clone())
             .unwrap_or_else(|| m.id.clone());
         IndexEntry {

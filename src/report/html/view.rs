@@ -114,6 +114,12 @@ pub struct LinkView {
 #[derive(Debug, Serialize)]
 pub struct PrView {
     pub number: u64,
+    /// `#236` or `!42`.
+    pub reference: String,
+    /// `PR` or `MR`: the metadata row's name.
+    pub short: &'static str,
+    /// `pull request` or `merge request`.
+    pub noun: &'static str,
     pub title: String,
     pub href: Option<String>,
 }
@@ -553,6 +559,9 @@ fn meta_view(report: &Report, pills: &Pills) -> MetaView {
         author: m.author.clone(),
         pr: m.pr.as_ref().map(|pr| PrView {
             number: pr.number,
+            reference: pr.reference(),
+            short: pr.kind.short(),
+            noun: pr.kind.noun(),
             title: pr.title.clone(),
             href: pr
                 .url

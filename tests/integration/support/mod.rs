@@ -6,6 +6,7 @@
 pub mod agents;
 pub mod bench_gen;
 pub mod fake_github;
+pub mod fake_gitlab;
 pub mod fake_model;
 pub mod git;
 pub mod http_server;

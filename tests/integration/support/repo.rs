@@ -31,6 +31,11 @@ impl Repo {
         self.path().join(rel)
     }
 
+    /// The repository's store: `deep-review/` in its git directory.
+    pub fn store(&self) -> PathBuf {
+        self.path().join(".git/deep-review")
+    }
+
     /// Runs git in the repo; panics with its stderr when it fails (test setup only).
     pub fn git(&self, args: &[&str]) -> String {
         let out = Command::new("git")

@@ -65,6 +65,11 @@ impl RunFixture {
         self.repo.path()
     }
 
+    /// The repository's store: `deep-review/` in its git directory.
+    pub fn store(&self) -> PathBuf {
+        self.path().join(".git/deep-review")
+    }
+
     /// Writes the user's config (`$HOME/.config/deep-review/config.toml` of the agents' HOME,
     /// which is the run's HOME): trusted, as a user's own file is.
     pub fn config(&self, toml: &str) {
@@ -121,9 +126,9 @@ impl RunFixture {
         std::fs::read_to_string(self.log_path(stream)).unwrap_or_default()
     }
 
-    /// Files under `.reviews/` (not under `runs/`) with extension `ext`.
+    /// Files of the store (not under `runs/`) with extension `ext`.
     pub fn reports(&self, ext: &str) -> Vec<PathBuf> {
-        let dir = self.path().join(".reviews");
+        let dir = self.store();
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return Vec::new();
         };
@@ -142,16 +147,16 @@ impl RunFixture {
         assert_eq!(
             reports.len(),
             1,
-            "expected one .reviews/<id>.md, found {reports:?}\n{}",
+            "expected one <store>/<id>.md, found {reports:?}\n{}",
             self.context(out)
         );
         std::fs::read_to_string(&reports[0]).expect("read the report")
     }
 
-    /// `(agent, meta.json)` of every agent in every run bundle under `.reviews/runs/`.
+    /// `(agent, meta.json)` of every agent in every run bundle under `<store>/runs/`.
     pub fn agent_metas(&self) -> Vec<(String, Value)> {
         let mut metas = Vec::new();
-        let runs = self.path().join(".reviews/runs");
+        let runs = self.store().join("runs");
         for run in std::fs::read_dir(runs).into_iter().flatten().flatten() {
             for agent in std::fs::read_dir(run.path())
                 .into_iter()

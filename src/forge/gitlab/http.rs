@@ -1,0 +1,401 @@
+//! The HTTP side of the GitLab forge: REST v4 requests with the token in its header, sent to
+//! the API's own host only (no redirect is followed, no next page on another host is read),
+//! rate limits waited out, server errors retried, lists read page by page up to a bound, and
+//! answers read up to a bound.
+//!
+//! Calls block: the client runs its requests on its own small tokio runtime, so the rest of
+//! deep-review (synchronous stages) calls it like any function. Never call it from inside an
+//! async task.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use reqwest::header::HeaderMap;
+use reqwest::{Method, StatusCode, Url};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::location::{Location, Token};
+use crate::forge::http::{
+    backoff, error_chain, install_crypto_provider, next_page, origin_of, read_limited, same_origin,
+};
+
+/// Attempts per request: the first and up to four retries.
+const MAX_ATTEMPTS: u32 = 5;
+/// The longest wait for a rate limit before giving up with a time to come back.
+const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(90);
+/// A 429 that says nothing about when to come back: GitLab's limits are per minute.
+const DEFAULT_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+/// Items asked for per page (GitLab's most).
+pub const PER_PAGE: usize = 100;
+
+/// A request GitLab refused, with its status: what callers decide on (a 400 on a position moves
+/// a finding to the summary; a 403 on resolving a thread is "may not").
+#[derive(Debug, thiserror::Error)]
+#[error("{sentence}")]
+pub struct Refused {
+    pub status: StatusCode,
+    /// GitLab's own message, in one line.
+    pub message: String,
+    sentence: String,
+}
+
+/// The status of a refused request, when `err` is one.
+pub fn refused_status(err: &anyhow::Error) -> Option<StatusCode> {
+    err.downcast_ref::<Refused>().map(|r| r.status)
+}
+
+/// A GitLab API client for one project.
+pub struct Client {
+    runtime: tokio::runtime::Runtime,
+    http: reqwest::Client,
+    pub location: Location,
+    token: Token,
+}
+
+/// A response: status, headers and the body read whole (bounded).
+pub struct Answer {
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Client {
+    pub fn new(location: Location, token: Token) -> anyhow::Result<Client> {
+        install_crypto_provider();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .context("cannot start the runtime for GitLab requests")?;
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("deep-review/", env!("CARGO_PKG_VERSION")))
+            // The token is a custom header, which a redirect would carry to wherever it points:
+            // none is followed.
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(Duration::from_secs(15))
+            .timeout(Duration::from_secs(60))
+            .build()
+            .context("cannot set up the HTTP client for GitLab")?;
+        Ok(Client {
+            runtime,
+            http,
+            location,
+            token,
+        })
+    }
+
+    pub fn token(&self) -> &Token {
+        &self.token
+    }
+
+    /// `<api>/<rest>`.
+    pub fn api_url(&self, rest: &str) -> anyhow::Result<Url> {
+        let base = self.location.api.as_str().trim_end_matches('/');
+        let text = format!("{base}/{}", rest.trim_start_matches('/'));
+        Url::parse(&text).with_context(|| format!("cannot make a GitLab API address of {text}"))
+    }
+
+    /// `<api>/projects/<id or URL-encoded path>/<rest>`.
+    pub fn project_url(&self, rest: &str) -> anyhow::Result<Url> {
+        let project = utf8_percent_encode(&self.location.project, NON_ALPHANUMERIC).to_string();
+        self.api_url(&format!(
+            "projects/{project}/{}",
+            rest.trim_start_matches('/')
+        ))
+    }
+
+    /// GET `url` as JSON.
+    pub fn get<T: DeserializeOwned>(&self, url: Url, what: &str) -> anyhow::Result<T> {
+        let answer = self.send(Method::GET, url, None, what)?;
+        decode(&answer.body, what)
+    }
+
+    /// GET the pages of a list, [`PER_PAGE`] items each, at most `max_pages`: the next page is
+    /// GitLab's `x-next-page` (offset pagination) or its `Link: rel="next"` (keyset
+    /// pagination), on the API's own host only. `true` when pages were left unread.
+    pub fn get_all<T: DeserializeOwned>(
+        &self,
+        mut url: Url,
+        what: &str,
+        max_pages: usize,
+    ) -> anyhow::Result<(Vec<T>, bool)> {
+        url.query_pairs_mut()
+            .append_pair("per_page", &PER_PAGE.to_string());
+        let first = url.clone();
+        let mut items = Vec::new();
+        for _ in 0..max_pages {
+            let answer = self.send(Method::GET, url.clone(), None, what)?;
+            let page: Vec<T> = decode(&answer.body, what)?;
+            items.extend(page);
+            match self.next(&first, &answer.headers, what)? {
+                Some(next) => url = next,
+                None => return Ok((items, false)),
+            }
+        }
+        Ok((items, true))
+    }
+
+    /// The next page's address, if there is one.
+    fn next(&self, first: &Url, headers: &HeaderMap, what: &str) -> anyhow::Result<Option<Url>> {
+        let header = |name: &str| {
+            headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        if let Some(page) = header("x-next-page") {
+            let page: u32 = page.parse().map_err(|_| {
+                anyhow::anyhow!(
+                    "GitLab's x-next-page for {what} is `{}`, not a page number",
+                    crate::text::printable_line(page)
+                )
+            })?;
+            let mut next = first.clone();
+            let pairs: Vec<(String, String)> = first
+                .query_pairs()
+                .filter(|(k, _)| k != "page")
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            next.query_pairs_mut()
+                .clear()
+                .extend_pairs(pairs)
+                .append_pair("page", &page.to_string());
+            return Ok(Some(next));
+        }
+        match next_page(headers) {
+            Some(next) if same_origin(&next, &self.location.api) => Ok(Some(next)),
+            Some(next) => anyhow::bail!(
+                "GitLab sent the next page of {what} to another host ({}): not followed, the token is not sent there",
+                next.host_str().unwrap_or("?")
+            ),
+            None => Ok(None),
+        }
+    }
+
+    /// A request with a JSON body; returns the JSON answer (`Null` for an empty one).
+    pub fn send_json(
+        &self,
+        method: Method,
+        url: Url,
+        body: &Value,
+        what: &str,
+    ) -> anyhow::Result<Value> {
+        let answer = self.send(method, url, Some(body), what)?;
+        if answer.body.iter().all(u8::is_ascii_whitespace) {
+            return Ok(Value::Null);
+        }
+        decode(&answer.body, what)
+    }
+
+    /// One request with retries: a 429 waits what `Retry-After` (or `RateLimit-Reset`) says, up
+    /// to [`MAX_RATE_LIMIT_WAIT`]; server errors and network failures back off 1, 2, 4, 8 s for
+    /// requests that are safe to repeat (a POST that failed with a 502 may have been done: it
+    /// is not sent twice).
+    pub fn send(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+        what: &str,
+    ) -> anyhow::Result<Answer> {
+        if !same_origin(&url, &self.location.api) {
+            anyhow::bail!(
+                "{what} would go to {}, not the GitLab API at {}: not sent",
+                origin_of(&url),
+                origin_of(&self.location.api)
+            );
+        }
+        self.runtime
+            .block_on(self.send_async(method, url, body, what))
+    }
+
+    async fn send_async(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+        what: &str,
+    ) -> anyhow::Result<Answer> {
+        let repeatable = method != Method::POST;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut request = self
+                .http
+                .request(method.clone(), url.clone())
+                .header(self.token.header(), &self.token.value);
+            if let Some(body) = body {
+                request = request.json(body);
+            }
+            let response = match request.send().await {
+                Ok(response) => response,
+                Err(_) if repeatable && attempt < MAX_ATTEMPTS => {
+                    tokio::time::sleep(backoff(attempt)).await;
+                    continue;
+                }
+                Err(err) => anyhow::bail!(
+                    "cannot reach GitLab for {what} at {} ({}): check CI_API_V4_URL and the network",
+                    origin_of(&url),
+                    error_chain(&err)
+                ),
+            };
+            let status = response.status();
+            let headers = response.headers().clone();
+            let body_bytes = read_limited(response, "GitLab", what).await?;
+            if status.is_success() {
+                return Ok(Answer {
+                    headers,
+                    body: body_bytes,
+                });
+            }
+            if status.is_redirection() {
+                let to = headers
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("?");
+                anyhow::bail!(
+                    "GitLab answered {what} with a redirect to {} ({}): not followed with the token; set CI_API_V4_URL to the API's own address",
+                    crate::text::printable_line(to),
+                    status.as_u16()
+                );
+            }
+            if status == StatusCode::TOO_MANY_REQUESTS {
+                let wait = rate_limit_wait(&headers);
+                if wait <= MAX_RATE_LIMIT_WAIT && attempt < MAX_ATTEMPTS {
+                    tokio::time::sleep(wait).await;
+                    continue;
+                }
+                anyhow::bail!(
+                    "GitLab's rate limit stops {what} for {} more: try again then",
+                    crate::text::duration_short(wait)
+                );
+            }
+            if status.is_server_error() && repeatable && attempt < MAX_ATTEMPTS {
+                tokio::time::sleep(backoff(attempt)).await;
+                continue;
+            }
+            return Err(self.status_error(status, &body_bytes, what).into());
+        }
+    }
+
+    /// One sentence for a refused request.
+    fn status_error(&self, status: StatusCode, body: &[u8], what: &str) -> Refused {
+        let message = message_of(body);
+        // GitLab's messages repeat the status (`401 Unauthorized`): say it once.
+        let code_prefix = format!("{} ", status.as_u16());
+        let message = message
+            .strip_prefix(&code_prefix)
+            .unwrap_or(&message)
+            .to_string();
+        let project = crate::text::printable_line(&self.location.project);
+        let source = self.token.source;
+        let code = status.as_u16();
+        let sentence = match status {
+            StatusCode::UNAUTHORIZED if self.token.is_job_token() => format!(
+                "GitLab refused CI_JOB_TOKEN for {what} ({code} {message}): set GITLAB_TOKEN to a project access token with read_api (api to post)"
+            ),
+            StatusCode::UNAUTHORIZED => format!(
+                "GitLab rejected the token from {source} ({code} {message}): set GITLAB_TOKEN to a valid access token"
+            ),
+            StatusCode::FORBIDDEN if self.token.is_job_token() => format!(
+                "GitLab does not let CI_JOB_TOKEN read {what} ({code} {message}): set GITLAB_TOKEN to a project access token with read_api (api to post)"
+            ),
+            StatusCode::FORBIDDEN => format!(
+                "GitLab refused {what} ({code} {message}): the token from {source} needs the api scope (read_api to read) and the Developer role on {project}"
+            ),
+            StatusCode::NOT_FOUND => format!(
+                "GitLab has no {what} in project {project} (404, from {}): check the merge request number and the project; a private project also answers 404 to a token that cannot read it",
+                self.location.from
+            ),
+            _ => format!("GitLab refused {what} ({code} {message})"),
+        };
+        Refused {
+            status,
+            message,
+            sentence,
+        }
+    }
+}
+
+/// GitLab's error message: `{"message": "..."}`, `{"message": {"field": ["..."]}}` or
+/// `{"error": "..."}`, in one line.
+fn message_of(body: &[u8]) -> String {
+    let text = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            let m = if v["message"].is_null() {
+                &v["error"]
+            } else {
+                &v["message"]
+            };
+            match m {
+                Value::String(s) => Some(s.clone()),
+                Value::Null => None,
+                other => Some(other.to_string()),
+            }
+        })
+        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned());
+    crate::text::printable_line(&text)
+}
+
+/// How long a 429 asks to wait: `Retry-After` in seconds, else `RateLimit-Reset` (a Unix time),
+/// else a minute.
+fn rate_limit_wait(headers: &HeaderMap) -> Duration {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    if let Some(secs) = header("retry-after").and_then(|v| v.parse::<u64>().ok()) {
+        return Duration::from_secs(secs);
+    }
+    if let Some(reset) = header("ratelimit-reset").and_then(|v| v.parse::<i64>().ok()) {
+        let now = chrono::Utc::now().timestamp();
+        return Duration::from_secs(u64::try_from(reset.saturating_sub(now)).unwrap_or(0) + 1);
+    }
+    DEFAULT_RATE_LIMIT_WAIT
+}
+
+fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> anyhow::Result<T> {
+    serde_json::from_slice(body).map_err(|e| {
+        anyhow::anyhow!("GitLab's answer for {what} is not what its API documents ({e})")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    #[test]
+    fn rate_limits_say_how_long_to_wait() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("7"));
+        assert_eq!(rate_limit_wait(&headers), Duration::from_secs(7));
+        let mut headers = HeaderMap::new();
+        let reset = (chrono::Utc::now().timestamp() + 30).to_string();
+        headers.insert("ratelimit-reset", HeaderValue::from_str(&reset).unwrap());
+        let wait = rate_limit_wait(&headers).as_secs();
+        assert!((29..=32).contains(&wait), "{wait}");
+        assert_eq!(rate_limit_wait(&HeaderMap::new()), DEFAULT_RATE_LIMIT_WAIT);
+    }
+
+    #[test]
+    fn messages_in_every_shape_gitlab_sends() {
+        assert_eq!(
+            message_of(br#"{"message":"401 Unauthorized"}"#),
+            "401 Unauthorized"
+        );
+        assert_eq!(
+            message_of(br#"{"message":{"note":["can't be blank"]}}"#),
+            r#"{"note":["can't be blank"]}"#
+        );
+        assert_eq!(
+            message_of(br#"{"error":"insufficient_scope"}"#),
+            "insufficient_scope"
+        );
+        assert_eq!(message_of(b"oops"), "oops");
+    }
+}
