@@ -821,8 +821,11 @@ fn many_unclosed_fences_and_comments_do_not_hide_the_findings_after_them() {
     assert_eq!(to_the_end, [Some(3 + 2_999 * 9 + 2)]);
 }
 
+/// The line is read whole (its severity note after 20,000 locations, its body); the finding
+/// keeps its first `MAX_LOCATIONS` places (issue 20: every later comparison of places is
+/// bounded), with a warning.
 #[test]
-fn a_line_naming_thousands_of_locations_keeps_them_all() {
+fn a_line_naming_thousands_of_locations_is_read_whole_and_keeps_the_first_hundred() {
     let mut text = String::from("## Findings\n\n1. **Everywhere** — ");
     for k in 0..20_000 {
         text.push_str(&format!("`src/a{k}.rs:{k}`, "));
@@ -831,8 +834,13 @@ fn a_line_naming_thousands_of_locations_keeps_them_all() {
     let r = parse_review("claude", &text);
     assert_eq!(r.findings.len(), 1);
     let f = &r.findings[0];
-    assert_eq!(f.locations.len(), 20_000);
-    assert_eq!(f.locations[19_999].to_string(), "src/a19999.rs:19999");
+    assert_eq!(f.locations.len(), deep_review::parse::MAX_LOCATIONS);
+    assert_eq!(f.locations[99].to_string(), "src/a99.rs:99");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("cites 20000 places"))
+    );
     assert_eq!(f.severity, Some(Severity::Important));
     assert_eq!(f.explanation, "Body.");
 }
