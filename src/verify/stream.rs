@@ -45,8 +45,15 @@ pub struct FileRef<'a> {
 /// Bytes read from cat-file's pipe at a time.
 const READ_BUFFER: usize = 1 << 20;
 
-/// Blobs read ahead of the workers, per worker: enough to keep them busy, little memory.
-const READ_AHEAD: usize = 64;
+/// Batches read ahead of the workers, per worker: enough to keep them busy, little memory.
+const READ_AHEAD: usize = 4;
+
+/// A batch handed to a worker holds about this many bytes of blobs, or [`BATCH_FILES`] files.
+const BATCH_BYTES: usize = 256 * 1024;
+const BATCH_FILES: usize = 256;
+
+/// Blobs by their index in the files searched (`None`: no blob, or one too large).
+type Batch = Vec<(usize, Option<Vec<u8>>)>;
 
 /// Searches every file of `files` with `search` on every core and gives each answer to `apply`
 /// in file order (`None`: no blob, or one over [`MAX_SCAN_BLOB`]), until `apply` returns
@@ -119,9 +126,9 @@ fn from_git<R: Send>(
         // cat-file ends: the writer and the reader, blocked on its pipes, return.
         let _ = child.lock().map(|mut c| c.kill());
     };
-    let (blob_tx, blob_rx) = mpsc::sync_channel::<(usize, Option<Vec<u8>>)>(READ_AHEAD * workers);
+    let (blob_tx, blob_rx) = mpsc::sync_channel::<Batch>(READ_AHEAD * workers);
     let blob_rx = Mutex::new(blob_rx);
-    let (answer_tx, answer_rx) = mpsc::channel::<(usize, Option<R>)>();
+    let (answer_tx, answer_rx) = mpsc::channel::<Vec<(usize, Option<R>)>>();
     let read = std::thread::scope(|scope| -> Result<()> {
         scope.spawn(move || {
             let mut requests = Vec::with_capacity(files.len() * 41);
@@ -133,46 +140,65 @@ fn from_git<R: Send>(
             // One write of every request; closing stdin then tells cat-file it has them all.
             let _ = stdin.write_all(&requests);
         });
-        // The reader owns the sending end: when it ends, the workers' channel closes.
+        // The reader owns the sending end: when it ends, the workers' channel closes. Blobs go
+        // to the workers in batches of about BATCH_BYTES: one hand-over (and one wake-up) per
+        // batch, not per file.
         let stop_reading = &stop;
         let reader = scope.spawn(move || -> Result<()> {
             let stop = stop_reading;
             let mut reader = BufReader::with_capacity(READ_BUFFER, stdout);
+            let mut batch: Batch = Vec::new();
+            let mut bytes = 0usize;
             for (i, f) in files.iter().enumerate() {
                 if stop.load(Ordering::Relaxed) {
-                    break;
+                    return Ok(());
                 }
                 let mut body = Vec::new();
                 let blob = read_blob(&mut reader, f.oid, &mut body)?;
-                if blob_tx.send((i, blob.then_some(body))).is_err() {
-                    break;
+                bytes += body.len() + 64;
+                batch.push((i, blob.then_some(body)));
+                if bytes >= BATCH_BYTES || batch.len() >= BATCH_FILES {
+                    bytes = 0;
+                    if blob_tx.send(std::mem::take(&mut batch)).is_err() {
+                        return Ok(());
+                    }
                 }
+            }
+            if !batch.is_empty() {
+                let _ = blob_tx.send(batch);
             }
             Ok(())
         });
         for _ in 0..workers {
             let answer_tx = answer_tx.clone();
             let (blob_rx, stop) = (&blob_rx, &stop);
-            // A worker takes blobs until the reader ends, searching none once stopped: the
+            // A worker takes batches until the reader ends, searching none once stopped: the
             // reader is never left blocked on a full channel.
             scope.spawn(move || {
                 loop {
                     let next = blob_rx.lock().map(|rx| rx.recv());
-                    let Ok(Ok((i, blob))) = next else { break };
-                    let answer = match blob {
-                        Some(bytes) if !stop.load(Ordering::Relaxed) => Some(search(i, &bytes)),
-                        _ => None,
-                    };
-                    let _ = answer_tx.send((i, answer));
+                    let Ok(Ok(batch)) = next else { break };
+                    let answers: Vec<(usize, Option<R>)> = batch
+                        .into_iter()
+                        .map(|(i, blob)| match blob {
+                            Some(bytes) if !stop.load(Ordering::Relaxed) => {
+                                (i, Some(search(i, &bytes)))
+                            }
+                            _ => (i, None),
+                        })
+                        .collect();
+                    let _ = answer_tx.send(answers);
                 }
             });
         }
         drop(answer_tx);
         let mut in_order = InOrder::new();
-        for (i, answer) in answer_rx.iter() {
-            if !in_order.take(i, answer, &mut apply) {
-                halt();
-                break;
+        'answers: for answers in answer_rx.iter() {
+            for (i, answer) in answers {
+                if !in_order.take(i, answer, &mut apply) {
+                    halt();
+                    break 'answers;
+                }
             }
         }
         drop(answer_rx);
@@ -202,7 +228,7 @@ fn from_checkout<R: Send>(
 ) -> Result<()> {
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
-    let (answer_tx, answer_rx) = mpsc::channel::<Result<(usize, Option<R>)>>();
+    let (answer_tx, answer_rx) = mpsc::channel::<Result<Vec<(usize, Option<R>)>>>();
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let answer_tx = answer_tx.clone();
@@ -210,14 +236,20 @@ fn from_checkout<R: Send>(
             scope.spawn(move || {
                 // Started only when a file of the checkout is not its blob.
                 let mut git: Option<CatFile> = None;
+                // Files are taken BATCH_FILES at a time: one hand-over per batch.
                 loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= files.len() || stop.load(Ordering::Relaxed) {
+                    let first = next.fetch_add(BATCH_FILES, Ordering::Relaxed);
+                    if first >= files.len() || stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    let answer = checked_file(dir, repo, &files[i], &mut git)
-                        .map(|bytes| (i, bytes.map(|b| search(i, &b))));
-                    if answer_tx.send(answer).is_err() {
+                    let batch: Result<Vec<(usize, Option<R>)>> = (first
+                        ..(first + BATCH_FILES).min(files.len()))
+                        .map(|i| {
+                            checked_file(dir, repo, &files[i], &mut git)
+                                .map(|bytes| (i, bytes.map(|b| search(i, &b))))
+                        })
+                        .collect();
+                    if answer_tx.send(batch).is_err() {
                         break;
                     }
                 }
@@ -225,17 +257,19 @@ fn from_checkout<R: Send>(
         }
         drop(answer_tx);
         let mut in_order = InOrder::new();
-        for answer in answer_rx.iter() {
-            let (i, answer) = match answer {
+        for answers in answer_rx.iter() {
+            let answers = match answers {
                 Ok(a) => a,
                 Err(e) => {
                     stop.store(true, Ordering::Relaxed);
                     return Err(e);
                 }
             };
-            if !in_order.take(i, answer, &mut apply) {
-                stop.store(true, Ordering::Relaxed);
-                break;
+            for (i, answer) in answers {
+                if !in_order.take(i, answer, &mut apply) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Ok(());
+                }
             }
         }
         Ok(())
