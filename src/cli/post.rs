@@ -16,6 +16,16 @@ pub struct PostArgs {
     #[arg(value_name = "ID", default_value = "latest")]
     pub id: String,
 
+    /// Post the report of this run bundle instead of one of the store: `<store>/runs/<id>`, or
+    /// a folder with `report.json` and `target.json` (what a review job without write access
+    /// hands a posting job in GitHub Actions). The repository is the current one's.
+    #[arg(long, value_name = "DIR", conflicts_with = "id")]
+    pub bundle: Option<PathBuf>,
+
+    /// The pull request the bundle must be a review of (what the workflow was started for).
+    #[arg(long, value_name = "N", requires = "bundle")]
+    pub pull_request: Option<u64>,
+
     /// Print the comments that would be posted; send nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -45,15 +55,17 @@ pub fn report_url(text: &str) -> Result<String, String> {
 }
 
 pub fn execute(args: PostArgs) -> anyhow::Result<ExitCode> {
-    let store = super::list::store_at(args.store.as_deref())?;
-    let outcome = post::post_from_store(
-        &store,
-        &args.id,
-        &PostOptions {
-            dry_run: args.dry_run,
-            report_url: args.report_url,
-        },
-    )?;
+    let options = PostOptions {
+        dry_run: args.dry_run,
+        report_url: args.report_url,
+    };
+    let outcome = match &args.bundle {
+        Some(dir) => post::post_from_bundle(dir, args.pull_request, &options)?,
+        None => {
+            let store = super::list::store_at(args.store.as_deref())?;
+            post::post_from_store(&store, &args.id, &options)?
+        }
+    };
     print(&outcome, args.dry_run)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -38,7 +38,9 @@ pub fn execute(args: PublishArgs) -> anyhow::Result<ExitCode> {
             )
         })?;
     let store = crate::store::Store::locate(&root, args.store.as_deref())?;
-    // The index lists every report; make sure it exists before it is committed.
+    // The scorecards and the index list every report; make sure they exist before they are
+    // committed.
+    crate::outcomes::stats::write_page(&store)?;
     store.write_index()?;
     let published = publish::publish(&root, &store, &args.branch)?;
     for (id, sha) in &published.commits {

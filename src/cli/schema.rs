@@ -1,4 +1,4 @@
-//! `deep-review schema review|report`: the JSON Schemas of what the tool reads and writes.
+//! `deep-review schema review|report|stats`: the JSON Schemas of what the tool reads and writes.
 
 use std::process::ExitCode;
 
@@ -10,6 +10,8 @@ pub enum SchemaKind {
     Review,
     /// The consolidated report, as `--format json` writes it.
     Report,
+    /// The agents' scorecards, as `deep-review stats --format json` writes them.
+    Stats,
 }
 
 #[derive(Debug, Args)]
@@ -22,6 +24,7 @@ pub fn execute(args: SchemaArgs) -> anyhow::Result<ExitCode> {
     let schema = match args.kind {
         SchemaKind::Review => schemars::schema_for!(crate::types::Review),
         SchemaKind::Report => schemars::schema_for!(crate::types::Report),
+        SchemaKind::Stats => schemars::schema_for!(crate::outcomes::stats::Stats),
     };
     super::print_out(&format!("{}\n", serde_json::to_string_pretty(&schema)?))?;
     Ok(ExitCode::SUCCESS)

@@ -22,7 +22,11 @@
 //!   in for it ([`Wording`]): consequences such as a crash, a wrong result or a race read as a
 //!   defect (+0.5); remarks about style, upkeep, tests or docs read as a remark (−1.5). The
 //!   asymmetry is deliberate: remark words ("consider", "readability", "tests") are rarely used
-//!   of a defect, while defect words also turn up in remarks ("could fail").
+//!   of a defect, while defect words also turn up in remarks ("could fail");
+//! - **records** (only when the store holds decisions on other changes' findings,
+//!   [`crate::outcomes`]): the agreement terms with each agent's own chances instead of the
+//!   shared ones, as a difference from every agent's ([`record_term`]). Without records this
+//!   term does not exist and nothing else changes.
 //!
 //! **Keep rule**: a finding is shown among the findings when its log-odds are at least 0
 //! (confidence ≥ [`KEEP_THRESHOLD`]). A finding one agent alone raised stands when it is grounded
@@ -35,7 +39,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use crate::types::{Finding, Severity, VerificationStatus};
+use crate::types::{
+    AgentRecord, Finding, Reliability, ReliabilityMethod, Severity, VerificationStatus,
+};
 
 /// Findings at or above this confidence are shown among the findings.
 pub const KEEP_THRESHOLD: f64 = 0.5;
@@ -191,6 +197,143 @@ pub fn confidence(e: &Evidence) -> f64 {
     1.0 / (1.0 + (-log_odds(e)).exp())
 }
 
+/// What the agents' records add to a finding's log-odds, and why, in the report's words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordTerm {
+    pub log_odds: f64,
+    /// "Codex: 31 of 40 similar findings acted on; not raised by Gemini (...)".
+    pub reason: String,
+}
+
+/// An agent as the record term names it.
+#[derive(Debug, Clone, Copy)]
+pub struct Named<'a> {
+    pub name: &'a str,
+    pub display: &'a str,
+}
+
+/// The agents' records as a term of the finding's log-odds ([`Reliability`]). The agreement
+/// terms above treat every agent alike; with records, each agent's own chances of raising a
+/// real defect and a spurious point (the two-coin model of Dawid and Skene) say how far it
+/// differs from the others: each agent that raised the finding adds
+/// `ln(p_raise_real / p_raise_spurious)` less the same over every agent (the pool), and each
+/// agent that reviewed the change but did not raise it subtracts
+/// `ln((1 − p_raise_spurious) / (1 − p_raise_real))` less the pool's. An agent as reliable as
+/// the pool, or without a row, changes nothing; how much agreement counts overall stays the
+/// model's (see [`AgentRecord`] for why the level is not learnt). `None` when no agent
+/// involved has a row: the confidence is then exactly what it is without a table.
+///
+/// The raise term is the log of the odds of the agent's findings being acted on over the odds
+/// of every agent's: a reviewer whose similar findings were acted on 31 times of 40 lifts a
+/// lone finding of its own, one declined 30 times of 40 lowers it.
+pub fn record_term(
+    table: &Reliability,
+    raised: &[Named<'_>],
+    silent: &[Named<'_>],
+    category: Option<&str>,
+) -> Option<RecordTerm> {
+    let mut delta = 0.0;
+    let mut said: Vec<String> = Vec::new();
+    let mut silent_said: Vec<String> = Vec::new();
+    let mut any = false;
+    for agent in raised {
+        let Some(row) = table.row(agent.name, category) else {
+            continue;
+        };
+        any = true;
+        delta += raise_log_ratio(row.p_raise_real, row.p_raise_spurious)
+            - raise_log_ratio(row.pool_raise_real, row.pool_raise_spurious);
+        said.push(raised_phrase(table, agent.display, row));
+    }
+    for agent in silent {
+        let Some(row) = table.row(agent.name, category) else {
+            continue;
+        };
+        any = true;
+        delta -= miss_log_ratio(row.p_raise_real, row.p_raise_spurious)
+            - miss_log_ratio(row.pool_raise_real, row.pool_raise_spurious);
+        silent_said.push(silent_phrase(table, agent.display, row));
+    }
+    if !any {
+        return None;
+    }
+    let mut reason = said.join("; ");
+    if !silent_said.is_empty() {
+        if !reason.is_empty() {
+            reason.push_str("; ");
+        }
+        reason.push_str(&format!("not raised by {}", silent_said.join(", ")));
+    }
+    reason.push_str(&format!("; the records add {delta:+.2} to the log-odds"));
+    Some(RecordTerm {
+        log_odds: delta,
+        reason,
+    })
+}
+
+/// `ln(real / spurious)`: how much an agent with these chances raising a point says it is
+/// real.
+pub fn raise_log_ratio(real: f64, spurious: f64) -> f64 {
+    (clamp_chance(real) / clamp_chance(spurious)).ln()
+}
+
+/// `ln((1 − spurious) / (1 − real))`: how much the silence of an agent with these chances says
+/// the point is not real.
+pub fn miss_log_ratio(real: f64, spurious: f64) -> f64 {
+    ((1.0 - clamp_chance(spurious)) / (1.0 - clamp_chance(real))).ln()
+}
+
+/// A chance kept inside (0, 1): a table read from a file may hold 0 or 1.
+fn clamp_chance(p: f64) -> f64 {
+    if p.is_nan() {
+        0.5
+    } else {
+        p.clamp(1e-3, 1.0 - 1e-3)
+    }
+}
+
+fn raised_phrase(table: &Reliability, display: &str, row: &AgentRecord) -> String {
+    let kind = if row.category.is_some() {
+        "similar findings"
+    } else {
+        "findings"
+    };
+    match table.method {
+        ReliabilityMethod::Outcomes => {
+            let decided = row.acted_on + row.declined;
+            if decided == 0 {
+                format!("{display}: none of its {kind} decided yet")
+            } else {
+                format!("{display}: {} of {decided} {kind} acted on", row.acted_on)
+            }
+        }
+        ReliabilityMethod::Agreement => format!(
+            "{display}: by agreement alone, raises {:.0}% of real defects and {:.0}% of other \
+             points",
+            row.p_raise_real * 100.0,
+            row.p_raise_spurious * 100.0
+        ),
+    }
+}
+
+fn silent_phrase(table: &Reliability, display: &str, row: &AgentRecord) -> String {
+    match table.method {
+        ReliabilityMethod::Outcomes if row.acted_on_seen > 0 => format!(
+            "{display} (it raised {} of the {} findings acted on in its reviews)",
+            row.acted_on, row.acted_on_seen
+        ),
+        _ => format!(
+            "{display} (it raises {:.0}% of real defects)",
+            row.p_raise_real * 100.0
+        ),
+    }
+}
+
+/// The confidence with the agents' records: the logistic of [`log_odds`] plus the term.
+pub fn confidence_with_record(e: &Evidence, term: &RecordTerm) -> f64 {
+    1.0 / (1.0 + (-(log_odds(e) + term.log_odds)).exp())
+}
+
 /// The log-odds of a confidence in 0..1 (the inverse of the logistic).
 pub fn log_odds_of(confidence: f64) -> f64 {
     let p = confidence.clamp(1e-12, 1.0 - 1e-12);
@@ -280,6 +423,63 @@ mod tests {
             confidence(&text_only(4, 12, Wording::Defect))
                 > confidence(&text_only(4, 12, Wording::Remark))
         );
+    }
+
+    fn record(agent: &str, acted: usize, declined: usize, real: f64, spurious: f64) -> AgentRecord {
+        AgentRecord {
+            agent: agent.into(),
+            category: None,
+            acted_on: acted,
+            declined,
+            acted_on_seen: 40,
+            declined_seen: 40,
+            p_raise_real: real,
+            p_raise_spurious: spurious,
+            pool_raise_real: 0.5,
+            pool_raise_spurious: 0.25,
+        }
+    }
+
+    #[test]
+    fn records_lift_a_good_reviewers_lone_finding_and_lower_a_poor_ones() {
+        let table = Reliability {
+            method: ReliabilityMethod::Outcomes,
+            basis: "test".into(),
+            prior_strength: 10.0,
+            rows: vec![
+                record("codex", 31, 9, 0.7, 0.15),
+                record("gemini", 10, 30, 0.3, 0.45),
+                // As reliable as the pool: it changes nothing.
+                record("claude", 20, 10, 0.5, 0.25),
+            ],
+        };
+        let named = |name: &'static str| Named {
+            name,
+            display: name,
+        };
+        let term = |raised: &'static str, silent: &[&'static str]| {
+            let silent: Vec<Named<'_>> = silent.iter().map(|s| named(s)).collect();
+            record_term(&table, &[named(raised)], &silent, Some("regression"))
+        };
+        let good = term("codex", &["gemini"]).unwrap();
+        let poor = term("gemini", &["codex"]).unwrap();
+        assert!(
+            good.log_odds > 1.0 && poor.log_odds < -1.0,
+            "{good:?} {poor:?}"
+        );
+        assert!(
+            good.reason
+                .starts_with("codex: 31 of 40 findings acted on; not raised by gemini")
+        );
+        // raise: ln(0.7/0.15) − ln(0.5/0.25); gemini silent: −(ln(0.55/0.7) − ln(0.75/0.5)).
+        let want = (0.7f64 / 0.15).ln() - 2f64.ln() - ((0.55f64 / 0.7).ln() - 1.5f64.ln());
+        assert!((good.log_odds - want).abs() < 1e-12);
+        assert!(term("claude", &[]).unwrap().log_odds.abs() < 1e-12);
+        // No agent of the finding has a row: no term at all, today's confidence.
+        assert_eq!(term("local", &["other"]), None);
+        let e = ev(1, 3, None);
+        assert!(confidence_with_record(&e, &good) > confidence(&e));
+        assert!(confidence_with_record(&e, &poor) < confidence(&e));
     }
 
     #[test]

@@ -107,6 +107,7 @@ mod tests {
             sources: vec![],
             calibration: None,
             confidence: None,
+            confidence_reason: None,
             tier: Tier::Shown,
             verification: None,
             fingerprint: String::new(),

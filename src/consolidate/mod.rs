@@ -62,6 +62,10 @@ pub struct ConsolidateOptions {
     pub overrides: overrides::Overrides,
     /// The change's earlier rounds: findings are matched to theirs ([`crate::rounds`]).
     pub history: History,
+    /// The agents' records ([`crate::outcomes`]): each agent's chances of raising a real defect
+    /// and a spurious point, weighed into every finding's confidence
+    /// ([`confidence::record_term`]). `None` or empty: no agent has a record.
+    pub reliability: Option<crate::types::Reliability>,
 }
 
 /// The thresholds consolidation decides by: the defaults everywhere but in the benchmark's
@@ -168,6 +172,11 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
         resolution: None,
         checkout: None,
         unresolved_feedback: Vec::new(),
+        reliability: opts
+            .reliability
+            .as_ref()
+            .map(|r| r.of_agents(&roster.names))
+            .filter(|r| !r.is_empty()),
     }
 }
 
@@ -416,6 +425,7 @@ impl<'a> Clustered<'a> {
                     reviews,
                     &self.corpus,
                     tuning,
+                    opts.reliability.as_ref(),
                 );
                 opts.overrides.apply(&mut f);
                 let fate = members
@@ -701,6 +711,7 @@ fn counts_as_review(review: &Review, runs: &[RawReview]) -> bool {
 }
 
 /// Builds the merged finding of one cluster.
+#[allow(clippy::too_many_arguments)]
 fn merge_cluster(
     members: &[usize],
     support: &[&LocatedNote],
@@ -709,6 +720,7 @@ fn merge_cluster(
     reviews: &[Review],
     corpus: &Corpus,
     tuning: Tuning,
+    reliability: Option<&crate::types::Reliability>,
 ) -> MergedFinding {
     let votes: Vec<Vote<'_>> = members
         .iter()
@@ -785,7 +797,7 @@ fn merge_cluster(
     let written = members
         .iter()
         .any(|&i| sources[i].finding.severity.is_some());
-    let score = confidence::confidence(&confidence::Evidence {
+    let evidence = confidence::Evidence {
         agents: agents.len(),
         // Agents that reported nothing may have failed: no evidence against this finding.
         total_agents: reviews.iter().filter(|r| !r.findings.is_empty()).count(),
@@ -794,7 +806,27 @@ fn merge_cluster(
         names_identifiers,
         severity: written.then_some(calibration.severity),
         wording: confidence::Wording::of_findings(members.iter().map(|&i| sources[i].finding)),
+    };
+    let record = reliability.and_then(|table| {
+        let category = rep.category.as_ref().map(|c| c.as_str());
+        let named = |a: usize| confidence::Named {
+            name: &roster.names[a],
+            display: &roster.displays[a],
+        };
+        let raised: Vec<_> = agent_idx.iter().map(|&a| named(a)).collect();
+        let silent: Vec<_> = reviews
+            .iter()
+            .filter(|r| !r.findings.is_empty())
+            .map(|r| roster.index(&r.agent))
+            .filter(|a| !agent_idx.contains(a))
+            .map(named)
+            .collect();
+        confidence::record_term(table, &raised, &silent, category)
     });
+    let score = match &record {
+        Some(term) => confidence::confidence_with_record(&evidence, term),
+        None => confidence::confidence(&evidence),
+    };
 
     let mut merged = MergedFinding {
         id: String::new(),
@@ -810,6 +842,7 @@ fn merge_cluster(
         sources: sources_out,
         calibration: calibration.reason,
         confidence: Some((score * 100.0).round() / 100.0),
+        confidence_reason: record.map(|r| r.reason),
         tier: tier(
             confidence::log_odds_of(score) >= tuning.keep_log_odds,
             agent_idx.len(),
@@ -1061,6 +1094,7 @@ fn gap_finding(
             .collect(),
         calibration: None,
         confidence: Some((score * 100.0).round() / 100.0),
+        confidence_reason: None,
         tier: tier(confidence::is_confident(score), note.agents.len(), None),
         verification: None,
         fingerprint: String::new(),

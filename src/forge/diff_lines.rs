@@ -29,14 +29,20 @@ impl DiffLines {
             }
             let mut spans: Vec<(u32, u32)> = Vec::new();
             for h in &f.hunks {
-                // A pure deletion (`+N,0`) sits after line N: its context is the lines around.
-                let (first, last) = if h.new_lines == 0 {
-                    (h.new_start.max(1), h.new_start.max(1))
+                let (start, end) = if h.new_lines == 0 {
+                    // A pure deletion (`+N,0`) sits between lines N and N+1: its context is
+                    // N-2..=N before and N+1..=N+3 after (git's `-U3`).
+                    (
+                        (h.new_start + 1).saturating_sub(CONTEXT).max(1),
+                        h.new_start.saturating_add(CONTEXT),
+                    )
                 } else {
-                    (h.new_start, h.new_start + h.new_lines - 1)
+                    let last = h.new_start + h.new_lines - 1;
+                    (
+                        h.new_start.saturating_sub(CONTEXT).max(1),
+                        last.saturating_add(CONTEXT),
+                    )
                 };
-                let start = first.saturating_sub(CONTEXT).max(1);
-                let end = last.saturating_add(CONTEXT);
                 match spans.last_mut() {
                     Some((_, prev_end)) if start <= prev_end.saturating_add(1) => {
                         *prev_end = (*prev_end).max(end);
@@ -115,9 +121,10 @@ mod tests {
         assert!(!lines.contains("a.rs", 6, 10));
         assert!(!lines.contains("a.rs", 15, 15));
         assert!(
-            lines.contains("a.rs", 38, 44),
-            "around a deletion after line 41"
+            lines.contains("a.rs", 39, 44),
+            "around a deletion after line 41, as git's -U3 shows it"
         );
+        assert!(!lines.contains("a.rs", 38, 38), "not a line of that hunk");
         assert!(!lines.contains("a.rs", 11, 41), "two hunks apart");
         assert!(lines.contains("new.rs", 1, 5));
         assert!(
@@ -126,6 +133,13 @@ mod tests {
         );
         assert!(!lines.has_file("gone.rs"));
         assert!(!lines.contains("other.rs", 1, 1));
+    }
+
+    #[test]
+    fn a_deletion_at_the_top_has_only_the_context_after() {
+        let lines = DiffLines::new(&[file("a.rs", ChangeKind::Modified, &[(1, 1, 0, 0)])]);
+        assert!(lines.contains("a.rs", 1, 3));
+        assert!(!lines.contains("a.rs", 4, 4));
     }
 
     #[test]

@@ -270,6 +270,16 @@ pub trait Forge {
     /// Posts a conversation comment; returns its id.
     fn create_comment(&self, number: u64, body: &str) -> anyhow::Result<String>;
     fn update_comment(&self, number: u64, id: &str, body: &str) -> anyhow::Result<()>;
+    /// The inline comments of `review` the forge would not take (their lines are not on its own
+    /// diff), found before posting so the review goes without them and the summary lists them.
+    /// None known by default.
+    fn refused_comments(
+        &self,
+        _number: u64,
+        _review: &ReviewDraft,
+    ) -> anyhow::Result<ReviewPosted> {
+        Ok(ReviewPosted::default())
+    }
     /// Posts the inline comments; those the forge refuses come back in
     /// [`ReviewPosted::refused`].
     fn create_review(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted>;

@@ -88,6 +88,9 @@ pub struct PostPlan {
     pub report_url: Option<String>,
     pub summary_body: String,
     pub summary: SummaryAction,
+    /// deep-review's summary comment as the forge holds it, to tell whether a summary written
+    /// again (with refused inline comments) changes it.
+    pub existing_summary: Option<Comment>,
     pub review: Option<ReviewDraft>,
     /// Ids of shown findings already posted by an earlier post.
     pub already_posted: Vec<String>,
@@ -241,13 +244,7 @@ pub fn plan(
         no_longer_found,
         report_url: options.report_url.as_deref(),
     });
-    let summary = match &existing.summary {
-        Some(c) if c.body.trim_end() == summary_body.trim_end() => {
-            SummaryAction::Unchanged(c.id.clone())
-        }
-        Some(c) => SummaryAction::Update(c.id.clone()),
-        None => SummaryAction::Create,
-    };
+    let summary = summary_action(existing.summary.as_ref(), &summary_body);
     let review = (!comments.is_empty()).then(|| ReviewDraft {
         commit: head.clone(),
         body: render::review_body(report, comments.len()),
@@ -267,11 +264,21 @@ pub fn plan(
         report_url: options.report_url.clone(),
         summary_body,
         summary,
+        existing_summary: existing.summary.clone(),
         review,
         already_posted,
         resolutions,
         notes,
     })
+}
+
+/// Create the summary comment, edit it, or leave it when it already says `body`.
+fn summary_action(existing: Option<&Comment>, body: &str) -> SummaryAction {
+    match existing {
+        Some(c) if c.body.trim_end() == body.trim_end() => SummaryAction::Unchanged(c.id.clone()),
+        Some(c) => SummaryAction::Update(c.id.clone()),
+        None => SummaryAction::Create,
+    }
 }
 
 /// `(path, start, end)` when the finding can be an inline comment: a location with lines that
@@ -337,14 +344,33 @@ fn normalize_login(login: &str) -> String {
 pub fn apply(forge: &dyn Forge, plan: &PostPlan, report: &Report) -> anyhow::Result<PostOutcome> {
     let mut outcome = PostOutcome::default();
     let n = plan.number;
-    let summary_id = match &plan.summary {
+    // The inline comments the forge's own diff would not take are left out of the review and
+    // listed in the summary from the start; the review carries the rest and counts them.
+    let mut review = plan.review.clone();
+    let mut refused = Vec::new();
+    if let Some(r) = review.as_mut() {
+        let found = forge.refused_comments(n, r)?;
+        outcome.lines.extend(found.notes);
+        r.comments
+            .retain(|c| !found.refused.contains(&c.fingerprint));
+        r.body = render::review_body(report, r.comments.len());
+        refused = found.refused;
+    }
+    let (first_body, action) = if refused.is_empty() {
+        (plan.summary_body.clone(), plan.summary.clone())
+    } else {
+        let body = summary_with_refused(plan, report, &refused);
+        let action = summary_action(plan.existing_summary.as_ref(), &body);
+        (body, action)
+    };
+    let summary_id = match &action {
         SummaryAction::Create => {
-            let id = forge.create_comment(n, &plan.summary_body)?;
+            let id = forge.create_comment(n, &first_body)?;
             outcome.lines.push("summary comment posted".to_string());
             id
         }
         SummaryAction::Update(id) => {
-            forge.update_comment(n, id, &plan.summary_body)?;
+            forge.update_comment(n, id, &first_body)?;
             outcome.lines.push("summary comment updated".to_string());
             id.clone()
         }
@@ -355,16 +381,19 @@ pub fn apply(forge: &dyn Forge, plan: &PostPlan, report: &Report) -> anyhow::Res
             id.clone()
         }
     };
-    if let Some(review) = &plan.review {
-        let posted = forge.create_review(n, review)?;
+    if let Some(review) = review.filter(|r| !r.comments.is_empty()) {
+        let posted = forge.create_review(n, &review)?;
         let placed = review.comments.len() - posted.refused.len().min(review.comments.len());
-        outcome.lines.push(format!(
-            "review posted with {}",
-            crate::text::plural(placed, "inline comment", "inline comments")
-        ));
+        if placed > 0 {
+            outcome.lines.push(format!(
+                "review posted with {}",
+                crate::text::plural(placed, "inline comment", "inline comments")
+            ));
+        }
         outcome.lines.extend(posted.notes);
         if !posted.refused.is_empty() {
-            let body = summary_with_refused(plan, report, &posted.refused);
+            refused.extend(posted.refused.iter().cloned());
+            let body = summary_with_refused(plan, report, &refused);
             forge.update_comment(n, &summary_id, &body)?;
             outcome.lines.push(format!(
                 "{} refused by {} on its lines: in the summary comment instead",
@@ -421,7 +450,7 @@ fn summary_with_refused(plan: &PostPlan, report: &Report, refused: &[String]) ->
                     .findings
                     .get(i)
                     .is_some_and(|f| refused.contains(f.fingerprint.as_str()));
-            (i, if moved { Placement::Summary } else { p })
+            (i, if moved { Placement::Refused } else { p })
         })
         .collect();
     render::summary(&SummaryInput {
@@ -594,6 +623,85 @@ pub fn post_from_store(
     post_report(&report, &target, options)
 }
 
+/// The report file a post bundle holds, beside its target.
+pub const BUNDLE_REPORT_FILE: &str = "report.json";
+
+/// Posts the report a review job left for a separate posting job (GitHub Actions: the job with
+/// the model keys may only read, the job that may write has no keys; see
+/// docs/github-actions.md). `dir` is a run bundle of a store (`<store>/runs/<id>`, its report
+/// at `<store>/<id>.json`) or a folder holding `report.json` and `target.json`.
+///
+/// What is in `dir` came through an artefact: it is read as data. The repository posted to is
+/// the one this job is in (`GITHUB_REPOSITORY`, the `origin` remote), never an address the
+/// files name, and `expected` (the pull request the workflow was started for) must be the one
+/// the files name.
+pub fn post_from_bundle(
+    dir: &Path,
+    expected: Option<u64>,
+    options: &PostOptions,
+) -> anyhow::Result<PostOutcome> {
+    let read = |path: &Path| {
+        std::fs::read_to_string(path).with_context(|| {
+            format!(
+                "cannot read {}: `post --bundle` takes a run bundle (<store>/runs/<id>) or a folder with report.json and target.json",
+                path.display()
+            )
+        })
+    };
+    let target_path = dir.join(crate::store::bundle::TARGET_FILE);
+    let mut target: Target = serde_json::from_str(&read(&target_path)?).with_context(|| {
+        format!(
+            "{} is not a target deep-review wrote",
+            target_path.display()
+        )
+    })?;
+    let beside = dir.join(BUNDLE_REPORT_FILE);
+    let report_path = if beside.is_file() {
+        beside
+    } else {
+        let id = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        dir.join("../..").join(format!("{id}.json"))
+    };
+    let report: Report = serde_json::from_str(&read(&report_path)?).with_context(|| {
+        format!(
+            "{} is not a report deep-review wrote",
+            report_path.display()
+        )
+    })?;
+    let pr = target
+        .pr
+        .as_mut()
+        .ok_or_else(|| not_a_pull_request(&report.meta.id))?;
+    if let Some(n) = expected
+        && n != pr.number
+    {
+        anyhow::bail!(
+            "{} is a review of pull request #{}, not #{n}: post it with --pull-request {}, or give the bundle of #{n}",
+            dir.display(),
+            pr.number,
+            pr.number
+        );
+    }
+    if report
+        .meta
+        .pr
+        .as_ref()
+        .is_some_and(|p| p.number != pr.number)
+    {
+        anyhow::bail!(
+            "{} holds a report and a target of different pull requests: give the bundle of one run",
+            dir.display()
+        );
+    }
+    // The repository is this job's, not one the files name.
+    pr.url = None;
+    target.repo = std::env::current_dir().context("cannot read the current directory")?;
+    post_report(&report, &target, options)
+}
+
 /// Lines `start..=end` of `path` at commit `head`, when the file is at most
 /// [`MAX_SUGGESTION_FILE_BYTES`].
 fn read_head_lines(
@@ -646,6 +754,7 @@ mod tests {
             sources: vec![],
             calibration: None,
             confidence: Some(0.9),
+            confidence_reason: None,
             tier: Tier::Shown,
             verification: None,
             fingerprint: fp.into(),

@@ -25,6 +25,9 @@ pub enum Placement {
     AlreadyPosted,
     /// Not on a line of the diff (or past the cap): in the summary only.
     Summary,
+    /// On a line of the diff as deep-review reads it, but the forge would not take the inline
+    /// comment (its own diff differs): in the summary only.
+    Refused,
 }
 
 /// What the summary says beyond the report.
@@ -150,6 +153,7 @@ pub fn summary(input: &SummaryInput<'_>) -> String {
             let where_ = match placement {
                 Placement::Inline | Placement::AlreadyPosted => "inline comment",
                 Placement::Summary => "below",
+                Placement::Refused => "below (not taken inline)",
             };
             let _ = writeln!(
                 out,
@@ -171,7 +175,7 @@ pub fn summary(input: &SummaryInput<'_>) -> String {
         out.push('\n');
         let below: Vec<&MergedFinding> = shown
             .iter()
-            .filter(|(_, p)| *p == Placement::Summary)
+            .filter(|(_, p)| matches!(p, Placement::Summary | Placement::Refused))
             .map(|(f, _)| *f)
             .collect();
         if !below.is_empty() {

@@ -12,7 +12,7 @@ use crate::rounds::History;
 use crate::store::Store;
 use crate::store::bundle;
 use crate::types::{
-    ParseWarning, RawReview, Report, ReportMeta, Review, Reviewer, RunStatus, Target,
+    ParseWarning, RawReview, Reliability, Report, ReportMeta, Review, Reviewer, RunStatus, Target,
 };
 use crate::verify::{VerifyContext, VerifyCounts};
 
@@ -115,12 +115,14 @@ fn bounded(text: &str) -> (&str, bool) {
     (&text[..end], true)
 }
 
-/// Parse, verify against `target`, consolidate; `history` holds the change's earlier rounds.
+/// Parse, verify against `target`, consolidate; `history` holds the change's earlier rounds,
+/// `reliability` the agents' records (`None`: no agent has one).
 pub fn analyze_runs(
     runs: &[RawReview],
     target: &Target,
     meta: ReportMeta,
     history: History,
+    reliability: Option<Reliability>,
 ) -> Analysis {
     let reviews = parse_runs(runs);
     let ctx = VerifyContext {
@@ -143,18 +145,20 @@ pub fn analyze_runs(
         runs,
         meta,
         history,
+        reliability,
     );
     analysis.report.unresolved_feedback = target.review_threads.clone();
     analysis
 }
 
 /// Verify saved reviews (against `verify` when given) and consolidate them, as a later round
-/// of `history` when it has earlier rounds.
+/// of `history` when it has earlier rounds, weighing the agents with `reliability` when given.
 pub fn analyze_reviews(
     reviews: Vec<Review>,
     verify: Option<VerifyContext>,
     meta: ReportMeta,
     history: History,
+    reliability: Option<Reliability>,
 ) -> Analysis {
     analyze(
         reviews,
@@ -163,6 +167,7 @@ pub fn analyze_reviews(
         &[],
         meta,
         history,
+        reliability,
     )
 }
 
@@ -173,6 +178,7 @@ fn analyze(
     runs: &[RawReview],
     mut meta: ReportMeta,
     mut history: History,
+    reliability: Option<Reliability>,
 ) -> Analysis {
     let mut warnings = std::mem::take(&mut history.warnings);
     cap_findings(&mut reviews, &mut warnings);
@@ -216,6 +222,7 @@ fn analyze(
         runs: runs.to_vec(),
         overrides: Default::default(),
         history,
+        reliability,
     };
     Analysis {
         report: consolidate(&reviews, &opts),
@@ -287,9 +294,11 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
     let history = store_of_bundle(dir)
         .map(|store| crate::rounds::history::in_store(&store, &saved.target, Some(&id)))
         .unwrap_or_default();
+    // The agents' records as the run weighed them: the same report whatever was decided since.
+    let reliability = saved.reliability.clone();
     let mut analysis = if crate::git::resolve_commit(&saved.target.repo, &saved.target.head).is_ok()
     {
-        analyze_runs(&saved.runs, &saved.target, meta, history)
+        analyze_runs(&saved.runs, &saved.target, meta, history, reliability)
     } else {
         let mut a = analyze(
             parse_runs(&saved.runs),
@@ -298,6 +307,7 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
             &saved.runs,
             meta,
             history,
+            reliability,
         );
         a.report.unresolved_feedback = saved.target.review_threads.clone();
         a.warnings.push(format!(

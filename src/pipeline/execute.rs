@@ -99,6 +99,11 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
     bundle
         .save_json(bundle::TARGET_FILE, &plan.target)
         .context("cannot save the target in the run bundle")?;
+    if let Some(table) = &plan.reliability {
+        bundle
+            .save_json(bundle::RELIABILITY_FILE, table)
+            .context("cannot save the agents' records in the run bundle")?;
+    }
     let record = RunRecord {
         id: bundle.id.clone(),
         started_at: plan.started_at.fixed_offset(),
@@ -139,6 +144,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         options,
         &run_dispatch,
         plan.history.clone(),
+        plan.reliability.clone(),
         Some(checkout),
         &plan.notes,
     )?;
@@ -249,6 +255,7 @@ pub fn resume(
         options,
         &run_dispatch,
         history,
+        saved.reliability.clone(),
         checkout,
         &[],
     )
@@ -267,6 +274,7 @@ fn finish(
     options: &RunOptions,
     run_dispatch: &DispatchOptions,
     history: History,
+    reliability: Option<crate::types::Reliability>,
     checkout: Option<crate::types::CheckoutCheck>,
     notes: &[String],
 ) -> anyhow::Result<RunOutcome> {
@@ -297,7 +305,7 @@ fn finish(
         &bundle.id,
         record.started_at.naive_local(),
     );
-    let mut analysis = analyze::analyze_runs(&runs, target, meta, history);
+    let mut analysis = analyze::analyze_runs(&runs, target, meta, history, reliability);
     if let Some(spec) = &options.synthesizer {
         crate::synthesize::synthesize(
             &mut analysis,
@@ -345,8 +353,13 @@ fn finish(
             &report::render(&analysis.report, format),
         )?);
     }
-    // The store's index page lists every report, this one included. Best effort: a report
-    // that cannot be listed never fails the run that wrote it.
+    // The agents' scorecards and the store's index page, this report included. Best effort: a
+    // report that cannot be listed never fails the run that wrote it.
+    if let Err(err) = crate::outcomes::stats::write_page(store) {
+        analysis
+            .warnings
+            .push(format!("the store's stats.html was not updated: {err:#}"));
+    }
     if let Err(err) = store.write_index() {
         analysis
             .warnings

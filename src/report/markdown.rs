@@ -422,6 +422,9 @@ fn finding(out: &mut String, f: &MergedFinding, displays: &DisplayNames<'_>) {
     if let Some(c) = &f.calibration {
         notes.push(format!("Severity: {c}."));
     }
+    if let Some(r) = &f.confidence_reason {
+        notes.push(format!("Record: {r}."));
+    }
     if let Some(note) = f.verification.as_ref().and_then(|v| v.note.as_ref()) {
         notes.push(format!("Verification: {note}."));
     }

@@ -257,6 +257,9 @@ fn properties(f: &MergedFinding, report: &Report) -> Value {
     if let Some(c) = f.confidence {
         props["confidence"] = json!(c);
     }
+    if let Some(r) = &f.confidence_reason {
+        props["confidenceReason"] = json!(r);
+    }
     if let Some(c) = &f.calibration {
         props["calibration"] = json!(c);
     }
@@ -371,6 +374,7 @@ mod tests {
             ],
             calibration: None,
             confidence: Some(0.9),
+            confidence_reason: None,
             tier: Tier::Shown,
             verification: None,
             fingerprint: format!("fp-{id}"),

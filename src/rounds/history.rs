@@ -202,7 +202,7 @@ pub fn in_store(store: &Store, target: &Target, before_id: Option<&str>) -> Hist
 /// The ids of the reports in `store` that git tracks (in the checkout's index, or in the tree of
 /// the commit under review): files that came with the repository rather than from a run here.
 /// Empty when the store is outside the repository.
-fn committed_reports(store: &Store, target: &Target) -> HashSet<String> {
+pub(crate) fn committed_reports(store: &Store, target: &Target) -> HashSet<String> {
     let (Ok(root), Ok(dir)) = (
         std::fs::canonicalize(&target.repo),
         std::fs::canonicalize(store.dir()),

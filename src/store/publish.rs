@@ -68,6 +68,10 @@ pub fn publish(repo: &Path, store: &Store, branch: &str) -> anyhow::Result<Publi
             .filter(|(_, p)| p.is_file())
             .collect();
         files.push(("index.html".into(), store.report_path("index", "html")));
+        let stats = store.report_path(super::reports::STATS_PAGE, "html");
+        if stats.is_file() {
+            files.push((format!("{}.html", super::reports::STATS_PAGE), stats));
+        }
         for (name, path) in &files {
             add_file(repo, &index_file, name, path)?;
         }
@@ -93,6 +97,43 @@ pub fn publish(repo: &Path, store: &Store, branch: &str) -> anyhow::Result<Publi
         branch: branch.to_string(),
         commits,
     })
+}
+
+/// The JSON reports `publish` committed to `branch` of `repo`: `(id, bytes)` for every
+/// `<id>.json` at the top of the branch's tree, in id order. Read from the commits through one
+/// `git cat-file --batch`; the working tree is never looked at.
+pub fn published_reports(repo: &Path, branch: &str) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    if branch.is_empty()
+        || branch.starts_with('-')
+        || crate::git::git_probe(repo, &["check-ref-format", "--branch", branch]).is_none()
+    {
+        anyhow::bail!("`{branch}` is not a valid branch name: pass `--branch NAME`");
+    }
+    let refname = format!("refs/heads/{branch}");
+    let Some(tip) = crate::git::git_probe(repo, &["rev-parse", "--verify", "--quiet", &refname])
+    else {
+        anyhow::bail!(
+            "there is no branch `{branch}` in {}: `deep-review publish --branch {branch}` makes it",
+            repo.display()
+        );
+    };
+    let listing = crate::git::git_bytes(repo, &["ls-tree", "--name-only", "-z", &tip])?;
+    let mut ids: Vec<String> = listing
+        .split(|b| *b == 0)
+        .filter_map(|name| std::str::from_utf8(name).ok())
+        .filter_map(|name| name.strip_suffix(".json"))
+        .filter(|id| !id.is_empty() && !id.contains('\n'))
+        .map(str::to_string)
+        .collect();
+    ids.sort_by(|a, b| super::reports::id_order(a, b));
+    let specs: Vec<String> = ids.iter().map(|id| format!("{tip}:{id}.json")).collect();
+    let mut cat = crate::verify::git::CatFile::start(repo)?;
+    let blobs = cat.read_many(&specs)?;
+    Ok(ids
+        .into_iter()
+        .zip(blobs)
+        .filter_map(|(id, blob)| Some((id, blob?)))
+        .collect())
 }
 
 /// Pushes `branch` to `remote`.

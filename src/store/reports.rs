@@ -11,6 +11,10 @@ use serde::Serialize;
 use super::Store;
 use crate::types::{Report, Severity, Verdict};
 
+/// The reviewer scorecards page beside the index (`stats.html`), written by `deep-review
+/// stats` and after each run; the index links to it when it is there.
+pub const STATS_PAGE: &str = "stats";
+
 /// One report as `deep-review list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReportEntry {
@@ -245,10 +249,14 @@ impl Store {
                 ))
             })
             .collect();
+        let stats = self
+            .report_path(STATS_PAGE, "html")
+            .is_file()
+            .then(|| format!("{STATS_PAGE}.html"));
         self.write_report(
             "index",
             "html",
-            &crate::report::html::render_index(&entries),
+            &crate::report::html::render_index_linking(&entries, stats.as_deref()),
         )
     }
 }

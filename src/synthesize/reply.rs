@@ -466,6 +466,7 @@ mod tests {
                 .collect(),
             calibration: None,
             confidence: None,
+            confidence_reason: None,
             tier: Tier::Shown,
             verification: None,
             fingerprint: String::new(),

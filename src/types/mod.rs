@@ -6,6 +6,7 @@ pub mod brief;
 pub mod change;
 pub mod finding;
 pub mod raw;
+pub mod reliability;
 pub mod report;
 pub mod review;
 pub mod rounds;
@@ -19,6 +20,7 @@ pub use brief::Brief;
 pub use change::{ChangeKind, ChangedFile, Hunk, Target};
 pub use finding::{Category, CodeSnippet, Finding, Location, Severity};
 pub use raw::{Failure, RawReview, RunStatus, TokenUsage};
+pub use reliability::{AgentRecord, Reliability, ReliabilityMethod};
 pub use report::{
     AgentRetro, AppendixEntry, AttributedNote, BudgetReport, CheckoutCheck, CommitInfo, FileCount,
     MergedFinding, MergedObservation, PrInfo, Report, ReportMeta, RequestKind, ReviewThread,

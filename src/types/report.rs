@@ -279,6 +279,10 @@ pub struct MergedFinding {
     /// 0..1: how sure consolidation is that this is a real defect worth the author's time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+    /// How the agents' records moved the confidence, when consolidation weighed them
+    /// ([`Report::reliability`]): "Codex: 31 of 40 similar findings acted on".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence_reason: Option<String>,
     /// Where the report puts it: among the findings, under "Low Confidence", or under
     /// "Unverified Findings". Decided by consolidation; renderers only read it.
     #[serde(default)]
@@ -474,6 +478,11 @@ pub struct Report {
     /// The pull request's review threads that were unresolved when the run started.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unresolved_feedback: Vec<ReviewThread>,
+    /// The agents' records the confidences were weighed with (`run --reliability`), so the
+    /// report says what it was scored with and can be consolidated again the same way; `None`
+    /// when no agent had a record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reliability: Option<super::reliability::Reliability>,
 }
 
 /// A report of nothing: this schema, round 1, no findings, no agent, so no review to judge by.
@@ -501,6 +510,7 @@ impl Default for Report {
             resolution: None,
             checkout: None,
             unresolved_feedback: Vec::new(),
+            reliability: None,
         }
     }
 }

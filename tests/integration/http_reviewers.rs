@@ -279,7 +279,7 @@ fn a_cli_agent_and_two_model_apis_review_together_with_tokens_and_cost() {
     assert_eq!(chat[0].header("authorization"), Some(bearer.as_str()));
     let body = chat[0].json();
     assert_eq!(body["temperature"], 0.0);
-    assert_eq!(body["response_format"]["type"], "json_object");
+    assert_eq!(body["response_format"]["type"], "json_schema");
     // The packed prompt: the change's code is in it, exactly as saved in the bundle.
     let prompt = body["messages"][1]["content"].as_str().unwrap();
     assert!(

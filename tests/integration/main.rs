@@ -9,6 +9,7 @@
 mod support;
 
 mod agent_output_limits;
+mod bench_learn;
 mod bench_scoring;
 mod brief_budget;
 mod brief_build;
@@ -31,6 +32,9 @@ mod forge_github;
 mod forge_gitlab;
 mod http_local_model;
 mod http_reviewers;
+mod http_sdk_conformance;
+mod outcomes_confidence;
+mod outcomes_stats;
 mod parse_fixtures;
 mod parse_hostile;
 mod parse_variants;

@@ -116,7 +116,7 @@ fn analyze(reviews: Vec<Review>, verify: Option<VerifyContext>, history: History
         date: chrono::NaiveDate::from_ymd_opt(2026, 1, 1).and_then(|d| d.and_hms_opt(0, 0, 0)),
         ..ReportMeta::default()
     };
-    analyze_reviews(reviews, verify, meta, history)
+    analyze_reviews(reviews, verify, meta, history, None)
 }
 
 fn read_all(files: &[(String, PathBuf)]) -> Vec<Review> {
@@ -346,7 +346,7 @@ fn reports_of_the_shared_generators_and_reference_data_are_unchanged() {
         meta.date = meta
             .date
             .or(chrono::NaiveDate::from_ymd_opt(2026, 1, 1).and_then(|d| d.and_hms_opt(0, 0, 0)));
-        let analysis = analyze_reviews(source.reviews, None, meta, History::default());
+        let analysis = analyze_reviews(source.reviews, None, meta, History::default(), None);
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         digests.report(&format!("from-report/{name}"), &analysis);
     }

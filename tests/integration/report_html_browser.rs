@@ -430,3 +430,71 @@ fn the_index_page_lists_every_report_and_makes_no_request() {
     let seen = recorder.take();
     assert!(seen.is_empty(), "the index made requests: {seen:?}");
 }
+
+#[test]
+#[ignore = "needs Chromium (scripts/install-chromium.sh): run with --run-ignored all"]
+fn the_scorecards_page_draws_its_chart_and_makes_no_request() {
+    use deep_review::outcomes::{load::Loaded, stats};
+    use deep_review::types::{Action, Resolution, ResolutionItem};
+    chromium();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report/showcase.json");
+    let report: Report = serde_json::from_str(&std::fs::read_to_string(&fixture).unwrap()).unwrap();
+    // Two changes reviewed with the showcase's findings (one agent's name is hostile markup);
+    // the first's findings fixed, the second's skipped.
+    let mut reports = Vec::new();
+    for (i, action) in [Action::Fixed, Action::Skipped].into_iter().enumerate() {
+        let mut r = report.clone();
+        r.meta.id = format!("2026120{}-090000-change-{i}", i + 1);
+        r.meta.pr = None;
+        r.meta.branch = Some(format!("change-{i}"));
+        r.resolution = Some(Resolution {
+            items: r
+                .findings
+                .iter()
+                .map(|f| ResolutionItem {
+                    id: f.id.clone(),
+                    title: f.title.clone(),
+                    action: action.clone(),
+                    reason: "not now".into(),
+                })
+                .collect(),
+            ..Resolution::default()
+        });
+        reports.push(r);
+    }
+    let s = stats::compute(
+        &Loaded {
+            reports,
+            sources: vec!["a test".into()],
+            warnings: vec![],
+        },
+        true,
+    );
+    let dir = artefacts().join("store");
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("stats.html");
+    std::fs::write(
+        &page,
+        deep_review::report::html::render_stats(&s, Some("index.html")),
+    )
+    .unwrap();
+
+    let recorder = RequestRecorder::start();
+    control_page_is_caught(&recorder, &dir);
+    let dom = chromium_run(&recorder, &["--dump-dom".into()], &file_url(&page));
+    assert!(
+        dom.contains("<title>Deep Review: reviewer scorecards</title>"),
+        "the hostile agent name ran or broke the page: {dom}"
+    );
+    assert_eq!(dom.matches("class=\"chart-bar\"").count(), s.agents.len());
+    assert_eq!(s.agents.len(), 4);
+    assert_eq!(dom.matches("<script").count(), 0);
+    // The hostile name is text: no element got an attribute out of it.
+    let attribute = regex::Regex::new(r#"<[^>]*\sonmouseover="#).unwrap();
+    assert!(!attribute.is_match(&dom), "{dom}");
+    assert_loads_nothing(&dom);
+    assert!(dom.contains("href=\"index.html\""));
+    screenshots(&recorder, &page, &dir, "stats");
+    let seen = recorder.take();
+    assert!(seen.is_empty(), "the scorecards made requests: {seen:?}");
+}

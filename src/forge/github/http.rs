@@ -20,10 +20,15 @@ use crate::forge::http::{
 
 /// Attempts per request: the first and up to four retries.
 const MAX_ATTEMPTS: u32 = 5;
-/// The longest wait for a rate limit to reset before giving up with a time to come back.
-const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(90);
-/// A secondary rate limit with no header saying how long: GitHub asks for a minute.
+/// The most one request waits for rate limits in all before giving up with a time to come
+/// back: a primary limit resets within the hour, and a review should not stall that long.
+const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(300);
+/// A secondary rate limit with no header saying how long: GitHub asks for at least a minute,
+/// and longer each time it repeats (doubled here).
 const SECONDARY_LIMIT_WAIT: Duration = Duration::from_secs(60);
+/// Replaces [`SECONDARY_LIMIT_WAIT`] (a duration such as `1s`): for tests, which must not wait
+/// minutes to see the retry.
+const SECONDARY_WAIT_VARIABLE: &str = "DEEP_REVIEW_GITHUB_SECONDARY_WAIT";
 /// Pages of a list read at most (100 items a page).
 pub const MAX_PAGES: usize = 30;
 
@@ -40,6 +45,21 @@ pub struct Answer {
     pub status: StatusCode,
     pub headers: HeaderMap,
     pub body: Vec<u8>,
+}
+
+/// A request GitHub refused: its status, and the sentence that says what to do.
+#[derive(Debug, thiserror::Error)]
+#[error("{sentence}")]
+pub struct StatusError {
+    pub status: u16,
+    sentence: String,
+}
+
+/// GitHub answered 422: the request was well formed but GitHub would not do it (a review
+/// comment on a line outside its diff).
+pub fn is_unprocessable(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<StatusError>()
+        .is_some_and(|e| e.status == 422)
 }
 
 /// A GraphQL error as GitHub returns it beside (or instead of) data.
@@ -63,11 +83,16 @@ pub fn require_data(data: Value, errors: &[GraphqlError], what: &str) -> anyhow:
     if !data.is_null() {
         return Ok(data);
     }
+    Err(graphql_error(errors, what))
+}
+
+/// One sentence with GitHub's GraphQL messages.
+pub fn graphql_error(errors: &[GraphqlError], what: &str) -> anyhow::Error {
     let messages: Vec<String> = errors
         .iter()
         .map(|e| crate::text::printable_line(&e.message))
         .collect();
-    anyhow::bail!(
+    anyhow::anyhow!(
         "GitHub could not give {what}: {}",
         if messages.is_empty() {
             "its answer was empty".to_string()
@@ -223,6 +248,8 @@ impl Client {
                     .and_then(|b| b["query"].as_str())
                     .is_some_and(|q| !q.trim_start().starts_with("mutation")));
         let mut attempt = 0;
+        let mut waited = Duration::ZERO;
+        let mut secondary_limits = 0;
         loop {
             attempt += 1;
             let mut request = self
@@ -256,26 +283,44 @@ impl Client {
                     body: body_bytes,
                 });
             }
-            if let Some(wait) = rate_limit_wait(status, &headers, &body_bytes) {
-                if wait <= MAX_RATE_LIMIT_WAIT && attempt < MAX_ATTEMPTS {
+            if let Some(limit) = rate_limit(status, &headers, &body_bytes) {
+                let wait = match limit {
+                    RateLimit::Wait(wait) => wait,
+                    RateLimit::Secondary => {
+                        secondary_limits += 1;
+                        secondary_wait().saturating_mul(1 << (secondary_limits - 1).min(4))
+                    }
+                };
+                if waited + wait <= MAX_RATE_LIMIT_WAIT && attempt < MAX_ATTEMPTS {
                     tokio::time::sleep(wait).await;
+                    waited += wait;
                     continue;
                 }
                 anyhow::bail!(
-                    "GitHub's rate limit stops {what} for {} more: try again then (a token with a higher limit, such as a GitHub App's, also helps)",
-                    crate::text::duration_short(wait)
+                    "GitHub's rate limit stops {what} ({} {}) for {} more, after {} of waiting: try again then (a token with a higher limit, such as a GitHub App's, also helps)",
+                    method,
+                    url.path(),
+                    crate::text::duration_short(wait),
+                    crate::text::duration_short(waited)
                 );
             }
             if status.is_server_error() && repeatable && attempt < MAX_ATTEMPTS {
                 tokio::time::sleep(backoff(attempt)).await;
                 continue;
             }
-            return Err(self.status_error(status, &body_bytes, what));
+            return Err(self.status_error(status, &body_bytes, what, &method, &url));
         }
     }
 
     /// One sentence for a refused request.
-    fn status_error(&self, status: StatusCode, body: &[u8], what: &str) -> anyhow::Error {
+    fn status_error(
+        &self,
+        status: StatusCode,
+        body: &[u8],
+        what: &str,
+        method: &Method,
+        url: &Url,
+    ) -> anyhow::Error {
         let message = serde_json::from_slice::<Value>(body)
             .ok()
             .and_then(|v| {
@@ -298,28 +343,52 @@ impl Client {
             .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned());
         let message = crate::text::printable_line(&message);
         let slug = self.location.slug();
-        match status {
+        let sentence = match status {
             StatusCode::UNAUTHORIZED => anyhow::anyhow!(
                 "GitHub rejected the token from {} ({} {message}): {}",
                 self.token.source,
                 status.as_u16(),
                 self.token.fix()
             ),
+            // A GitHub App's token (GITHUB_TOKEN in Actions) asked for something its permissions
+            // or GitHub's rules for Apps do not allow.
+            StatusCode::FORBIDDEN if message.contains("not accessible by integration") => {
+                anyhow::anyhow!(
+                    "GitHub refused {what}: {method} {} answered 403 {message}: the token from {} is a GitHub App's (as GITHUB_TOKEN in Actions is), and an App may do this only with `contents: read` and `pull-requests: write` on {slug} (the workflow's `permissions:`), or not at all when GitHub does not enable the operation for Apps",
+                    url.path(),
+                    self.token.source
+                )
+            }
             StatusCode::FORBIDDEN => anyhow::anyhow!(
-                "GitHub refused {what} ({} {message}): the token from {} needs `contents: read` and `pull-requests: write` on {slug}",
-                status.as_u16(),
+                "GitHub refused {what}: {method} {} answered 403 {message}: the token from {} needs `contents: read` and `pull-requests: write` on {slug}",
+                url.path(),
                 self.token.source
             ),
             StatusCode::NOT_FOUND => anyhow::anyhow!(
                 "GitHub has no {what} in {slug} (404): check the pull request number and the repository (GITHUB_REPOSITORY); a private repository also answers 404 to a token that cannot read it"
             ),
             _ => anyhow::anyhow!("GitHub refused {what} ({} {message})", status.as_u16()),
-        }
+        };
+        anyhow::Error::new(StatusError {
+            status: status.as_u16(),
+            sentence: sentence.to_string(),
+        })
     }
 }
 
-/// How long a refused request should wait, when GitHub said it was rate-limited.
-fn rate_limit_wait(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Option<Duration> {
+/// A refused request that GitHub said was rate-limited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RateLimit {
+    /// Wait this long, as a header said.
+    Wait(Duration),
+    /// A secondary rate limit with no header saying how long.
+    Secondary,
+}
+
+/// Whether GitHub rate-limited the request (403 or 429): `retry-after` says how long; an
+/// exhausted `x-ratelimit-remaining` waits for `x-ratelimit-reset`; a body that says
+/// "secondary rate limit" (or any 429) with neither is a secondary limit.
+fn rate_limit(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Option<RateLimit> {
     if status != StatusCode::TOO_MANY_REQUESTS && status != StatusCode::FORBIDDEN {
         return None;
     }
@@ -330,21 +399,30 @@ fn rate_limit_wait(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Opti
             .map(str::trim)
     };
     if let Some(secs) = header("retry-after").and_then(|v| v.parse::<u64>().ok()) {
-        return Some(Duration::from_secs(secs));
+        return Some(RateLimit::Wait(Duration::from_secs(secs)));
     }
     if header("x-ratelimit-remaining") == Some("0")
         && let Some(reset) = header("x-ratelimit-reset").and_then(|v| v.parse::<i64>().ok())
     {
         let now = chrono::Utc::now().timestamp();
-        return Some(Duration::from_secs(
+        return Some(RateLimit::Wait(Duration::from_secs(
             u64::try_from(reset.saturating_sub(now)).unwrap_or(0) + 1,
-        ));
+        )));
     }
     let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_ascii_lowercase();
     if status == StatusCode::TOO_MANY_REQUESTS || text.contains("rate limit") {
-        return Some(SECONDARY_LIMIT_WAIT);
+        return Some(RateLimit::Secondary);
     }
     None
+}
+
+/// The first wait for a secondary limit that names none: a minute, or what
+/// `DEEP_REVIEW_GITHUB_SECONDARY_WAIT` says.
+fn secondary_wait() -> Duration {
+    std::env::var(SECONDARY_WAIT_VARIABLE)
+        .ok()
+        .and_then(|v| humantime::parse_duration(v.trim()).ok())
+        .unwrap_or(SECONDARY_LIMIT_WAIT)
 }
 
 fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> anyhow::Result<T> {
@@ -362,18 +440,28 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("retry-after", HeaderValue::from_static("7"));
         assert_eq!(
-            rate_limit_wait(StatusCode::TOO_MANY_REQUESTS, &headers, b""),
-            Some(Duration::from_secs(7))
+            rate_limit(StatusCode::TOO_MANY_REQUESTS, &headers, b""),
+            Some(RateLimit::Wait(Duration::from_secs(7)))
         );
         let mut headers = HeaderMap::new();
         headers.insert("x-ratelimit-remaining", HeaderValue::from_static("0"));
         let reset = (chrono::Utc::now().timestamp() + 30).to_string();
         headers.insert("x-ratelimit-reset", HeaderValue::from_str(&reset).unwrap());
-        let wait = rate_limit_wait(StatusCode::FORBIDDEN, &headers, b"").unwrap();
+        let Some(RateLimit::Wait(wait)) = rate_limit(StatusCode::FORBIDDEN, &headers, b"") else {
+            panic!("a primary limit waits for its reset");
+        };
         assert!((29..=32).contains(&wait.as_secs()), "{wait:?}");
+        assert_eq!(
+            rate_limit(
+                StatusCode::FORBIDDEN,
+                &HeaderMap::new(),
+                b"{\"message\":\"You have exceeded a secondary rate limit.\"}"
+            ),
+            Some(RateLimit::Secondary)
+        );
         // A 403 that is not a rate limit is a permission error: no wait.
         assert_eq!(
-            rate_limit_wait(
+            rate_limit(
                 StatusCode::FORBIDDEN,
                 &HeaderMap::new(),
                 b"{\"message\":\"Resource not accessible by integration\"}"
@@ -381,7 +469,7 @@ mod tests {
             None
         );
         assert_eq!(
-            rate_limit_wait(StatusCode::BAD_GATEWAY, &HeaderMap::new(), b""),
+            rate_limit(StatusCode::BAD_GATEWAY, &HeaderMap::new(), b""),
             None
         );
     }

@@ -16,10 +16,22 @@ pub const DEFAULT_GRAPHQL: &str = "https://api.github.com/graphql";
 
 /// The one sentence a missing token gives: it names the variable to set.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "no GitHub token: set GITHUB_TOKEN to a token that can read the pull request (GH_TOKEN, or a `gh auth login`, also work)"
-)]
-pub struct MissingToken;
+pub enum MissingToken {
+    #[error(
+        "no GitHub token: set GITHUB_TOKEN to a token that can read the pull request (GH_TOKEN, or a `gh auth login`, also work)"
+    )]
+    GitHub,
+    /// A host other than GitHub.com's API or `GITHUB_API_URL`'s: its own variable.
+    #[error(
+        "no token for {0}: set GH_ENTERPRISE_TOKEN to a token of that host (GITHUB_TOKEN and GH_TOKEN are sent only to api.github.com or GITHUB_API_URL's host)"
+    )]
+    Enterprise(String),
+}
+
+/// The variables that hold a token for GitHub.com's API or `GITHUB_API_URL`'s host.
+const GENERAL_TOKENS: [&str; 2] = ["GITHUB_TOKEN", "GH_TOKEN"];
+/// The variables that hold a token for any other host, as `gh` reads them.
+const ENTERPRISE_TOKENS: [&str; 2] = ["GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"];
 
 /// A token and where it came from, so that an error can name the variable to fix.
 #[derive(Clone)]
@@ -40,6 +52,9 @@ impl Token {
     pub fn fix(&self) -> &'static str {
         match self.source {
             "GH_TOKEN" => "set GH_TOKEN (or GITHUB_TOKEN) to a valid token",
+            "GH_ENTERPRISE_TOKEN" | "GITHUB_ENTERPRISE_TOKEN" => {
+                "set GH_ENTERPRISE_TOKEN to a valid token of that host"
+            }
             "gh auth token" => "run `gh auth login` again, or set GITHUB_TOKEN to a valid token",
             _ => "set GITHUB_TOKEN to a valid token",
         }
@@ -56,6 +71,9 @@ pub struct Location {
     pub graphql: Url,
     /// The web host (`github.com`): what `gh auth token --hostname` takes.
     pub host: String,
+    /// The API is GitHub.com's or the one `GITHUB_API_URL` names: `GITHUB_TOKEN` and
+    /// `GH_TOKEN` may go there. Any other host gets only its own token (`GH_ENTERPRISE_TOKEN`).
+    pub general: bool,
 }
 
 impl Location {
@@ -66,8 +84,9 @@ impl Location {
 }
 
 /// Finds the repository of `pr`: the reference's own, else `GITHUB_REPOSITORY`, else the
-/// `origin` remote of `repo`. The API is `GITHUB_API_URL` / `GITHUB_GRAPHQL_URL` when set,
-/// else GitHub.com's, else (for another host) GitHub Enterprise's paths on that host.
+/// `origin` remote of `repo`. The API is `GITHUB_API_URL` / `GITHUB_GRAPHQL_URL` when set and the
+/// host is theirs (`GITHUB_SERVER_URL`'s, github.com by default), else GitHub.com's, else (for
+/// another host) GitHub Enterprise's paths on that host.
 pub fn locate(repo: &Path, pr: &PrRef) -> anyhow::Result<Location> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let origin = crate::target::web_url(repo);
@@ -100,6 +119,11 @@ pub fn locate(repo: &Path, pr: &PrRef) -> anyhow::Result<Location> {
                 crate::text::printable_line(&slug)
             )
         })?;
+    // The host `GITHUB_API_URL` serves: GitHub Actions sets `GITHUB_SERVER_URL` beside it.
+    let server = env("GITHUB_SERVER_URL")
+        .and_then(|url| Url::parse(url.trim()).ok())
+        .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+        .unwrap_or_else(|| "github.com".to_string());
     let host = pr
         .host
         .clone()
@@ -110,24 +134,38 @@ pub fn locate(repo: &Path, pr: &PrRef) -> anyhow::Result<Location> {
                 .filter(|(_, s)| s.eq_ignore_ascii_case(&slug))
                 .map(|(h, _)| h.clone())
         })
-        .unwrap_or_else(|| "github.com".to_string());
-    let api_text = env("GITHUB_API_URL").unwrap_or_else(|| {
-        if host == "github.com" {
-            DEFAULT_API.to_string()
-        } else {
-            format!("https://{host}/api/v3")
-        }
-    });
+        .unwrap_or_else(|| server.clone());
+    let configured = env("GITHUB_API_URL").filter(|_| host == server);
+    let api_text = configured.clone().unwrap_or_else(|| api_of_host(&host));
     let api = api_url(&api_text, "GITHUB_API_URL")?;
-    let graphql_text = env("GITHUB_GRAPHQL_URL").unwrap_or_else(|| graphql_for(&api_text));
+    let graphql_text = env("GITHUB_GRAPHQL_URL")
+        .filter(|_| configured.is_some())
+        .unwrap_or_else(|| graphql_for(&api_text));
     let graphql = api_url(&graphql_text, "GITHUB_GRAPHQL_URL")?;
+    let general = configured.is_some() || api.host_str() == Some("api.github.com");
     Ok(Location {
         owner: owner.to_string(),
         name: name.to_string(),
         api,
         graphql,
         host,
+        general,
     })
+}
+
+/// The REST base of a web host: GitHub.com's, or GitHub Enterprise Server's `/api/v3` (over
+/// plain http only for a server on this machine).
+fn api_of_host(host: &str) -> String {
+    if host == "github.com" {
+        return DEFAULT_API.to_string();
+    }
+    let bare = host.rsplit_once(':').map_or(host, |(h, _)| h);
+    let scheme = if matches!(bare, "127.0.0.1" | "localhost") {
+        "http"
+    } else {
+        "https"
+    };
+    format!("{scheme}://{host}/api/v3")
 }
 
 /// The GraphQL address that goes with a REST base: GitHub.com's `/graphql`, GitHub
@@ -165,9 +203,17 @@ fn api_url(text: &str, variable: &str) -> anyhow::Result<Url> {
     }
 }
 
-/// The token: `GITHUB_TOKEN`, `GH_TOKEN`, else what `gh auth token` prints for `host`.
-pub fn token(host: &str) -> Result<Token, MissingToken> {
-    for source in ["GITHUB_TOKEN", "GH_TOKEN"] {
+/// The token for `location`: `GITHUB_TOKEN`, `GH_TOKEN` for GitHub.com's API or
+/// `GITHUB_API_URL`'s; `GH_ENTERPRISE_TOKEN`, `GITHUB_ENTERPRISE_TOKEN` for any other host (a
+/// token is sent only where it belongs: an `origin` or a pull request address on another host
+/// never gets the GitHub.com token); else what `gh auth token` prints for the host.
+pub fn token(location: &Location) -> Result<Token, MissingToken> {
+    let names = if location.general {
+        GENERAL_TOKENS
+    } else {
+        ENTERPRISE_TOKENS
+    };
+    for source in names {
         if let Ok(value) = std::env::var(source)
             && !value.trim().is_empty()
         {
@@ -177,12 +223,18 @@ pub fn token(host: &str) -> Result<Token, MissingToken> {
             });
         }
     }
-    gh_auth_token(host)
+    gh_auth_token(&location.host)
         .map(|value| Token {
             value,
             source: "gh auth token",
         })
-        .ok_or(MissingToken)
+        .ok_or_else(|| {
+            if location.general {
+                MissingToken::GitHub
+            } else {
+                MissingToken::Enterprise(location.host.clone())
+            }
+        })
 }
 
 /// `gh auth token --hostname HOST`, when `gh` is installed and logged in; given 10 seconds
@@ -234,6 +286,19 @@ mod tests {
         assert_eq!(
             graphql_for("http://127.0.0.1:9/"),
             "http://127.0.0.1:9/graphql"
+        );
+    }
+
+    #[test]
+    fn another_host_is_served_by_its_own_enterprise_api() {
+        assert_eq!(api_of_host("github.com"), DEFAULT_API);
+        assert_eq!(
+            api_of_host("ghe.example.com"),
+            "https://ghe.example.com/api/v3"
+        );
+        assert_eq!(
+            api_of_host("127.0.0.1:8080"),
+            "http://127.0.0.1:8080/api/v3"
         );
     }
 

@@ -6,6 +6,7 @@
 
 pub mod http;
 pub mod location;
+pub mod review;
 
 use std::path::Path;
 
@@ -41,7 +42,7 @@ impl GitHub {
     /// The repository of `pr` (see [`location::locate`]) and a token for it.
     pub fn connect(repo: &Path, pr: &PrRef) -> anyhow::Result<GitHub> {
         let location = location::locate(repo, pr)?;
-        let token = location::token(&location.host)?;
+        let token = location::token(&location)?;
         let slug = location.slug();
         Ok(GitHub {
             client: Client::new(location, token)?,
@@ -122,8 +123,8 @@ const THREADS_QUERY: &str =
         pageInfo { hasNextPage endCursor }
         nodes {
           id isResolved isOutdated path line originalLine
-          first: comments(first: 1) { totalCount nodes { databaseId author { login } body url } }
-          recent: comments(last: 20) { nodes { databaseId author { login } body url } }
+          first: comments(first: 1) { totalCount nodes { fullDatabaseId author { login } body url } }
+          recent: comments(last: 20) { nodes { fullDatabaseId author { login } body url } }
         }
       }
     }
@@ -134,11 +135,21 @@ const RESOLVE_MUTATION: &str = "mutation($thread: ID!) {
   resolveReviewThread(input: { threadId: $thread }) { thread { id isResolved } }
 }";
 
+/// A reply in a review thread, named by the thread's node id. GitHub's REST reply endpoint
+/// (`POST .../comments/{id}/replies`) is not enabled for GitHub Apps, whose tokens Actions gives.
+const REPLY_MUTATION: &str = "mutation($thread: ID!, $body: String!) {
+  addPullRequestReviewThreadReply(input: { pullRequestReviewThreadId: $thread, body: $body }) {
+    comment { fullDatabaseId }
+  }
+}";
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct GqlComment {
+    /// A `BigInt`: GitHub's ids are past 2^31 (the deprecated `databaseId` is an `Int`), and
+    /// GraphQL writes a `BigInt` as a string.
     #[serde(default)]
-    database_id: Option<u64>,
+    full_database_id: Option<Value>,
     #[serde(default)]
     author: Option<ApiUser>,
     #[serde(default)]
@@ -175,8 +186,13 @@ struct GqlThread {
 }
 
 fn comment_of(c: GqlComment) -> Option<Comment> {
+    let id = match c.full_database_id? {
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => s,
+        Value::Number(n) => n.as_u64()?.to_string(),
+        _ => return None,
+    };
     Some(Comment {
-        id: c.database_id?.to_string(),
+        id,
         author: c.author.map(|a| a.login),
         body: c.body,
         url: c.url,
@@ -247,6 +263,11 @@ impl Forge for GitHub {
                 }),
                 &what,
             )?;
+            // A partial answer (a field GitHub could not give, such as an id too large for
+            // its type) would lose threads without a word: every error stops the read.
+            if !errors.is_empty() {
+                return Err(http::graphql_error(&errors, &what));
+            }
             let data = http::require_data(data, &errors, &what)?;
             if discussion.viewer.is_none() {
                 discussion.viewer = data["viewer"]["login"].as_str().map(str::to_string);
@@ -328,52 +349,25 @@ impl Forge for GitHub {
         Ok(())
     }
 
+    fn refused_comments(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted> {
+        review::refused(&self.client, number, review)
+    }
+
     fn create_review(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted> {
-        let comments: Vec<Value> = review
-            .comments
-            .iter()
-            .map(|c| {
-                let mut comment = json!({
-                    "path": c.path,
-                    "line": c.line,
-                    "side": "RIGHT",
-                    "body": c.body,
-                });
-                if let Some(start) = c.start_line {
-                    comment["start_line"] = json!(start);
-                    comment["start_side"] = json!("RIGHT");
-                }
-                comment
-            })
-            .collect();
-        self.client.send_json(
-            Method::POST,
-            self.pull_url(number, "/reviews")?,
-            &json!({
-                "commit_id": review.commit,
-                "event": "COMMENT",
-                "body": review.body,
-                "comments": comments,
-            }),
-            &format!("a review of pull request #{number}"),
-        )?;
-        Ok(ReviewPosted::default())
+        review::post(&self.client, number, review)
     }
 
     fn reply(&self, number: u64, thread: &Thread, body: &str) -> anyhow::Result<()> {
-        let first = thread.first.as_ref().ok_or_else(|| {
-            anyhow::anyhow!("review thread {} has no comment to reply to", thread.id)
-        })?;
-        let id: u64 = first
-            .id
-            .parse()
-            .with_context(|| format!("`{}` is not a GitHub comment id", first.id))?;
-        self.client.send_json(
-            Method::POST,
-            self.pull_url(number, &format!("/comments/{id}/replies"))?,
-            &json!({ "body": body }),
-            &format!("a reply in a review thread of pull request #{number}"),
+        let what = format!("a reply in a review thread of pull request #{number}");
+        let (data, errors) = self.client.graphql(
+            REPLY_MUTATION,
+            json!({ "thread": thread.id, "body": body }),
+            &what,
         )?;
+        let data = http::require_data(data, &errors, &what)?;
+        if data["addPullRequestReviewThreadReply"]["comment"].is_null() {
+            return Err(http::graphql_error(&errors, &what));
+        }
         Ok(())
     }
 

@@ -10,6 +10,7 @@
 
 mod highlight;
 mod markdown;
+mod stats;
 mod view;
 
 use std::sync::LazyLock;
@@ -23,6 +24,7 @@ use crate::types::{Report, SeverityCounts, Verdict};
 
 const REPORT_TEMPLATE: &str = include_str!("templates/report.html");
 const INDEX_TEMPLATE: &str = include_str!("templates/index.html");
+const STATS_TEMPLATE: &str = include_str!("templates/stats.html");
 const STYLE: &str = include_str!("templates/style.css");
 const SCRIPT: &str = include_str!("templates/report.js");
 
@@ -38,6 +40,7 @@ static TEMPLATES: LazyLock<Environment<'static>> = LazyLock::new(|| {
     for (name, source) in [
         ("report.html", REPORT_TEMPLATE),
         ("index.html", INDEX_TEMPLATE),
+        ("stats.html", STATS_TEMPLATE),
     ] {
         if let Err(e) = env.add_template(name, source) {
             crate::say!("deep-review: internal error in the {name} template: {e:#}");
@@ -196,6 +199,11 @@ fn index_href(html_file: &str) -> Option<String> {
 /// The store's `index.html`: every report with its date, target, round, verdict and counts,
 /// grouped by target; the target reviewed most recently first, each group newest first.
 pub fn render_index(entries: &[IndexEntry]) -> String {
+    render_index_linking(entries, None)
+}
+
+/// [`render_index`] with a link to the reviewer scorecards page, `stats_file` beside the index.
+pub fn render_index_linking(entries: &[IndexEntry], stats_file: Option<&str>) -> String {
     let mut sorted: Vec<&IndexEntry> = entries.iter().collect();
     // Newest first: by date, then by id (ids start with the time), undated last.
     sorted
@@ -228,6 +236,24 @@ pub fn render_index(entries: &[IndexEntry]) -> String {
         context! {
             groups => Value::from(minijinja::value::Serde(&groups)),
             total => entries.len(),
+            stats_href => stats_file.and_then(index_href),
+            generator => format!("deep-review {}", env!("CARGO_PKG_VERSION")),
+            csp => csp(&CSS, None),
+            style_html => Value::from_safe_string(CSS.clone()),
+        },
+    )
+}
+
+/// The agents' scorecards (`deep-review stats`) as a self-contained page, with the same
+/// discipline as the report page: every value escaped, no script, nothing loaded, the chart
+/// inline SVG. `index_file` links back to the store's index beside it.
+pub fn render_stats(stats: &crate::outcomes::stats::Stats, index_file: Option<&str>) -> String {
+    let view = stats::build(stats);
+    render_template(
+        "stats.html",
+        context! {
+            s => Value::from(minijinja::value::Serde(&view)),
+            index_href => index_file.and_then(index_href),
             generator => format!("deep-review {}", env!("CARGO_PKG_VERSION")),
             csp => csp(&CSS, None),
             style_html => Value::from_safe_string(CSS.clone()),

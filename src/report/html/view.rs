@@ -180,6 +180,8 @@ pub struct FindingView {
     pub badges: Vec<Badge>,
     pub locations: Vec<LinkView>,
     pub calibration: Option<String>,
+    /// How the agents' records moved the confidence.
+    pub confidence_reason: Option<String>,
     pub verification_note: Option<String>,
     pub known_issue_comment: Option<String>,
     pub code: Option<CodeBlockView>,
@@ -683,6 +685,7 @@ fn finding_view(
             .collect(),
         locations: f.locations.iter().map(location_link).collect(),
         calibration: f.calibration.clone(),
+        confidence_reason: f.confidence_reason.clone(),
         verification_note: f.verification.as_ref().and_then(|v| v.note.clone()),
         known_issue_comment: f
             .verification

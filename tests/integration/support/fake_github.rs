@@ -1,33 +1,90 @@
-//! A fake GitHub API on 127.0.0.1, REST and GraphQL, for the forge tests.
+//! A fake GitHub API on 127.0.0.1, REST and GraphQL, for the forge tests, that holds deep-review
+//! to GitHub's own descriptions of its APIs.
 //!
-//! It serves what deep-review uses, as GitHub documents it: a pull request and its commits,
-//! the conversation comments (list, create, edit), reviews with inline comments (which become
-//! review threads, as on GitHub), replies in a thread, and over GraphQL the review threads (with
-//! `viewer`) and `resolveReviewThread`. It behaves as GitHub does where deep-review depends on
-//! it: the token must match (401 otherwise), lists are paginated with `Link` headers (the page
-//! size is the fake's, not the client's), an inline comment on a line outside the diff is a 422
-//! that rejects the whole review, a comment may only be edited by its author, a bot's login is
-//! `name[bot]` in REST and `viewer` but `name` as a GraphQL comment author. It can be told to
-//! answer 429 with `retry-after` a number of times. Every request is recorded.
+//! Every REST request is matched to its operation in GitHub's OpenAPI description and checked
+//! there ([`super::github_rest`]); every GraphQL document is validated against GitHub's schema,
+//! with GitHub's pagination and node limits, and run over the fake's data by apollo-compiler's
+//! executor ([`super::github_graphql`]). What GitHub refuses gets GitHub's answer; what GitHub
+//! accepts but its description marks deprecated, or not enabled for GitHub Apps (the token here
+//! is an App installation token, `ghs_...`, as `GITHUB_TOKEN` is in Actions), is a conformance
+//! violation: the fake records it, and dropping a fake that recorded one fails the test (a test
+//! that sends wrong requests on purpose takes them with [`FakeGitHub::take_violations`]).
+//!
+//! Its ids are past 2^32 (GitHub's comment ids are past 2^31 today), so a 32-bit `databaseId`
+//! fails as on GitHub: a field error and `null`. Its diff is git's, from its own repository
+//! ([`FakeGitHub::set_git_dir`]): the files list has the patches and a review comment on a line
+//! outside one hunk of them is a 422 that refuses the whole review, as on GitHub. Beyond that it
+//! behaves as GitHub does where deep-review depends on it: lists are paginated with `Link`
+//! headers, a comment may only be edited by its author, a bot's login is `name[bot]` in REST and
+//! `viewer` but `name` as a GraphQL comment author, and it can be told to answer rate limits
+//! (429 or a secondary rate limit's 403, with or without `retry-after`) and server errors.
+//! Every request is recorded.
 //!
 //! Like the fake model server, it runs on its own thread with its own runtime; dropping it
 //! stops it.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
+use apollo_compiler::resolvers::{FieldError, ObjectValue, ResolveInfo, ResolvedValue};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
 
+use super::fake_github_diff::{DiffFile, pull_diff};
+use super::github_graphql::{Data, GraphqlSpec, MAX_PAGE, Object, from_json};
+use super::github_rest::RestSpec;
 use super::http_server::Server;
 
-/// The login the fake's token acts as (a GitHub App, as `GITHUB_TOKEN` in Actions is).
+/// The REST login the fake's token acts as (a GitHub App, as `GITHUB_TOKEN` in Actions is).
 pub const BOT: &str = "deep-review-ci[bot]";
+/// A GitHub App installation token, in GitHub's format.
+pub const APP_TOKEN: &str = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+/// The first id the fake gives: past 2^32, as GitHub's comment ids are past 2^31.
+pub const FIRST_ID: u64 = 4_300_000_000;
+
+/// GitHub's two descriptions, loaded once per test process.
+pub struct Descriptions {
+    pub rest: RestSpec,
+    pub graphql: GraphqlSpec,
+}
+
+/// Where `scripts/install-github-descriptions.sh` puts the packages by default.
+fn descriptions_dir() -> PathBuf {
+    match std::env::var_os("DEEP_REVIEW_GITHUB_DESCRIPTIONS") {
+        Some(dir) => PathBuf::from(dir),
+        None => dirs::home_dir()
+            .unwrap_or_default()
+            .join(".cache/deep-review/github-descriptions/node_modules"),
+    }
+}
+
+/// GitHub's descriptions. A test that starts the fake is `#[ignore = "needs GitHub's API
+/// descriptions ..."]`: asked to run without them, it fails with what to install.
+pub fn descriptions() -> &'static Descriptions {
+    static LOADED: OnceLock<Result<Descriptions, String>> = OnceLock::new();
+    let loaded = LOADED.get_or_init(|| {
+        let dir = descriptions_dir();
+        Ok(Descriptions {
+            rest: RestSpec::load(&dir.join("@octokit/openapi/generated/api.github.com.json"))?,
+            graphql: GraphqlSpec::load(&dir.join("@octokit/graphql-schema/schema.graphql"))?,
+        })
+    });
+    match loaded {
+        Ok(d) => d,
+        Err(e) => panic!(
+            "GitHub's API descriptions are missing ({e}): install them with \
+             scripts/install-github-descriptions.sh (npm @octokit/openapi, @octokit/graphql-schema) \
+             or point DEEP_REVIEW_GITHUB_DESCRIPTIONS at its node_modules"
+        ),
+    }
+}
 
 /// One request as the fake saw it.
 #[derive(Debug, Clone)]
@@ -37,6 +94,10 @@ pub struct Recorded {
     pub path: String,
     pub body: String,
     pub status: u16,
+    /// The REST operation it matched (`pulls/create-review`), or `graphql`.
+    pub operation: String,
+    /// What the fake answered.
+    pub answer: String,
 }
 
 impl Recorded {
@@ -83,6 +144,16 @@ pub struct FakeThread {
     pub comments: Vec<FakeComment>,
 }
 
+/// A failure to answer instead of the real thing.
+#[derive(Debug, Clone)]
+struct Failure {
+    suffix: String,
+    status: u16,
+    retry_after: Option<String>,
+    secondary: bool,
+    left: usize,
+}
+
 #[derive(Default)]
 struct State {
     owner: String,
@@ -96,17 +167,23 @@ struct State {
     reviews: Vec<Value>,
     next_id: u64,
     page_size: usize,
-    /// Path suffix, status, how many more requests to answer with it (429 with `retry-after:
-    /// 1`, or a server error).
-    failures: Vec<(String, u16, usize)>,
-    /// The lines of the diff (path → inclusive ranges): inline comments elsewhere are a 422.
-    diff_lines: HashMap<String, Vec<(u32, u32)>>,
+    failures: Vec<Failure>,
+    /// GitHub's side of git: the diff of a pull request comes from here.
+    git_dir: Option<PathBuf>,
+    /// Files whose diff GitHub does not render (too large): no patch, no comment.
+    unrendered: Vec<String>,
     /// Whether the token may resolve threads.
     may_resolve: bool,
+    /// The token may only read (a fork's pull request in Actions, `pull-requests: read`).
+    read_only: bool,
+    /// Every review with inline comments is refused (422), whatever its lines: GitHub's diff
+    /// and its files list disagree, as they may for reasons deep-review cannot see.
+    refuse_inline: bool,
     log: Vec<Recorded>,
+    violations: Vec<String>,
 }
 
-/// The running fake. Dropping it stops it.
+/// The running fake. Dropping it stops it, and fails the test if it recorded a violation.
 pub struct FakeGitHub {
     addr: SocketAddr,
     state: Arc<Mutex<State>>,
@@ -115,13 +192,14 @@ pub struct FakeGitHub {
 }
 
 impl FakeGitHub {
-    /// A fake of repository `owner/name` that accepts `token`.
-    pub fn start(owner: &str, name: &str, token: &str) -> FakeGitHub {
+    /// A fake of repository `owner/name` that accepts [`APP_TOKEN`].
+    pub fn start(owner: &str, name: &str) -> FakeGitHub {
+        descriptions();
         let state = Arc::new(Mutex::new(State {
             owner: owner.into(),
             name: name.into(),
-            token: token.into(),
-            next_id: 1000,
+            token: APP_TOKEN.into(),
+            next_id: FIRST_ID,
             page_size: 100,
             may_resolve: true,
             ..State::default()
@@ -137,13 +215,13 @@ impl FakeGitHub {
         }
     }
 
-    /// The REST base, with a path as GitHub Enterprise has (`/api/v3`).
+    /// The REST base, as GitHub.com's (`https://api.github.com`): operations at its root.
     pub fn api_url(&self) -> String {
-        format!("http://{}/api/v3", self.addr)
+        format!("http://{}", self.addr)
     }
 
     pub fn graphql_url(&self) -> String {
-        format!("http://{}/api/graphql", self.addr)
+        format!("http://{}/graphql", self.addr)
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -152,6 +230,16 @@ impl FakeGitHub {
 
     pub fn add_pull(&self, pull: Pull) {
         self.lock().pulls.insert(pull.number, pull);
+    }
+
+    /// GitHub's side of git: the repository pull requests' diffs are made from.
+    pub fn set_git_dir(&self, dir: &std::path::Path) {
+        self.lock().git_dir = Some(dir.to_path_buf());
+    }
+
+    /// GitHub does not render the diff of `path` (too large): no patch, no inline comment.
+    pub fn unrendered(&self, path: &str) {
+        self.lock().unrendered.push(path.into());
     }
 
     /// Moves the pull request's head (a push to its branch).
@@ -174,20 +262,19 @@ impl FakeGitHub {
     ) {
         let mut st = self.lock();
         let id = st.next_id();
-        let comment = FakeComment {
-            id,
-            author: author.into(),
-            body: body.into(),
-        };
         st.threads.push(FakeThread {
-            id: format!("PRRT_{id}"),
+            id: format!("PRRT_kwDOFake{id}"),
             pr,
             path: path.into(),
             line,
             start_line: None,
             resolved,
             outdated: false,
-            comments: vec![comment],
+            comments: vec![FakeComment {
+                id,
+                author: author.into(),
+                body: body.into(),
+            }],
         });
     }
 
@@ -209,16 +296,52 @@ impl FakeGitHub {
     /// The next `times` requests whose path (without the query) ends with `suffix` get 429
     /// with `retry-after: 1`.
     pub fn fail_429(&self, suffix: &str, times: usize) {
-        self.lock().failures.push((suffix.into(), 429, times));
+        self.fail(suffix, 429, Some("1"), false, times);
+    }
+
+    /// The next `times` requests whose path ends with `suffix` get GitHub's secondary rate
+    /// limit: `status` (403 or 429), its message, and `retry-after` when given.
+    pub fn fail_secondary(
+        &self,
+        suffix: &str,
+        status: u16,
+        retry_after: Option<&str>,
+        times: usize,
+    ) {
+        self.fail(suffix, status, retry_after, true, times);
     }
 
     /// The next `times` requests whose path ends with `suffix` get `status` (a 5xx).
     pub fn fail_with(&self, suffix: &str, status: u16, times: usize) {
-        self.lock().failures.push((suffix.into(), status, times));
+        self.fail(suffix, status, None, false, times);
     }
 
-    pub fn set_diff_lines(&self, path: &str, ranges: &[(u32, u32)]) {
-        self.lock().diff_lines.insert(path.into(), ranges.to_vec());
+    fn fail(
+        &self,
+        suffix: &str,
+        status: u16,
+        retry_after: Option<&str>,
+        secondary: bool,
+        left: usize,
+    ) {
+        self.lock().failures.push(Failure {
+            suffix: suffix.into(),
+            status,
+            retry_after: retry_after.map(str::to_string),
+            secondary,
+            left,
+        });
+    }
+
+    /// The token may only read: every write answers 403 "Resource not accessible by
+    /// integration", as GitHub answers an App token without the permission.
+    pub fn set_read_only(&self) {
+        self.lock().read_only = true;
+    }
+
+    /// Refuses every review that has inline comments with GitHub's 422.
+    pub fn refuse_inline_comments(&self) {
+        self.lock().refuse_inline = true;
     }
 
     pub fn set_may_resolve(&self, may: bool) {
@@ -242,6 +365,12 @@ impl FakeGitHub {
             .collect()
     }
 
+    /// The conformance violations recorded so far, taken: a test that sends wrong requests on
+    /// purpose checks them here, and the fake's drop does not fail for them.
+    pub fn take_violations(&self) -> Vec<String> {
+        std::mem::take(&mut self.lock().violations)
+    }
+
     pub fn comments(&self, pr: u64) -> Vec<FakeComment> {
         self.lock().comments.get(&pr).cloned().unwrap_or_default()
     }
@@ -263,9 +392,26 @@ impl FakeGitHub {
     pub fn summary(&self) -> String {
         self.requests()
             .iter()
-            .map(|r| format!("{} {} -> {}", r.method, r.path, r.status))
+            .map(|r| {
+                format!(
+                    "{} {} ({}) -> {} {}",
+                    r.method, r.path, r.operation, r.status, r.answer
+                )
+            })
             .collect::<Vec<_>>()
             .join("\n")
+    }
+}
+
+impl Drop for FakeGitHub {
+    fn drop(&mut self) {
+        let violations = std::mem::take(&mut self.lock().violations);
+        if !violations.is_empty() && !std::thread::panicking() {
+            panic!(
+                "the fake GitHub saw requests that GitHub's descriptions refuse or warn against:\n- {}",
+                violations.join("\n- ")
+            );
+        }
     }
 }
 
@@ -274,65 +420,91 @@ impl State {
         self.next_id += 1;
         self.next_id
     }
+
+    fn diff(&self, pull: &Pull, head: &str) -> Vec<DiffFile> {
+        match &self.git_dir {
+            Some(dir) => pull_diff(dir, &pull.base_sha, head, &self.unrendered),
+            None => Vec::new(),
+        }
+    }
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
     state.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+type Reply = Response<Full<Bytes>>;
+
 async fn handle(
     state: Arc<Mutex<State>>,
     addr: SocketAddr,
     req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Reply, Infallible> {
     let method = req.method().clone();
     let path = req
         .uri()
         .path_and_query()
         .map(|p| p.to_string())
         .unwrap_or_default();
-    let auth = req
-        .headers()
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
-    let agent = req
-        .headers()
-        .get("user-agent")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_string();
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    let auth = header("authorization");
+    let agent = header("user-agent");
+    let version = header("x-github-api-version");
     let body = match req.into_body().collect().await {
         Ok(c) => String::from_utf8_lossy(&c.to_bytes()).into_owned(),
         Err(_) => String::new(),
     };
     let mut st = lock(&state);
-    let response = answer(&mut st, addr, &method, &path, &auth, &agent, &body);
+    let mut operation = String::new();
+    let response = answer(
+        &mut st,
+        addr,
+        &method,
+        &path,
+        &auth,
+        &agent,
+        &version,
+        &body,
+        &mut operation,
+    );
+    let (response, answer_text) = response;
     st.log.push(Recorded {
         method: method.to_string(),
         path,
         body,
         status: response.status().as_u16(),
+        operation,
+        answer: answer_text.chars().take(600).collect(),
     });
     Ok(response)
 }
 
-fn respond(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
-    Response::builder()
-        .status(status)
-        .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(body.to_string())))
-        .expect("a response")
-}
-
-fn message(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
-    respond(
-        status,
-        &json!({ "message": text, "documentation_url": "https://docs.github.com/rest" }),
+fn respond(status: u16, body: &Value) -> (Reply, String) {
+    let text = body.to_string();
+    (
+        Response::builder()
+            .status(StatusCode::from_u16(status).expect("a status"))
+            .header("content-type", "application/json; charset=utf-8")
+            .body(Full::new(Bytes::from(text.clone())))
+            .expect("a response"),
+        text,
     )
 }
 
+fn message(status: u16, text: &str) -> (Reply, String) {
+    respond(
+        status,
+        &json!({ "message": text, "documentation_url": "https://docs.github.com/rest", "status": status.to_string() }),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
 fn answer(
     st: &mut State,
     addr: SocketAddr,
@@ -340,75 +512,93 @@ fn answer(
     path_and_query: &str,
     auth: &str,
     agent: &str,
+    version: &str,
     body: &str,
-) -> Response<Full<Bytes>> {
+    operation: &mut String,
+) -> (Reply, String) {
     let bare_path = path_and_query.split('?').next().unwrap_or("");
-    if let Some(entry) = st
+    if let Some(failure) = st
         .failures
         .iter_mut()
-        .find(|(suffix, _, left)| *left > 0 && bare_path.ends_with(suffix.as_str()))
+        .find(|f| f.left > 0 && bare_path.ends_with(f.suffix.as_str()))
     {
-        entry.2 -= 1;
-        let status = StatusCode::from_u16(entry.1).expect("a status");
-        let mut builder = Response::builder()
-            .status(status)
-            .header("content-type", "application/json");
-        if status == StatusCode::TOO_MANY_REQUESTS {
-            builder = builder.header("retry-after", "1");
-        }
-        return builder
-            .body(Full::new(Bytes::from(
-                json!({ "message": if status == StatusCode::TOO_MANY_REQUESTS {
-                    "You have exceeded a secondary rate limit."
-                } else {
-                    "Server Error"
-                } })
-                .to_string(),
-            )))
-            .expect("a response");
+        failure.left -= 1;
+        return failed(failure);
     }
     if agent.is_empty() {
         // GitHub refuses requests without a User-Agent.
         return message(
-            StatusCode::FORBIDDEN,
-            "Request forbidden by administrative rules.",
+            403,
+            "Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.",
         );
     }
-    if auth != format!("Bearer {}", st.token) {
-        return message(StatusCode::UNAUTHORIZED, "Bad credentials");
+    if !version.is_empty() && version != "2022-11-28" && version != "2026-03-10" {
+        return message(400, &format!("API version '{version}' is not supported."));
     }
-    let (path, query) = path_and_query
-        .split_once('?')
-        .unwrap_or((path_and_query, ""));
-    let page: usize = query
-        .split('&')
-        .find_map(|kv| kv.strip_prefix("page="))
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(1);
-    if path == "/api/graphql" && method == Method::POST {
+    if auth != format!("Bearer {}", st.token) && auth != format!("token {}", st.token) {
+        return message(401, "Bad credentials");
+    }
+    if bare_path == "/graphql" && *method == Method::POST {
+        *operation = "graphql".into();
         return graphql(st, body);
     }
-    let prefix = format!("/api/v3/repos/{}/{}/", st.owner, st.name);
-    let Some(rest) = path.strip_prefix(&prefix) else {
-        return message(StatusCode::NOT_FOUND, "Not Found");
+    let app = st.token.starts_with("ghs_");
+    let spec = &descriptions().rest;
+    let matched = match spec.check(method.as_str(), path_and_query, body, app) {
+        Ok(m) => m,
+        Err(refusal) => {
+            st.violations.push(refusal.violation);
+            return respond(refusal.status, &refusal.body);
+        }
     };
-    let parts: Vec<&str> = rest.split('/').collect();
-    let json_body: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-    let base_url = format!("http://{addr}{path}");
-    match (method.clone(), parts.as_slice()) {
-        (Method::GET, ["pulls", n]) => match pull(st, n) {
-            Some(p) => respond(StatusCode::OK, &pull_json(st, addr, &p)),
-            None => message(StatusCode::NOT_FOUND, "Not Found"),
+    *operation = matched.operation.id.clone();
+    st.violations.extend(matched.violations.iter().cloned());
+    if st.read_only && *method != Method::GET {
+        return message(403, "Resource not accessible by integration");
+    }
+    let p = &matched.path_params;
+    if p.get("owner")
+        .is_some_and(|o| !o.eq_ignore_ascii_case(&st.owner))
+        || p.get("repo")
+            .is_some_and(|r| !r.eq_ignore_ascii_case(&st.name))
+    {
+        return message(404, "Not Found");
+    }
+    let number = |key: &str| p.get(key).and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+    let page: usize = matched
+        .query
+        .iter()
+        .find(|(k, _)| k == "page")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(1);
+    let base_url = format!("http://{addr}{bare_path}");
+    let body = &matched.body;
+    match matched.operation.id.as_str() {
+        "pulls/get" => match st.pulls.get(&number("pull_number")) {
+            Some(pull) => respond(200, &pull_json(st, addr, pull)),
+            None => message(404, "Not Found"),
         },
-        (Method::GET, ["pulls", n, "commits"]) => match pull(st, n) {
-            Some(p) => {
-                let items: Vec<Value> = p.commits.iter().map(|sha| json!({ "sha": sha })).collect();
+        "pulls/list-commits" => match st.pulls.get(&number("pull_number")) {
+            Some(pull) => {
+                let items: Vec<Value> = pull.commits.iter().map(|sha| commit_json(sha)).collect();
                 paged(st, &items, page, &base_url)
             }
-            None => message(StatusCode::NOT_FOUND, "Not Found"),
+            None => message(404, "Not Found"),
         },
-        (Method::GET, ["issues", n, "comments"]) => {
-            let n: u64 = n.parse().unwrap_or(0);
+        "pulls/list-files" => match st.pulls.get(&number("pull_number")).cloned() {
+            Some(pull) => {
+                let repo_url = format!("https://github.com/{}/{}", st.owner, st.name);
+                let items: Vec<Value> = st
+                    .diff(&pull, &pull.head_sha)
+                    .iter()
+                    .map(|f| f.json(&repo_url, &pull.head_sha))
+                    .collect();
+                paged(st, &items, page, &base_url)
+            }
+            None => message(404, "Not Found"),
+        },
+        "issues/list-comments" => {
+            let n = number("issue_number");
             let items: Vec<Value> = st
                 .comments
                 .get(&n)
@@ -419,106 +609,135 @@ fn answer(
                 .collect();
             paged(st, &items, page, &base_url)
         }
-        (Method::POST, ["issues", n, "comments"]) => {
-            let n: u64 = n.parse().unwrap_or(0);
-            let Some(text) = json_body["body"].as_str() else {
-                return message(StatusCode::UNPROCESSABLE_ENTITY, "body is missing");
-            };
+        "issues/create-comment" => {
+            let n = number("issue_number");
+            if !st.pulls.contains_key(&n) {
+                return message(404, "Not Found");
+            }
             let id = st.next_id();
             let comment = FakeComment {
                 id,
                 author: BOT.into(),
-                body: text.into(),
+                body: body["body"].as_str().unwrap_or("").into(),
             };
             st.comments.entry(n).or_default().push(comment.clone());
-            respond(StatusCode::CREATED, &comment_json(st, n, &comment))
+            respond(201, &comment_json(st, n, &comment))
         }
-        (Method::PATCH, ["issues", "comments", id]) => {
-            let id: u64 = id.parse().unwrap_or(0);
-            let Some(text) = json_body["body"].as_str().map(str::to_string) else {
-                return message(StatusCode::UNPROCESSABLE_ENTITY, "body is missing");
-            };
+        "issues/update-comment" => {
+            let id = number("comment_id");
+            let text = body["body"].as_str().unwrap_or("").to_string();
             let found = st
                 .comments
                 .iter_mut()
                 .find_map(|(n, list)| list.iter_mut().find(|c| c.id == id).map(|c| (*n, c)));
             match found {
-                Some((_, c)) if c.author != BOT => message(
-                    StatusCode::FORBIDDEN,
-                    "Must have admin rights to Repository.",
-                ),
+                Some((_, c)) if c.author != BOT => {
+                    message(403, "Resource not accessible by integration")
+                }
                 Some((n, c)) => {
                     c.body = text;
                     let c = c.clone();
-                    respond(StatusCode::OK, &comment_json(st, n, &c))
+                    respond(200, &comment_json(st, n, &c))
                 }
-                None => message(StatusCode::NOT_FOUND, "Not Found"),
+                None => message(404, "Not Found"),
             }
         }
-        (Method::POST, ["pulls", n, "reviews"]) => create_review(st, n, &json_body),
-        (Method::POST, ["pulls", n, "comments", id, "replies"]) => {
-            let n: u64 = n.parse().unwrap_or(0);
-            let id: u64 = id.parse().unwrap_or(0);
-            let Some(text) = json_body["body"].as_str().map(str::to_string) else {
-                return message(StatusCode::UNPROCESSABLE_ENTITY, "body is missing");
-            };
-            let new_id = st.next_id();
-            match st
-                .threads
-                .iter_mut()
-                .find(|t| t.pr == n && t.comments.first().is_some_and(|c| c.id == id))
-            {
-                Some(thread) => {
-                    thread.comments.push(FakeComment {
-                        id: new_id,
-                        author: BOT.into(),
-                        body: text.clone(),
-                    });
-                    respond(StatusCode::CREATED, &json!({ "id": new_id, "body": text }))
-                }
-                None => message(StatusCode::NOT_FOUND, "Not Found"),
-            }
+        "pulls/create-review" => create_review(st, number("pull_number"), body),
+        "pulls/create-review-comment" => create_review_comment(st, number("pull_number"), body),
+        "pulls/create-reply-for-review-comment" => {
+            reply_to(st, number("pull_number"), number("comment_id"), body)
         }
-        _ => message(StatusCode::NOT_FOUND, "Not Found"),
+        other => {
+            st.violations.push(format!(
+                "{other}: the fake GitHub does not serve this operation"
+            ));
+            message(404, "Not Found")
+        }
     }
 }
 
-fn pull(st: &State, n: &str) -> Option<Pull> {
-    st.pulls.get(&n.parse().ok()?).cloned()
+/// The failure's answer: a secondary rate limit's message, GitHub's 429, or a server error.
+fn failed(f: &Failure) -> (Reply, String) {
+    let text = if f.secondary {
+        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0000:1111:2222:3333:4444."
+    } else if f.status == 429 {
+        "API rate limit exceeded for installation ID 4242."
+    } else {
+        "Server Error"
+    };
+    let body = json!({ "message": text, "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api", "status": f.status.to_string() });
+    let mut builder = Response::builder()
+        .status(StatusCode::from_u16(f.status).expect("a status"))
+        .header("content-type", "application/json; charset=utf-8");
+    if let Some(after) = &f.retry_after {
+        builder = builder.header("retry-after", after.as_str());
+    }
+    if f.status == 429 && !f.secondary {
+        builder = builder
+            .header("x-ratelimit-remaining", "0")
+            .header("x-ratelimit-limit", "5000");
+    }
+    (
+        builder
+            .body(Full::new(Bytes::from(body.to_string())))
+            .expect("a response"),
+        body.to_string(),
+    )
 }
 
 fn pull_json(st: &State, addr: SocketAddr, p: &Pull) -> Value {
     json!({
+        "id": FIRST_ID - 1,
+        "node_id": format!("PR_kwDOFake{}", p.number),
         "number": p.number,
         "state": "open",
         "title": p.title,
         "body": p.body,
-        "user": { "login": p.author },
+        "user": { "login": p.author, "id": 583231, "type": "User" },
         "html_url": format!("https://github.com/{}/{}/pull/{}", st.owner, st.name, p.number),
-        "base": { "ref": p.base_ref, "sha": p.base_sha,
+        "base": { "ref": p.base_ref, "sha": p.base_sha, "label": format!("{}:{}", st.owner, p.base_ref),
                   "repo": { "full_name": format!("{}/{}", st.owner, st.name),
                             "clone_url": format!("http://{addr}/{}/{}.git", st.owner, st.name) } },
-        "head": { "ref": p.head_ref, "sha": p.head_sha },
+        "head": { "ref": p.head_ref, "sha": p.head_sha, "label": format!("{}:{}", st.owner, p.head_ref) },
     })
+}
+
+fn commit_json(sha: &str) -> Value {
+    json!({ "sha": sha, "node_id": format!("C_{sha}"), "commit": { "message": "" } })
 }
 
 fn comment_json(st: &State, pr: u64, c: &FakeComment) -> Value {
     json!({
         "id": c.id,
-        "user": { "login": c.author },
+        "node_id": format!("IC_kwDOFake{}", c.id),
+        "user": { "login": c.author, "type": if c.author.ends_with("[bot]") { "Bot" } else { "User" } },
         "body": c.body,
         "html_url": format!("https://github.com/{}/{}/pull/{pr}#issuecomment-{}", st.owner, st.name, c.id),
     })
 }
 
+fn review_comment_json(st: &State, pr: u64, t: &FakeThread, c: &FakeComment) -> Value {
+    json!({
+        "id": c.id,
+        "node_id": format!("PRRC_kwDOFake{}", c.id),
+        "pull_request_review_id": FIRST_ID - 2,
+        "path": t.path,
+        "line": t.line,
+        "side": "RIGHT",
+        "user": { "login": c.author },
+        "body": c.body,
+        "html_url": format!("https://github.com/{}/{}/pull/{pr}#discussion_r{}", st.owner, st.name, c.id),
+    })
+}
+
 /// One page of `items` with GitHub's `Link` header.
-fn paged(st: &State, items: &[Value], page: usize, base_url: &str) -> Response<Full<Bytes>> {
+fn paged(st: &State, items: &[Value], page: usize, base_url: &str) -> (Reply, String) {
     let size = st.page_size;
     let start = (page.max(1) - 1) * size;
     let slice: Vec<Value> = items.iter().skip(start).take(size).cloned().collect();
     let mut builder = Response::builder()
         .status(StatusCode::OK)
-        .header("content-type", "application/json");
+        .header("content-type", "application/json; charset=utf-8");
     if start + size < items.len() {
         builder = builder.header(
             "link",
@@ -528,49 +747,82 @@ fn paged(st: &State, items: &[Value], page: usize, base_url: &str) -> Response<F
             ),
         );
     }
-    builder
-        .body(Full::new(Bytes::from(Value::Array(slice).to_string())))
-        .expect("a response")
+    let text = Value::Array(slice).to_string();
+    (
+        builder
+            .body(Full::new(Bytes::from(text.clone())))
+            .expect("a response"),
+        text,
+    )
 }
 
-fn create_review(st: &mut State, n: &str, review: &Value) -> Response<Full<Bytes>> {
-    let n: u64 = n.parse().unwrap_or(0);
-    if !st.pulls.contains_key(&n) {
-        return message(StatusCode::NOT_FOUND, "Not Found");
-    }
+/// GitHub's 422 for an inline comment on a line it does not show.
+fn unresolvable_line() -> (Reply, String) {
+    respond(
+        422,
+        &json!({ "message": "Unprocessable Entity",
+                 "errors": ["Line could not be resolved"],
+                 "documentation_url": "https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request",
+                 "status": "422" }),
+    )
+}
+
+/// Whether a comment at `path` lines `start..=line` (new side) lies in one hunk of the pull
+/// request's diff at `commit`.
+fn on_diff(st: &State, pull: &Pull, commit: &str, c: &Value) -> bool {
+    let path = c["path"].as_str().unwrap_or("");
+    let line = c["line"].as_u64().unwrap_or(0) as u32;
+    let start = c["start_line"].as_u64().map(|s| s as u32).unwrap_or(line);
+    let right = c["side"].as_str().unwrap_or("RIGHT") == "RIGHT"
+        && c["start_side"].as_str().unwrap_or("RIGHT") == "RIGHT";
+    right
+        && start <= line
+        && st
+            .diff(pull, commit)
+            .iter()
+            .any(|f| f.path == path && f.takes_comment(start, line))
+}
+
+fn create_review(st: &mut State, n: u64, review: &Value) -> (Reply, String) {
+    let Some(pull) = st.pulls.get(&n).cloned() else {
+        return message(404, "Not Found");
+    };
     let event = review["event"].as_str().unwrap_or("");
-    if event != "COMMENT" && event != "APPROVE" && event != "REQUEST_CHANGES" {
-        return message(StatusCode::UNPROCESSABLE_ENTITY, "event is invalid");
+    if event.is_empty() {
+        st.violations.push(
+            "pulls/create-review without `event`: the review stays PENDING, seen by no one".into(),
+        );
     }
-    if review["body"].as_str().is_none_or(str::is_empty) {
-        return message(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "Body is required for a COMMENT review",
+    if (event == "COMMENT" || event == "REQUEST_CHANGES")
+        && review["body"].as_str().is_none_or(str::is_empty)
+    {
+        return respond(
+            422,
+            &json!({ "message": "Unprocessable Entity", "errors": ["Body needed for comment event"], "status": "422" }),
+        );
+    }
+    let commit = review["commit_id"]
+        .as_str()
+        .unwrap_or(&pull.head_sha)
+        .to_string();
+    if commit != pull.head_sha && !pull.commits.contains(&commit) {
+        return respond(
+            422,
+            &json!({ "message": "Unprocessable Entity", "errors": ["commit_sha is not part of the pull request"], "status": "422" }),
         );
     }
     let comments = review["comments"].as_array().cloned().unwrap_or_default();
-    // GitHub checks every comment's lines first: one bad line rejects the whole review.
-    for c in &comments {
-        let path = c["path"].as_str().unwrap_or("");
-        let line = c["line"].as_u64().unwrap_or(0) as u32;
-        let start = c["start_line"].as_u64().map(|s| s as u32).unwrap_or(line);
-        let on_diff = st
-            .diff_lines
-            .get(path)
-            .is_some_and(|ranges| ranges.iter().any(|(a, b)| *a <= start && line <= *b));
-        if c["side"].as_str() != Some("RIGHT") || start > line || !on_diff {
-            return respond(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                &json!({ "message": "Unprocessable Entity",
-                         "errors": ["Line could not be resolved"] }),
-            );
-        }
+    // GitHub checks every comment's lines first: one bad line refuses the whole review.
+    if (st.refuse_inline && !comments.is_empty())
+        || comments.iter().any(|c| !on_diff(st, &pull, &commit, c))
+    {
+        return unresolvable_line();
     }
     st.reviews.push(review.clone());
     for c in comments {
         let id = st.next_id();
         st.threads.push(FakeThread {
-            id: format!("PRRT_{id}"),
+            id: format!("PRRT_kwDOFake{id}"),
             pr: n,
             path: c["path"].as_str().unwrap_or("").into(),
             line: c["line"].as_u64().unwrap_or(0) as u32,
@@ -585,7 +837,63 @@ fn create_review(st: &mut State, n: &str, review: &Value) -> Response<Full<Bytes
         });
     }
     let id = st.next_id();
-    respond(StatusCode::OK, &json!({ "id": id, "state": "COMMENTED" }))
+    respond(
+        200,
+        &json!({ "id": id, "node_id": format!("PRR_kwDOFake{id}"), "state": if event.is_empty() { "PENDING" } else { "COMMENTED" },
+                 "body": review["body"], "commit_id": commit, "user": { "login": BOT } }),
+    )
+}
+
+/// `POST /pulls/{n}/comments`: a reply (`in_reply_to`) or a new single-comment thread.
+fn create_review_comment(st: &mut State, n: u64, body: &Value) -> (Reply, String) {
+    let Some(pull) = st.pulls.get(&n).cloned() else {
+        return message(404, "Not Found");
+    };
+    if let Some(to) = body["in_reply_to"].as_u64() {
+        return reply_to(st, n, to, body);
+    }
+    let commit = body["commit_id"].as_str().unwrap_or("").to_string();
+    if !on_diff(st, &pull, &commit, body) {
+        return unresolvable_line();
+    }
+    let id = st.next_id();
+    let thread = FakeThread {
+        id: format!("PRRT_kwDOFake{id}"),
+        pr: n,
+        path: body["path"].as_str().unwrap_or("").into(),
+        line: body["line"].as_u64().unwrap_or(0) as u32,
+        start_line: body["start_line"].as_u64().map(|s| s as u32),
+        resolved: false,
+        outdated: false,
+        comments: vec![FakeComment {
+            id,
+            author: BOT.into(),
+            body: body["body"].as_str().unwrap_or("").into(),
+        }],
+    };
+    let json = review_comment_json(st, n, &thread, &thread.comments[0]);
+    st.threads.push(thread);
+    respond(201, &json)
+}
+
+fn reply_to(st: &mut State, n: u64, to: u64, body: &Value) -> (Reply, String) {
+    let new_id = st.next_id();
+    let text = body["body"].as_str().unwrap_or("").to_string();
+    let Some(index) = st
+        .threads
+        .iter()
+        .position(|t| t.pr == n && t.comments.iter().any(|c| c.id == to))
+    else {
+        return message(404, "Not Found");
+    };
+    let comment = FakeComment {
+        id: new_id,
+        author: BOT.into(),
+        body: text,
+    };
+    st.threads[index].comments.push(comment.clone());
+    let json = review_comment_json(st, n, &st.threads[index], &comment);
+    respond(201, &json)
 }
 
 /// GraphQL login of a REST login: a bot loses its `[bot]`.
@@ -593,101 +901,208 @@ fn graphql_login(login: &str) -> &str {
     login.strip_suffix("[bot]").unwrap_or(login)
 }
 
-fn gql_comment(c: &FakeComment) -> Value {
-    json!({
-        "databaseId": c.id,
-        "author": { "login": graphql_login(&c.author) },
-        "body": c.body,
-        "url": format!("https://github.com/o/r/pull/1#discussion_r{}", c.id),
-    })
+fn comment_object(st: &State, c: &FakeComment) -> Object {
+    let author = if c.author.ends_with("[bot]") {
+        "Bot"
+    } else {
+        "User"
+    };
+    Object::new("PullRequestReviewComment")
+        .with("id", json!(format!("PRRC_kwDOFake{}", c.id)))
+        .with("databaseId", json!(c.id))
+        .with("fullDatabaseId", json!(c.id.to_string()))
+        .with_data(
+            "author",
+            Data::Object(Object::new(author).with("login", json!(graphql_login(&c.author)))),
+        )
+        .with("body", json!(c.body))
+        .with(
+            "url",
+            json!(format!(
+                "https://github.com/{}/{}/pull/1#discussion_r{}",
+                st.owner, st.name, c.id
+            )),
+        )
 }
 
-fn graphql(st: &mut State, body: &str) -> Response<Full<Bytes>> {
-    let request: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-    let query = request["query"].as_str().unwrap_or("");
-    let vars = &request["variables"];
-    if query.contains("resolveReviewThread") {
-        let id = vars["thread"].as_str().unwrap_or("");
-        if !st.may_resolve {
-            return respond(
-                StatusCode::OK,
-                &json!({ "data": { "resolveReviewThread": null },
-                         "errors": [{ "type": "FORBIDDEN",
-                                      "message": "Resource not accessible by integration" }] }),
-            );
-        }
-        return match st.threads.iter_mut().find(|t| t.id == id) {
-            Some(t) => {
-                t.resolved = true;
-                respond(
-                    StatusCode::OK,
-                    &json!({ "data": { "resolveReviewThread": { "thread": { "id": id, "isResolved": true } } } }),
-                )
-            }
-            None => respond(
-                StatusCode::OK,
-                &json!({ "data": null, "errors": [{ "type": "NOT_FOUND", "message": "Could not resolve to a node" }] }),
+fn thread_object(st: &State, t: &FakeThread) -> Object {
+    Object::new("PullRequestReviewThread")
+        .with("id", json!(t.id))
+        .with("isResolved", json!(t.resolved))
+        .with("isOutdated", json!(t.outdated))
+        .with("path", json!(t.path))
+        .with(
+            "line",
+            if t.outdated {
+                Value::Null
+            } else {
+                json!(t.line)
+            },
+        )
+        .with("originalLine", json!(t.line))
+        .with("startLine", json!(t.start_line))
+        .with("originalStartLine", json!(t.start_line))
+        .with("diffSide", json!("RIGHT"))
+        .with_data(
+            "comments",
+            Data::Connection(
+                t.comments.iter().map(|c| comment_object(st, c)).collect(),
+                MAX_PAGE as usize,
             ),
-        };
-    }
-    if query.contains("reviewThreads") {
-        let owner_ok = vars["owner"].as_str() == Some(st.owner.as_str())
-            && vars["name"].as_str() == Some(st.name.as_str());
-        let n = vars["number"].as_u64().unwrap_or(0);
-        if !owner_ok || !st.pulls.contains_key(&n) {
-            return respond(
-                StatusCode::OK,
-                &json!({ "data": { "viewer": { "login": BOT }, "repository": null },
-                         "errors": [{ "type": "NOT_FOUND", "message": "Could not resolve to a Repository" }] }),
-            );
-        }
-        let start: usize = vars["after"]
-            .as_str()
-            .and_then(|c| c.strip_prefix("cursor-"))
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0);
-        let all: Vec<&FakeThread> = st.threads.iter().filter(|t| t.pr == n).collect();
-        let size = st.page_size;
-        let nodes: Vec<Value> = all
-            .iter()
-            .skip(start)
-            .take(size)
-            .map(|t| {
-                let recent: Vec<Value> = t
-                    .comments
-                    .iter()
-                    .rev()
-                    .take(20)
-                    .rev()
-                    .map(gql_comment)
-                    .collect();
-                json!({
-                    "id": t.id,
-                    "isResolved": t.resolved,
-                    "isOutdated": t.outdated,
-                    "path": t.path,
-                    "line": if t.outdated { Value::Null } else { json!(t.line) },
-                    "originalLine": t.line,
-                    "first": { "totalCount": t.comments.len(),
-                               "nodes": t.comments.first().map(gql_comment).into_iter().collect::<Vec<_>>() },
-                    "recent": { "nodes": recent },
-                })
-            })
-            .collect();
-        let end = start + nodes.len();
-        return respond(
-            StatusCode::OK,
-            &json!({ "data": {
-                "viewer": { "login": BOT },
-                "repository": { "pullRequest": { "reviewThreads": {
-                    "pageInfo": { "hasNextPage": end < all.len(), "endCursor": format!("cursor-{end}") },
-                    "nodes": nodes,
-                } } },
-            } }),
+        )
+}
+
+/// The `Query` root over the fake's state.
+fn query_root(st: &State) -> Object {
+    let pulls: Vec<(Value, Data)> = st
+        .pulls
+        .values()
+        .map(|p| {
+            let threads: Vec<Object> = st
+                .threads
+                .iter()
+                .filter(|t| t.pr == p.number)
+                .map(|t| thread_object(st, t))
+                .collect();
+            (
+                json!({ "number": p.number }),
+                Data::Object(
+                    Object::new("PullRequest")
+                        .with("id", json!(format!("PR_kwDOFake{}", p.number)))
+                        .with("number", json!(p.number))
+                        .with("title", json!(p.title))
+                        .with("headRefOid", json!(p.head_sha))
+                        .with_data("reviewThreads", Data::Connection(threads, st.page_size)),
+                ),
+            )
+        })
+        .collect();
+    let repository = Object::new("Repository")
+        .with("nameWithOwner", json!(format!("{}/{}", st.owner, st.name)))
+        .with_data(
+            "pullRequest",
+            Data::ByArguments(
+                pulls,
+                "NOT_FOUND: Could not resolve to a PullRequest with the number of that value."
+                    .into(),
+            ),
         );
+    Object::new("Query")
+        .with_data(
+            "viewer",
+            Data::Object(Object::new("User").with("login", json!(BOT))),
+        )
+        .with_data(
+            "repository",
+            Data::ByArguments(
+                vec![(
+                    json!({ "owner": st.owner, "name": st.name }),
+                    Data::Object(repository),
+                )],
+                format!(
+                    "NOT_FOUND: Could not resolve to a Repository with the name '{}/{}'.",
+                    st.owner, st.name
+                ),
+            ),
+        )
+}
+
+/// The `Mutation` root: the mutations deep-review uses, on the fake's state.
+struct MutationRoot<'s> {
+    state: RefCell<&'s mut State>,
+}
+
+impl ObjectValue for MutationRoot<'_> {
+    fn type_name(&self) -> &str {
+        "Mutation"
     }
-    respond(
-        StatusCode::OK,
-        &json!({ "data": null, "errors": [{ "message": "unknown query" }] }),
-    )
+
+    fn resolve_field<'a>(
+        &'a self,
+        info: &'a ResolveInfo<'a>,
+    ) -> Result<ResolvedValue<'a>, FieldError> {
+        let input = info
+            .arguments()
+            .get("input")
+            .map(from_json)
+            .unwrap_or(Value::Null);
+        let mut st = self.state.borrow_mut();
+        if st.read_only {
+            return Err(FieldError {
+                message: "FORBIDDEN: Resource not accessible by integration".into(),
+            });
+        }
+        let payload = match info.field_name() {
+            "resolveReviewThread" | "unresolveReviewThread" => {
+                if !st.may_resolve {
+                    return Err(FieldError {
+                        message: "FORBIDDEN: Resource not accessible by integration".into(),
+                    });
+                }
+                let id = input["threadId"].as_str().unwrap_or("");
+                let resolve = info.field_name() == "resolveReviewThread";
+                let Some(t) = st.threads.iter_mut().find(|t| t.id == id) else {
+                    return Err(not_a_node(id));
+                };
+                t.resolved = resolve;
+                let t = t.clone();
+                Object::new("ResolveReviewThreadPayload")
+                    .with_data("thread", Data::Object(thread_object(&st, &t)))
+            }
+            "addPullRequestReviewThreadReply" => {
+                let id = input["pullRequestReviewThreadId"].as_str().unwrap_or("");
+                let body = input["body"].as_str().unwrap_or("").to_string();
+                let new_id = st.next_id();
+                let Some(t) = st.threads.iter_mut().find(|t| t.id == id) else {
+                    return Err(not_a_node(id));
+                };
+                let comment = FakeComment {
+                    id: new_id,
+                    author: BOT.into(),
+                    body,
+                };
+                t.comments.push(comment.clone());
+                Object::new("AddPullRequestReviewThreadReplyPayload")
+                    .with_data("comment", Data::Object(comment_object(&st, &comment)))
+            }
+            other => {
+                let message = format!("the fake GitHub does not serve mutation `{other}`");
+                st.violations.push(message.clone());
+                return Err(FieldError { message });
+            }
+        };
+        Ok(ResolvedValue::Object(Box::new(payload)))
+    }
+}
+
+fn not_a_node(id: &str) -> FieldError {
+    FieldError {
+        message: format!("NOT_FOUND: Could not resolve to a node with the global id of '{id}'"),
+    }
+}
+
+fn graphql(st: &mut State, body: &str) -> (Reply, String) {
+    let request: Value = match serde_json::from_str(body) {
+        Ok(v) => v,
+        Err(_) => return message(400, "Problems parsing JSON"),
+    };
+    let query = request["query"].as_str().unwrap_or("");
+    let spec = &descriptions().graphql;
+    let checked = match spec.check(query, &request["variables"]) {
+        Ok(c) => c,
+        Err(refused) => {
+            st.violations.push(refused.violation);
+            return respond(200, &json!({ "errors": refused.errors }));
+        }
+    };
+    st.violations.extend(checked.violations.iter().cloned());
+    let answer = if checked.kind == "mutation" {
+        let root = MutationRoot {
+            state: RefCell::new(st),
+        };
+        spec.execute(&checked, &root)
+    } else {
+        spec.execute(&checked, &query_root(st))
+    };
+    respond(200, &answer)
 }

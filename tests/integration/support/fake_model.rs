@@ -89,6 +89,9 @@ pub struct Script {
     /// What later answered requests get, in order (the last one repeats); the first gets
     /// `review`.
     pub then: Vec<String>,
+    /// Chat completions: refuse `response_format` of type `json_schema` with a 500 naming it,
+    /// as llama-cpp-python's server does (it knows only `text` and `json_object`).
+    pub only_json_object: bool,
 }
 
 impl Script {
@@ -132,6 +135,11 @@ impl Script {
 
     pub fn no_usage(mut self) -> Script {
         self.no_usage = true;
+        self
+    }
+
+    pub fn only_json_object(mut self) -> Script {
+        self.only_json_object = true;
         self
     }
 
@@ -473,6 +481,19 @@ fn model_answer(st: &mut State, api: Api, model: Option<&str>, path: &str, body:
     if script.hang {
         return Answer::Never;
     }
+    if api == Api::Chat
+        && script.only_json_object
+        && request["response_format"]["type"] == "json_schema"
+    {
+        // llama-cpp-python's answer (0.3.x) to a value its request model does not allow: its
+        // error handler turns the validation error into a 500 that names the field.
+        return Answer::Now(json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"error": {
+                "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}",
+                "type": "internal_server_error", "param": null, "code": null}}),
+        ));
+    }
     let response = if script.malformed {
         malformed(api)
     } else {
@@ -762,7 +783,7 @@ fn openai(
     let out_tokens = output_tokens(review);
     let usage = json!({
         "input_tokens": prompt_tokens,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
         "output_tokens": out_tokens,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": prompt_tokens + out_tokens,
@@ -798,50 +819,89 @@ fn openai(
             "content": [{"type": "output_text", "text": review, "annotations": []}],
         }),
     };
+    // Every field the Responses API's `Response` object requires, as its SDK types it.
     let response = |status: &str, output: Value| {
         json!({
             "id": "resp_fake", "object": "response", "created_at": 0, "status": status,
             "model": MODEL, "output": output, "usage": usage.clone(),
+            "error": null, "incomplete_details": null, "instructions": null, "metadata": {},
+            "parallel_tool_calls": true, "temperature": 1.0, "tool_choice": "auto",
+            "tools": [], "top_p": 1.0,
         })
     };
     if !streaming {
         return json_response(StatusCode::OK, &response("completed", json!([item])));
     }
+    // The events of a real stream, numbered as the API numbers them.
     let mut out = String::new();
-    sse(
+    let mut sequence = 0u64;
+    let mut event = |out: &mut String, name: &str, mut data: Value| {
+        data["type"] = json!(name);
+        data["sequence_number"] = json!(sequence);
+        sequence += 1;
+        sse(out, name, &data);
+    };
+    event(
         &mut out,
         "response.created",
-        &json!({"type": "response.created", "response": response("in_progress", json!([]))}),
+        json!({"response": response("in_progress", json!([]))}),
+    );
+    event(
+        &mut out,
+        "response.in_progress",
+        json!({"response": response("in_progress", json!([]))}),
     );
     let mut added = item.clone();
     added["status"] = json!("in_progress");
     if tool.is_none() {
         added["content"] = json!([]);
     }
-    sse(
+    event(
         &mut out,
         "response.output_item.added",
-        &json!({"type": "response.output_item.added", "output_index": 0, "item": added}),
+        json!({"output_index": 0, "item": added}),
     );
     if tool.is_none() {
+        let part = |text: &str| json!({"type": "output_text", "text": text, "annotations": []});
+        let at = json!({"item_id": "msg_fake", "output_index": 0, "content_index": 0});
+        let with = |mut v: Value, key: &str, value: Value| {
+            v[key] = value;
+            v
+        };
+        event(
+            &mut out,
+            "response.content_part.added",
+            with(at.clone(), "part", part("")),
+        );
         for piece in chunks(review) {
-            sse(
+            let delta = with(at.clone(), "delta", json!(piece));
+            event(
                 &mut out,
                 "response.output_text.delta",
-                &json!({"type": "response.output_text.delta", "item_id": "msg_fake",
-                        "output_index": 0, "content_index": 0, "delta": piece}),
+                with(delta, "logprobs", json!([])),
             );
         }
+        let done = with(at.clone(), "text", json!(review));
+        event(
+            &mut out,
+            "response.output_text.done",
+            with(done, "logprobs", json!([])),
+        );
+        event(
+            &mut out,
+            "response.content_part.done",
+            with(at, "part", part(review)),
+        );
     }
-    sse(
+    event(
         &mut out,
         "response.output_item.done",
-        &json!({"type": "response.output_item.done", "output_index": 0, "item": item}),
+        json!({"output_index": 0, "item": item}),
     );
-    sse(
+    event(
         &mut out,
         "response.completed",
-        &json!({"type": "response.completed", "response": response("completed", json!([item]))}),
+        json!({"response": response("completed", json!([item]))}),
     );
     sse_response(out)
 }

@@ -6,11 +6,15 @@
 pub mod agents;
 pub mod bench_gen;
 pub mod fake_github;
+pub mod fake_github_diff;
 pub mod fake_gitlab;
 pub mod fake_model;
 pub mod git;
+pub mod github_graphql;
+pub mod github_rest;
 pub mod http_server;
 pub mod repo;
 pub mod run;
+pub mod sdks;
 pub mod shared;
 pub mod standin;

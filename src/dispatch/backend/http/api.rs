@@ -9,10 +9,13 @@
 //!
 //! Every request streams (SSE). Structured output is asked for where the API constrains its
 //! output to a JSON Schema: Responses' `text.format` (not strict: the review schema has
-//! optional fields), Gemini's `responseJsonSchema`, and llama.cpp's
-//! `response_format: {"type": "json_object", "schema": ...}` for chat completions (other servers
-//! read it as plain JSON mode). Anthropic gets the Markdown layout of the brief. Whatever comes
-//! back, the parse stage reads JSON and Markdown alike.
+//! optional fields), Gemini's `responseJsonSchema`, and chat completions' `response_format:
+//! {"type": "json_schema", ...}` as OpenAI's API defines it (vLLM, Ollama and llama.cpp's
+//! server read it too). A server that refuses that form (llama-cpp-python's knows only
+//! `{"type": "json_object", "schema": ...}`) is asked again in its own form
+//! ([`ApiRequest::fallback`]). Anthropic gets the Markdown layout of the brief. Whatever comes
+//! back, the parse stage reads JSON and Markdown alike. Every body is checked in the tests
+//! against the providers' own SDK request types.
 
 use serde_json::{Value, json};
 
@@ -46,6 +49,9 @@ pub struct ApiRequest {
     pub body: Value,
     /// Whether the body asks for JSON of the review schema.
     pub structured: bool,
+    /// The body to send instead when the server refuses `response_format` (an error naming
+    /// it): chat completions in llama-cpp-python's older form of JSON mode with a schema.
+    pub fallback: Option<Value>,
 }
 
 /// The request for `spec` with `prompt`, sending `key` when there is one.
@@ -76,16 +82,17 @@ pub fn request(spec: &AgentSpec, base_url: &str, key: Option<&str>, prompt: &str
             } else {
                 format!("{base}/v1/messages")
             };
-            (
-                url,
-                json!({
-                    "model": model,
-                    "max_tokens": max_tokens,
-                    "stream": true,
-                    "system": system,
-                    "messages": [{"role": "user", "content": prompt}],
-                }),
-            )
+            let mut body = json!({
+                "model": model,
+                "max_tokens": max_tokens,
+                "stream": true,
+                "system": system,
+                "messages": [{"role": "user", "content": prompt}],
+            });
+            if let Some(effort) = &spec.effort {
+                body["output_config"] = json!({"effort": effort});
+            }
+            (url, body)
         }
         AgentKind::OpenAi => {
             if let Some(k) = key {
@@ -151,23 +158,36 @@ pub fn request(spec: &AgentSpec, base_url: &str, key: Option<&str>, prompt: &str
                 body["reasoning_effort"] = json!(effort);
             }
             if structured {
-                body["response_format"] =
-                    json!({"type": "json_object", "schema": super::schema::review_schema()});
+                body["response_format"] = json!({"type": "json_schema", "json_schema": {
+                    "name": "raw_review",
+                    "schema": super::schema::review_schema(),
+                    "strict": false,
+                }});
             }
             (format!("{base}/chat/completions"), body)
         }
     };
+    // The Messages API has no sampling temperature (its SDK's request type has none): a
+    // temperature in the config is not sent there.
     if let Some(t) = spec.http.temperature {
         match spec.kind {
             AgentKind::GeminiApi => body["generationConfig"]["temperature"] = json!(t),
+            AgentKind::Anthropic => {}
             _ => body["temperature"] = json!(t),
         }
     }
+    let fallback = (structured && body.get("response_format").is_some()).then(|| {
+        let mut legacy = body.clone();
+        legacy["response_format"] =
+            json!({"type": "json_object", "schema": super::schema::review_schema()});
+        legacy
+    });
     ApiRequest {
         url,
         headers,
         body,
         structured,
+        fallback,
     }
 }
 
@@ -194,6 +214,15 @@ mod tests {
         assert!(r.headers.contains(&("x-api-key", "k".into())));
         assert_eq!(r.body["messages"][0]["content"], "p");
         assert!(!r.structured, "Anthropic gets the Markdown layout");
+        let mut tuned = spec(AgentKind::Anthropic);
+        tuned.http.temperature = Some(0.2);
+        tuned.effort = Some("high".into());
+        let r = request(&tuned, "http://h:1", None, "p");
+        assert!(
+            r.body.get("temperature").is_none(),
+            "not in the Messages API"
+        );
+        assert_eq!(r.body["output_config"]["effort"], "high");
 
         let r = request(&spec(AgentKind::OpenAi), "http://h:1/v1", Some("k"), "p");
         assert_eq!(r.url, "http://h:1/v1/responses");
@@ -227,8 +256,16 @@ mod tests {
         assert!(!r.headers.iter().any(|(n, _)| is_secret_header(n)));
         assert_eq!(r.body["max_tokens"], 300);
         assert_eq!(r.body["temperature"], 0.0);
-        assert_eq!(r.body["response_format"]["type"], "json_object");
-        assert!(r.body["response_format"]["schema"]["properties"]["findings"].is_object());
+        assert_eq!(r.body["response_format"]["type"], "json_schema");
+        assert!(
+            r.body["response_format"]["json_schema"]["schema"]["properties"]["findings"]
+                .is_object()
+        );
+        let legacy = r
+            .fallback
+            .expect("the older JSON mode for servers that want it");
+        assert_eq!(legacy["response_format"]["type"], "json_object");
+        assert!(legacy["response_format"]["schema"]["properties"]["findings"].is_object());
     }
 
     #[test]
@@ -238,5 +275,6 @@ mod tests {
         let r = request(&s, "http://h:1/v1", None, "p");
         assert!(r.body.get("response_format").is_none());
         assert!(!r.structured);
+        assert!(r.fallback.is_none());
     }
 }

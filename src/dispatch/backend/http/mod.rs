@@ -140,7 +140,15 @@ fn describe(spec: &AgentSpec, r: &ApiRequest, key_env: Option<&str>, has_key: bo
         format!("max output {} tokens", spec.max_output_tokens()),
     ];
     if let Some(t) = spec.http.temperature {
-        parts.push(format!("temperature {t}"));
+        parts.push(
+            if r.body.get("temperature").is_some()
+                || spec.kind != crate::types::AgentKind::Anthropic
+            {
+                format!("temperature {t}")
+            } else {
+                format!("temperature {t} not sent (the Messages API has none)")
+            },
+        );
     }
     if let Some(e) = &spec.effort {
         parts.push(format!("effort {e}"));
@@ -230,7 +238,10 @@ impl HttpSession {
         };
         let mut decoder = Decoder::new(spec.kind);
         let mut output_cut = None;
-        let exchange = self.exchange(shared, spec, &mut decoder, &mut raw, &mut output_cut);
+        let meter = Arc::clone(&self.meter);
+        let meter_key = self.meter_key.clone();
+        let exchange =
+            self.exchange_or_fallback(shared, spec, &mut decoder, &mut raw, &mut output_cut);
         let outcome = tokio::select! {
             r = exchange => r,
             _ = tokio::time::sleep_until(stop_at) => Err(if Some(stop_at) == request_deadline {
@@ -244,7 +255,7 @@ impl HttpSession {
                 Failure::TimedOut { after_s: spec.timeout.as_secs_f64() }
             }),
             _ = shared.cancel.cancelled() => Err(Failure::Cancelled),
-            _ = self.meter.tripped().cancelled() => Err(self.meter.stop(&self.meter_key)),
+            _ = meter.tripped().cancelled() => Err(meter.stop(&meter_key)),
         };
         let _ = raw.flush();
         let usage = decoder.usage(self.prompt_bytes);
@@ -274,7 +285,49 @@ impl HttpSession {
         }
     }
 
-    /// Sends the request and reads the answer into `decoder`, the raw bytes into `raw`.
+    /// [`HttpSession::exchange`], and once more with the request's fallback body when the
+    /// server refused the first body's `response_format` (a 400, 422 or 500 naming it); later
+    /// attempts send the fallback from the start.
+    async fn exchange_or_fallback(
+        &mut self,
+        shared: &Shared,
+        spec: &AgentSpec,
+        decoder: &mut Decoder,
+        raw: &mut std::fs::File,
+        output_cut: &mut Option<u64>,
+    ) -> Result<(), Failure> {
+        let mut refused = String::new();
+        let first = self
+            .exchange(shared, spec, decoder, raw, output_cut, &mut refused)
+            .await;
+        // llama-cpp-python's server answers its request model's refusal with a 500 whose
+        // message names the field; FastAPI and others with a 422, OpenAI with a 400.
+        let refuses_format = matches!(
+            first,
+            Err(Failure::Http {
+                status: 400 | 422 | 500,
+                ..
+            })
+        ) && refused.contains("response_format");
+        match self.request.fallback.take() {
+            Some(fallback) if refuses_format => {
+                self.request.body = fallback;
+                let _ = writeln!(
+                    raw,
+                    "\n(deep-review: the server refused `response_format` of type json_schema; asking again with type json_object and the schema)"
+                );
+                self.exchange(shared, spec, decoder, raw, output_cut, &mut refused)
+                    .await
+            }
+            other => {
+                self.request.fallback = other;
+                first
+            }
+        }
+    }
+
+    /// Sends the request and reads the answer into `decoder`, the raw bytes into `raw`; an
+    /// error answer's body also into `refused`.
     async fn exchange(
         &self,
         shared: &Shared,
@@ -282,6 +335,7 @@ impl HttpSession {
         decoder: &mut Decoder,
         raw: &mut std::fs::File,
         output_cut: &mut Option<u64>,
+        refused: &mut String,
     ) -> Result<(), Failure> {
         let mut builder = self.client.post(&self.request.url).json(&self.request.body);
         for (name, value) in &self.request.headers {
@@ -293,7 +347,9 @@ impl HttpSession {
             let retry_after = retry_after(response.headers());
             let body = read_some(response, ERROR_BODY_LIMIT).await;
             let _ = raw.write_all(body.as_bytes());
-            return Err(http_failure(status.as_u16(), retry_after, &body));
+            let failure = http_failure(status.as_u16(), retry_after, &body);
+            *refused = body;
+            return Err(failure);
         }
         let is_sse = response
             .headers()
