@@ -7,6 +7,8 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // SAFETY: first thing in main, before any thread starts.
+    unsafe { deep_review::dispatch::backend::commands::keep_absolute_path_entries() };
     // One TLS crypto provider for every HTTP client of the process (rustls panics at the first
     // handshake when none, or more than one, could be the default).
     deep_review::dispatch::backend::http::install_crypto_provider();

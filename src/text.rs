@@ -10,6 +10,15 @@ pub fn plural<N: TryInto<u64>>(n: N, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `word` with its indefinite article: "an important", "a critical", "a suggestion".
+pub fn with_article(word: &str) -> String {
+    let vowel = word
+        .chars()
+        .next()
+        .is_some_and(|c| "aeiouAEIOU".contains(c));
+    format!("{} {word}", if vowel { "an" } else { "a" })
+}
+
 /// "4m12s", "12s", "2.5s", "1h2m": short, for progress lines and command output.
 pub fn duration_short(d: Duration) -> String {
     let secs = d.as_secs();
@@ -35,6 +44,29 @@ pub fn duration_long(seconds: f64) -> String {
     }
 }
 
+/// The longest duration deep-review waits for anything: a hundred years, "never" in practice.
+/// Durations from config, the command line or a server (`timeout = "18446744073709551615s"`, a
+/// `retry-after` of 1e300) saturate here instead of overflowing an `Instant` or a `Duration`.
+pub const FOREVER: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// `from + after`, or `from + FOREVER` when that is later or would overflow: a deadline never
+/// panics, however long the timeout it comes from.
+pub fn deadline(from: std::time::Instant, after: Duration) -> std::time::Instant {
+    let after = after.min(FOREVER);
+    from.checked_add(after)
+        .or_else(|| from.checked_add(Duration::from_secs(24 * 3600)))
+        .unwrap_or(from)
+}
+
+/// Seconds as a [`Duration`]: negative and NaN are zero, too many are [`FOREVER`] (never the
+/// panic of `Duration::from_secs_f64`).
+pub fn seconds(s: f64) -> Duration {
+    if s.is_nan() || s <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(s).map_or(FOREVER, |d| d.min(FOREVER))
+}
+
 /// Reads a duration as people write one: `30m`, `90s`, `1h30m`, `1h 30m`, `500ms`, `15 min 6 s`,
 /// `` `37 min 45 s` `` and `12:05` (minutes and seconds). A number without a unit (`30`: seconds?
 /// minutes?) is refused rather than guessed. The units are humantime's.
@@ -52,9 +84,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
                 .map_err(|_| format!("`{text}` is not a duration: {hint}"))?;
             total = total.saturating_mul(60).saturating_add(n);
         }
-        return Ok(Duration::from_secs(total));
+        return Ok(Duration::from_secs(total).min(FOREVER));
     }
-    humantime::parse_duration(s).map_err(|err| match err {
+    let parsed = humantime::parse_duration(s).map_err(|err| match err {
         humantime::DurationError::UnknownUnit { unit, .. } if unit.is_empty() => {
             format!("`{text}` has a number without a unit: {hint}")
         }
@@ -65,7 +97,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             format!("`{text}` is too large a duration: {hint}")
         }
         _ => format!("`{text}` is not a duration: {hint}"),
-    })
+    })?;
+    // A duration past a hundred years means "no limit": it saturates there.
+    Ok(parsed.min(FOREVER))
 }
 
 /// A name made safe as one file-name component: ASCII letters, digits, `.`, `_` and `-`; anything
@@ -101,22 +135,69 @@ pub fn truncate_chars(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
 }
 
 /// `text` safe to print on a terminal: control characters (escape sequences, bells, carriage
-/// returns, C1 controls) are shown as `\x1b`-style escapes instead of acting on the terminal.
+/// returns, C1 controls) are shown as `\x1b`-style escapes instead of acting on the terminal,
+/// and invisible characters that change how text reads as `\u{202e}` ([`reveal_invisible`]).
 /// An agent's output, a file name or a commit subject can carry `\x1b]52;c;...` (a clipboard
 /// write) or a title change; printed raw, they would act. Newlines and tabs are kept.
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(is_unsafe_control) {
+    if !text
+        .chars()
+        .any(|c| is_unsafe_control(c) || is_invisible(c))
+    {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
         if is_unsafe_control(c) {
             out.push_str(&format!("\\x{:02x}", c as u32));
+        } else if is_invisible(c) {
+            push_revealed(&mut out, c);
         } else {
             out.push(c);
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// `text` with every character that changes how text reads without being seen written out as
+/// `\u{202e}`: bidirectional embeddings, overrides, isolates and marks (a `\u{202e}` makes
+/// `exe.txt` of `txt.exe`, or code read in another order than it runs: "Trojan Source"),
+/// zero-width spaces and joiners, word joiners and invisible operators, the byte order mark.
+/// The one function the terminal, the Markdown and HTML reports and forge comments share.
+pub fn reveal_invisible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_invisible) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_invisible(c) {
+            push_revealed(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+fn push_revealed(out: &mut String, c: char) {
+    use std::fmt::Write;
+    let _ = write!(out, "\\u{{{:04x}}}", c as u32);
+}
+
+/// Characters that change how text reads and show nothing themselves ([`reveal_invisible`]).
+pub fn is_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{061c}'                     // Arabic letter mark
+        | '\u{115f}' | '\u{1160}'      // Hangul fillers
+        | '\u{17b4}' | '\u{17b5}'      // Khmer invisible vowels
+        | '\u{180e}'                   // Mongolian vowel separator
+        | '\u{200b}'..='\u{200f}'      // zero-width space, non-joiner, joiner; LRM, RLM
+        | '\u{202a}'..='\u{202e}'      // bidi embeddings and overrides
+        | '\u{2060}'..='\u{2064}'      // word joiner, invisible operators
+        | '\u{2066}'..='\u{206f}'      // bidi isolates, deprecated format characters
+        | '\u{3164}' | '\u{ffa0}'      // Hangul fillers
+        | '\u{feff}'                   // zero-width no-break space (BOM)
+    )
 }
 
 /// [`printable`] for one line: newlines and tabs become spaces as well.
@@ -126,6 +207,43 @@ pub fn printable_line(text: &str) -> String {
 
 fn is_unsafe_control(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+}
+
+/// Why `name` cannot be a display name, if it cannot: a display name is written into headings,
+/// table rows and comments, so a newline or another control character in it would start a
+/// heading of its own (`\n## Verdict`) or an HTML comment in the report.
+pub fn display_name_problem(name: &str) -> Option<String> {
+    let bad = name
+        .chars()
+        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))?;
+    let what = match bad {
+        '\n' | '\r' | '\u{2028}' | '\u{2029}' => "a line break".to_string(),
+        '\t' => "a tab".to_string(),
+        c => format!("the control character {}", printable(&c.to_string())),
+    };
+    Some(format!(
+        "the display name {:?} holds {what}: write it on one line, with printable characters",
+        printable_line(name)
+    ))
+}
+
+/// A display name as one line of printable text, whatever it holds (one read from a saved
+/// report): control characters become spaces.
+pub fn one_line_name(name: &str) -> std::borrow::Cow<'_, str> {
+    if display_name_problem(name).is_none() {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    let flat: String = name
+        .chars()
+        .map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    std::borrow::Cow::Owned(flat.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// Writes one line to standard error. Unlike `eprintln!`, a closed stderr (`deep-review run
@@ -148,6 +266,31 @@ macro_rules! say {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_saturate_instead_of_overflowing() {
+        let now = std::time::Instant::now();
+        assert!(deadline(now, Duration::MAX) > now);
+        assert_eq!(
+            deadline(now, Duration::from_secs(5)),
+            now + Duration::from_secs(5)
+        );
+        assert_eq!(seconds(1e300), FOREVER);
+        assert_eq!(seconds(f64::INFINITY), FOREVER);
+        assert_eq!(seconds(f64::NAN), Duration::ZERO);
+        assert_eq!(seconds(-3.0), Duration::ZERO);
+        assert_eq!(seconds(1.5), Duration::from_millis(1500));
+        assert_eq!(parse_duration("18446744073709551615s"), Ok(FOREVER));
+        assert_eq!(parse_duration("99999999999999:00"), Ok(FOREVER));
+        assert_eq!(duration_short(FOREVER), "876000h0m");
+    }
+
+    #[test]
+    fn articles_follow_the_sound() {
+        assert_eq!(with_article("important"), "an important");
+        assert_eq!(with_article("critical"), "a critical");
+        assert_eq!(with_article("suggestion"), "a suggestion");
+    }
 
     #[test]
     fn counts_read_naturally() {

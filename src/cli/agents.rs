@@ -34,8 +34,9 @@ struct Found {
 }
 
 /// Lists the agents `run` would use, with the commands the config gives them (the repository's
-/// `.deep-review.toml` when run inside one, and the user's file). Exits 0 when at least one
-/// agent can run, 1 when none can.
+/// `.deep-review.toml` when run inside one, and the user's file). Exits 0 once it has listed
+/// what it found, usable or not (1 is for a gate that failed; this command has none); 2 on a
+/// config it cannot read.
 pub fn execute(args: AgentsArgs) -> anyhow::Result<ExitCode> {
     let repo_root =
         crate::git::git_probe(std::path::Path::new("."), &["rev-parse", "--show-toplevel"])
@@ -50,7 +51,14 @@ pub fn execute(args: AgentsArgs) -> anyhow::Result<ExitCode> {
         }
         None => config::load_files(&config::user_config_path().into_iter().collect::<Vec<_>>())?,
     };
-    let specs = config.agent_specs(None)?;
+    let specs = config.enabled_agent_specs();
+    if specs.is_empty() {
+        crate::say!(
+            "deep-review: every agent is disabled (enabled = false) in {}: set `enabled = true` for one",
+            config.files_list()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     // Probed side by side: each `--version` starts a node process (a second or more).
     let found: Vec<Found> = std::thread::scope(|scope| {
         let probes: Vec<_> = specs
@@ -173,7 +181,6 @@ fn print_and_exit_code(found: &[Found], json: bool) -> anyhow::Result<ExitCode> 
         crate::say!(
             "deep-review: no agent CLI is usable; install at least one: npm install -g @anthropic-ai/claude-code @openai/codex @google/gemini-cli"
         );
-        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }

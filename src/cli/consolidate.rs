@@ -48,7 +48,7 @@ pub struct ConsolidateArgs {
     pub prior: Vec<PathBuf>,
 
     /// How the report names an agent: `claude="Claude Opus 4.6"`. Repeatable.
-    #[arg(long, value_name = "NAME=DISPLAY", value_parser = parse_pair)]
+    #[arg(long, value_name = "NAME=DISPLAY", value_parser = parse_reviewer)]
     pub reviewer: Vec<(String, String)>,
 
     /// Verify every finding against this git repository (path, lines, quoted code, symbols).
@@ -149,6 +149,15 @@ fn parse_pair(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// `--reviewer NAME=DISPLAY`: the display name on one line of printable characters.
+fn parse_reviewer(s: &str) -> Result<(String, String), String> {
+    let (name, display) = parse_pair(s)?;
+    match crate::text::display_name_problem(&display) {
+        Some(problem) => Err(problem),
+        None => Ok((name, display)),
+    }
+}
+
 /// How many parse warnings of one review the terminal shows: a flood of repeated ids would
 /// otherwise print thousands of lines; the report keeps them all.
 const WARNINGS_SHOWN: usize = 20;
@@ -232,7 +241,8 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
             }),
         }
     }
-    for review in &reviews {
+    // A text that is not a review is named once, with the reason, when the report is made.
+    for review in reviews.iter().filter(|r| r.not_a_review.is_none()) {
         for w in review.warnings.iter().take(WARNINGS_SHOWN) {
             let at = w.line.map(|l| format!(" line {l}:")).unwrap_or_default();
             crate::say!(

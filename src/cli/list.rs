@@ -43,33 +43,53 @@ pub fn execute(args: ListArgs) -> anyhow::Result<ExitCode> {
                     store.dir().display()
                 );
             }
-            let mut out = String::new();
-            for e in &entries {
-                let date = e
-                    .date
-                    .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
-                    .unwrap_or_else(|| "-".into());
-                let round = e.round.map(|r| format!("round {r}")).unwrap_or_default();
-                let verdict = e
-                    .verdict
-                    .map(|v| v.to_string())
-                    .unwrap_or_else(|| "-".into());
-                let counts = e
-                    .counts
-                    .map(|c| format!("{}C {}I {}S", c.critical, c.important, c.suggestion))
-                    .unwrap_or_default();
-                out.push_str(&format!(
-                    "{}  {date}  {:<20} {:<8} {:<26} {counts}\n",
-                    printable_line(&e.id),
-                    printable_line(&e.target),
-                    round,
-                    verdict,
-                ));
-            }
-            super::print_out(&out)?;
+            super::print_out(&table(&entries))?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per report, its columns aligned however long an id or a target is.
+fn table(entries: &[crate::store::ReportEntry]) -> String {
+    let rows: Vec<[String; 6]> = entries
+        .iter()
+        .map(|e| {
+            [
+                printable_line(&e.id),
+                e.date
+                    .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+                    .unwrap_or_else(|| "-".into()),
+                printable_line(&e.target),
+                e.round.map(|r| format!("round {r}")).unwrap_or_default(),
+                e.verdict
+                    .map(|v| v.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                e.counts
+                    .map(|c| format!("{}C {}I {}S", c.critical, c.important, c.suggestion))
+                    .unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let width = |s: &str| unicode_width::UnicodeWidthStr::width(s);
+    let mut widths = [0usize; 6];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(width(cell));
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                line.push_str(&" ".repeat(widths[i] - width(cell) + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 /// The store folder `--store` names, else the store of the repository around the current

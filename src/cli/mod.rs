@@ -39,7 +39,7 @@ Exit codes:
   0    done (the review ran; the gate, if any, passed)
   1    the gate failed: a finding at the --fail-on level or above stands
   2    usage or input error (the message says what to fix)
-  3    no review: every agent failed (the report still says why)
+  3    no review: every agent failed or wrote no review (the report says why)
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what the agents wrote is kept
 ";
 

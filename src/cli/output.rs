@@ -41,9 +41,9 @@ pub fn exit_code(report: &Report, fail_on: Option<FailOn>) -> ExitCode {
     match fail_on {
         Some(level) if report.fails_at(level.severity()) => {
             crate::say!(
-                "deep-review: failing (--fail-on {}): a {} or more severe finding stands",
+                "deep-review: failing (--fail-on {}): {} or more severe finding stands",
                 level.severity(),
-                level.severity()
+                crate::text::with_article(&level.severity().to_string())
             );
             ExitCode::from(EXIT_GATE)
         }
@@ -51,8 +51,11 @@ pub fn exit_code(report: &Report, fail_on: Option<FailOn>) -> ExitCode {
     }
 }
 
-/// Writes `text` to `out`: a file, or standard output for `-` or none.
+/// Writes `text` to `out`: a file, or standard output for `-` or none; secrets redacted (a
+/// saved review given with `--raw` may hold one).
 pub fn write_to(out: Option<&Path>, text: &str) -> anyhow::Result<()> {
+    let text = crate::dispatch::redact::redact(text);
+    let text = text.as_ref();
     match out {
         Some(path) if path != Path::new("-") => {
             std::fs::write(path, text)

@@ -44,16 +44,29 @@ pub fn execute(args: PublishArgs) -> anyhow::Result<ExitCode> {
     store.write_index()?;
     let published = publish::publish(&root, &store, &args.branch)?;
     for (id, sha) in &published.commits {
-        crate::say!("deep-review: {} Review: {id}", &sha[..12.min(sha.len())]);
-    }
-    crate::say!(
-        "deep-review: {} new report{} on branch {}",
-        published.commits.len(),
-        if published.commits.len() == 1 {
-            ""
+        let again = if published.updated.contains(id) {
+            " (updated)"
         } else {
-            "s"
-        },
+            ""
+        };
+        crate::say!(
+            "deep-review: {} Review: {id}{again}",
+            &sha[..12.min(sha.len())]
+        );
+    }
+    let new = published.commits.len() - published.updated.len();
+    let updated = if published.updated.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", {} updated (changed since it was published: a Resolution recorded)",
+            published.updated.len()
+        )
+    };
+    crate::say!(
+        "deep-review: {} new report{}{updated} on branch {}",
+        new,
+        if new == 1 { "" } else { "s" },
         published.branch
     );
     if let Some(remote) = &args.push {

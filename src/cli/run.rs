@@ -168,6 +168,12 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if args.dry_run {
         super::print_out(&dry_run_text(&plan))?;
+        if let Some(why) = plan.would_stop() {
+            crate::say!(
+                "deep-review: a run would stop here, before any agent runs: {}",
+                printable_line(&why)
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if args.post && plan.target.pr.is_none() {
@@ -520,8 +526,13 @@ pub fn dry_run_text(p: &Plan) -> String {
             command.display()
         ));
         if dispatch::backend::commands::find_program(&spec.command).is_none() {
+            let what = if p.agents.iter().any(|a| a.name == spec.name) {
+                "a run would fail it"
+            } else {
+                "a run leaves it out unless --agents names it"
+            };
             out.push_str(&format!(
-                "    not installed: `{}` is not on PATH; a run leaves it out unless --agents names it\n",
+                "    not installed: `{}` is not on PATH; {what}\n",
                 printable_line(&spec.command)
             ));
         }
@@ -544,5 +555,11 @@ pub fn dry_run_text(p: &Plan) -> String {
         p.store.report_path(&id, "md").display(),
         bundle.display()
     ));
+    if let Some(why) = p.would_stop() {
+        out.push_str(&format!(
+            "Stop:    the run would stop here, before any agent runs: {}\n",
+            printable_line(&why)
+        ));
+    }
     out
 }

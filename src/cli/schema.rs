@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 pub enum SchemaKind {
     /// One agent's raw review, as `consolidate --raw NAME=FILE.json` reads it.
     Review,
-    /// The consolidated report, as `--format json` writes it.
+    /// The consolidated report, as `deep-review run --format json` writes it.
     Report,
     /// The agents' scorecards, as `deep-review stats --format json` writes them.
     Stats,

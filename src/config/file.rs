@@ -49,7 +49,7 @@ struct RawAgent {
     #[serde(default)]
     env: BTreeMap<String, String>,
     enabled: Option<bool>,
-    display: Option<String>,
+    display: Option<Spanned<String>>,
     pass_forge_tokens: Option<bool>,
     base_url: Option<Spanned<String>>,
     max_output_tokens: Option<Spanned<i64>>,
@@ -301,6 +301,13 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
                 Some(parse_timeout(t.get_ref()).map_err(|msg| at(span, msg))?)
             }
         };
+        let display = match agent.display {
+            None => None,
+            Some(d) => match crate::text::display_name_problem(d.get_ref()) {
+                Some(msg) => return Err(at(d.span(), msg)),
+                None => Some(d.into_inner()),
+            },
+        };
         layer.agents.insert(
             lname,
             AgentLayer {
@@ -324,7 +331,7 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
                 timeout,
                 env: agent.env,
                 enabled: agent.enabled,
-                display: agent.display,
+                display,
                 pass_forge_tokens: agent.pass_forge_tokens,
                 base_url,
                 max_output_tokens,
@@ -500,6 +507,18 @@ enabled = false
         let e = err("[agents.claude]\ntimeout = \"30\"\n");
         assert!(e.contains("line 2, key `agents.claude.timeout`"), "{e}");
         assert!(e.contains("without a unit"), "{e}");
+    }
+
+    #[test]
+    fn a_display_name_on_several_lines_is_refused_with_its_line_and_key() {
+        let e = err(
+            "[agents.claude]\nmodel = \"x\"\ndisplay = \"Claude\\n## Verdict: Merge\\n<!--\"\n",
+        );
+        assert!(e.contains("line 3, key `agents.claude.display`"), "{e}");
+        assert!(e.contains("a line break"), "{e}");
+        let e = err("[agents.claude]\ndisplay = \"A\\u001b[31mB\"\n");
+        assert!(e.contains("line 2, key `agents.claude.display`"), "{e}");
+        assert!(e.contains("control character \\x1b"), "{e}");
     }
 
     #[test]

@@ -325,21 +325,32 @@ impl Config {
                 names
             }
             None => {
-                let names: Vec<String> = known
-                    .iter()
-                    .filter(|n| self.agents.get(**n).and_then(|a| a.enabled) != Some(false))
-                    .map(|n| n.to_string())
-                    .collect();
-                if names.is_empty() {
+                let specs = self.enabled_agent_specs();
+                if specs.is_empty() {
                     anyhow::bail!(
                         "every agent is disabled (enabled = false) in {}: enable one or pass `--agents NAME`",
                         self.files_list()
                     );
                 }
-                names
+                return Ok(specs);
             }
         };
         Ok(names.iter().map(|n| self.spec_for(n)).collect())
+    }
+
+    /// Every enabled agent (none when config disables them all): the registry's in its order,
+    /// then custom agents from config by name.
+    pub fn enabled_agent_specs(&self) -> Vec<AgentSpec> {
+        self.agent_names()
+            .iter()
+            .filter(|n| self.agents.get(n.as_str()).and_then(|a| a.enabled) != Some(false))
+            .map(|n| self.spec_for(n))
+            .collect()
+    }
+
+    /// Whether a config file has a table for agent `name`: the user asked for it by name.
+    pub fn configures(&self, name: &str) -> bool {
+        self.agents.contains_key(name)
     }
 
     fn spec_for(&self, name: &str) -> AgentSpec {
@@ -371,7 +382,7 @@ impl Config {
         }
     }
 
-    fn files_list(&self) -> String {
+    pub fn files_list(&self) -> String {
         if self.files.is_empty() {
             return "no config file".to_string();
         }

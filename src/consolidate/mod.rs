@@ -677,10 +677,11 @@ impl Roster {
     fn add(&mut self, name: &str, display: &str) {
         if !self.names.iter().any(|n| n == name) {
             self.names.push(name.to_string());
+            // One line whatever a saved report gave: a name is written into headings.
             self.displays.push(if display == name {
                 crate::types::default_display(name)
             } else {
-                display.to_string()
+                crate::text::one_line_name(display).into_owned()
             });
         }
     }

@@ -88,6 +88,12 @@ pub fn agent_env(
     let mut env: BTreeMap<OsString, OsString> = inherited
         .into_iter()
         .filter(|(k, _)| k.to_str().is_some_and(|k| allowed(spec, k, &extra)))
+        // The agent runs in a checkout of the change: a relative `PATH` entry there is the
+        // change's (`node_modules/.bin`), so only absolute ones pass.
+        .filter_map(|(k, v)| match k == "PATH" {
+            true => super::backend::commands::absolute_path(Some(&v)).map(|v| (k, v)),
+            false => Some((k, v)),
+        })
         .collect();
     for (k, v) in set {
         env.insert(k.into(), v.into());
@@ -183,6 +189,22 @@ mod tests {
                 "PATH"
             ]
         );
+    }
+
+    #[test]
+    fn an_agent_gets_only_the_absolute_directories_of_path() {
+        let claude = AgentSpec::new("claude", "claude");
+        let got = agent_env(
+            &claude,
+            env(&[("PATH", "node_modules/.bin:/usr/bin::.:/bin")]),
+            &BTreeMap::new(),
+        );
+        assert_eq!(
+            got[&OsString::from("PATH")],
+            OsString::from("/usr/bin:/bin")
+        );
+        let got = agent_env(&claude, env(&[("PATH", ".")]), &BTreeMap::new());
+        assert!(!got.contains_key(&OsString::from("PATH")));
     }
 
     #[test]

@@ -186,7 +186,7 @@ impl EventSink for Progress {
                 let reason = printable_line(reason);
                 self.plain(format!(
                     "{shown}: retry {attempt}/{max} after {reason} (in {})",
-                    duration_short(Duration::from_secs_f64(wait_s.max(0.0)))
+                    duration_short(crate::text::seconds(*wait_s))
                 ));
                 self.bar(agent, |b| {
                     b.set_message(format!("retry {attempt}/{max} after {reason}"))
@@ -204,7 +204,7 @@ impl EventSink for Progress {
             } => {
                 let line = format!(
                     "done in {}, {}{}",
-                    duration_short(Duration::from_secs_f64(duration_s.max(0.0))),
+                    duration_short(crate::text::seconds(*duration_s)),
                     plural(*tool_calls, "tool call", "tool calls"),
                     retries_note(*retries)
                 );
@@ -218,7 +218,7 @@ impl EventSink for Progress {
                 retries,
                 ..
             } => {
-                let took = duration_short(Duration::from_secs_f64(duration_s.max(0.0)));
+                let took = duration_short(crate::text::seconds(*duration_s));
                 let message = printable_line(message);
                 let line = match status {
                     RunStatus::TimedOut => {
@@ -237,7 +237,7 @@ impl EventSink for Progress {
                 }
             }
             EventKind::Done { duration_s } => {
-                let total = duration_short(Duration::from_secs_f64(duration_s.max(0.0)));
+                let total = duration_short(crate::text::seconds(*duration_s));
                 self.plain(format!("all agents finished in {total}"));
                 if let Some(live) = &self.live {
                     live.total

@@ -3,7 +3,10 @@
 //!
 //! Three nets, from the most to the least certain:
 //! 1. the values of this process's secret-named variables (`*KEY*`, `*TOKEN*`, `*SECRET*`,
-//!    `*PASS*`, `*PWD`, `COOKIE`, `SESSION`, credentials, auth): wherever they appear, verbatim;
+//!    `*PASS*`, `*PWD`, `COOKIE`, `SESSION`, credentials, auth): wherever they appear, verbatim,
+//!    whatever their characters (an AWS secret key holds `/`, `+` and `=`), and each line of a
+//!    value of several lines (a PEM key) on its own; only a value that is the path of an
+//!    existing file (`SSH_AUTH_SOCK`, `XAUTHORITY`) is not a secret itself;
 //! 2. credentials in URLs (`https://user:pw@host` → `https://***@host`) and `Authorization:` /
 //!    `Proxy-Authorization:` headers (any scheme: Basic, Bearer, token);
 //! 3. values that look like a known kind of token (`sk-...`, `ghp_...`, `github_pat_...`,
@@ -36,12 +39,15 @@ pub fn is_secret_name(name: &str) -> bool {
     WORDS.iter().any(|w| lower.contains(w)) || lower.ends_with("pwd")
 }
 
+// Word boundaries are ASCII ones (`(?-u:\b)`): a Unicode `\b` makes the regex engine leave its
+// DFA for a much slower one on any text with a non-ASCII character, and every report has some.
 static URL_CREDENTIALS: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@]+(?::[^/\s@]*)?@").expect("static regex")
+    Regex::new(r"(?i)(?-u:\b)([a-z][a-z0-9+.\-]*://)[^/\s:@]+(?::[^/\s@]*)?@")
+        .expect("static regex")
 });
 
 static AUTH_HEADER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)\b((?:proxy-)?authorization["']?\s*[:=]\s*["']?)[^\r\n"',}]+"#)
+    Regex::new(r#"(?i)(?-u:\b)((?:proxy-)?authorization["']?\s*[:=]\s*["']?)[^\r\n"',}]+"#)
         .expect("static regex")
 });
 
@@ -52,63 +58,225 @@ static TOKENS: LazyLock<Regex> = LazyLock::new(|| {
     .expect("static regex")
 });
 
-/// The values of this process's secret-named variables (8 characters or more: shorter ones
-/// would match ordinary words), longest first so a value containing another is replaced whole.
-fn secret_values() -> &'static [String] {
-    static VALUES: OnceLock<Vec<String>> = OnceLock::new();
-    VALUES.get_or_init(|| {
-        let mut values: Vec<String> = std::env::vars()
-            .filter(|(k, v)| {
-                is_secret_name(k) && v.len() >= 8 && !v.contains(std::path::MAIN_SEPARATOR)
-            })
-            .map(|(_, v)| v)
-            .collect();
-        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
-        values.dedup();
-        values
-    })
+/// The shortest value redacted: shorter ones would match ordinary words.
+const MIN_SECRET_LEN: usize = 8;
+
+/// The secret values to hide, with one pattern set that says whether a text holds anything to
+/// hide (the values and the three patterns together), so the common case (nothing) costs one
+/// scan of the text.
+pub struct Secrets {
+    /// Longest first, so a value containing another is replaced whole.
+    values: Vec<String>,
+    any: Option<regex::RegexSet>,
 }
 
-/// One pass that says whether `text` may hold anything to redact: the secret values and the
-/// three patterns together, so the common case (nothing to hide) costs one scan of the text.
-fn anything_to_redact(text: &str) -> bool {
-    static ANY: OnceLock<Option<regex::RegexSet>> = OnceLock::new();
-    let set = ANY.get_or_init(|| {
-        let mut patterns: Vec<String> = secret_values().iter().map(|v| regex::escape(v)).collect();
+impl Secrets {
+    /// The secrets of this process's environment, read once.
+    pub fn of_environment() -> &'static Secrets {
+        static SECRETS: OnceLock<Secrets> = OnceLock::new();
+        SECRETS.get_or_init(|| {
+            Secrets::new(secrets_of(
+                std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v))),
+            ))
+        })
+    }
+
+    fn new(mut values: Vec<String>) -> Secrets {
+        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        values.dedup();
+        let mut patterns: Vec<String> = values.iter().map(|v| regex::escape(v)).collect();
         patterns.extend(
             [&*URL_CREDENTIALS, &*AUTH_HEADER, &*TOKENS]
                 .iter()
                 .map(|re| re.as_str().to_string()),
         );
-        regex::RegexSet::new(patterns).ok()
-    });
-    match set {
-        Some(set) => set.is_match(text),
-        None => true,
+        Secrets {
+            any: regex::RegexSet::new(patterns).ok(),
+            values,
+        }
+    }
+
+    /// `text` with every secret replaced by `***`.
+    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if self.any.as_ref().is_some_and(|set| !set.is_match(text)) {
+            return Cow::Borrowed(text);
+        }
+        let mut out = Cow::Borrowed(text);
+        for value in &self.values {
+            if out.contains(value.as_str()) {
+                out = Cow::Owned(out.replace(value.as_str(), REDACTED));
+            }
+        }
+        for (re, with) in [
+            (&*URL_CREDENTIALS, "${1}***@"),
+            (&*AUTH_HEADER, "${1}***"),
+            (&*TOKENS, REDACTED),
+        ] {
+            if re.is_match(&out) {
+                out = Cow::Owned(re.replace_all(&out, with).into_owned());
+            }
+        }
+        out
+    }
+
+    /// [`Secrets::redact`] of bytes: the bytes themselves when there is nothing to redact (not
+    /// UTF-8 included), else the redacted text.
+    pub fn redact_bytes<'b>(&self, bytes: &'b [u8]) -> Cow<'b, [u8]> {
+        let text = String::from_utf8_lossy(bytes);
+        match self.redact(&text) {
+            Cow::Borrowed(_) => Cow::Borrowed(bytes),
+            Cow::Owned(redacted) => Cow::Owned(redacted.into_bytes()),
+        }
     }
 }
 
-/// `text` with every secret replaced by `***`.
+/// The secrets among `vars`: every value of a secret-named variable of [`MIN_SECRET_LEN`] or
+/// more, whatever its characters, and each line of a value of several lines (output is read
+/// and redacted line by line). A value that is the path of an existing file names where a
+/// secret is (`SSH_AUTH_SOCK`, `GOOGLE_APPLICATION_CREDENTIALS`); it is not one.
+fn secrets_of(vars: impl Iterator<Item = (String, std::ffi::OsString)>) -> Vec<String> {
+    let mut values: Vec<String> = Vec::new();
+    for (name, value) in vars {
+        if !is_secret_name(&name) {
+            continue;
+        }
+        let value = value.to_string_lossy().into_owned();
+        let path = std::path::Path::new(&value);
+        if path.is_absolute() && path.exists() {
+            continue;
+        }
+        for line in value.lines().map(|l| l.trim_end_matches('\r')) {
+            if line.len() >= MIN_SECRET_LEN && line != value {
+                values.push(line.to_string());
+            }
+        }
+        if value.len() >= MIN_SECRET_LEN {
+            values.push(value);
+        }
+    }
+    values
+}
+
+/// `text` with every secret of this process's environment replaced by `***`.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    if !anything_to_redact(text) {
-        return Cow::Borrowed(text);
+    Secrets::of_environment().redact(text)
+}
+
+/// [`redact`] of bytes ([`Secrets::redact_bytes`]).
+pub fn redact_bytes(bytes: &[u8]) -> Cow<'_, [u8]> {
+    Secrets::of_environment().redact_bytes(bytes)
+}
+
+/// Redacts output written as it streams, in pieces cut anywhere (a model API's chunks, an
+/// agent's 8 MB reads of a line with no end): a secret split between two pieces is still
+/// found. Text up to the last line end of what came is redacted and given back (no secret
+/// spans a line: values of several lines are redacted line by line); the rest waits for the
+/// next piece, unless it grows past [`StreamRedactor::HOLD`], when all but its end goes out,
+/// cut so that no secret value is split.
+pub struct StreamRedactor {
+    secrets: &'static Secrets,
+    pending: Vec<u8>,
+}
+
+impl Default for StreamRedactor {
+    fn default() -> Self {
+        StreamRedactor::new(Secrets::of_environment())
     }
-    let mut out = Cow::Borrowed(text);
-    for value in secret_values() {
-        if out.contains(value.as_str()) {
-            out = Cow::Owned(out.replace(value.as_str(), REDACTED));
+}
+
+impl StreamRedactor {
+    /// The most bytes of a line held back (or the longest secret value, if longer).
+    const HOLD: usize = 64 * 1024;
+
+    pub fn new(secrets: &'static Secrets) -> StreamRedactor {
+        StreamRedactor {
+            secrets,
+            pending: Vec::new(),
         }
     }
-    for (re, with) in [
-        (&*URL_CREDENTIALS, "${1}***@"),
-        (&*AUTH_HEADER, "${1}***"),
-        (&*TOKENS, REDACTED),
-    ] {
-        if re.is_match(&out) {
-            out = Cow::Owned(re.replace_all(&out, with).into_owned());
+
+    /// Takes the next piece; returns what may be written now, redacted.
+    pub fn push<'p>(&mut self, piece: &'p [u8]) -> Cow<'p, [u8]> {
+        // The common case, a whole line and nothing held back: no copy.
+        if self.pending.is_empty() && piece.last() == Some(&b'\n') {
+            return self.secrets.redact_bytes(piece);
+        }
+        // What is pending holds no line end (it was cut after the last one): only the new
+        // piece is searched, so a long line costs its length, not its square.
+        let before = self.pending.len();
+        self.pending.extend_from_slice(piece);
+        let line_end = piece
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |nl| before + nl + 1);
+        let longest = self.secrets.values.first().map_or(0, String::len);
+        let hold = Self::HOLD.max(longest);
+        let cut = if self.pending.len() - line_end > hold {
+            self.safe_cut(self.pending.len() - hold)
+        } else {
+            line_end
+        };
+        let rest = self.pending.split_off(cut);
+        let ready = std::mem::replace(&mut self.pending, rest);
+        Cow::Owned(self.secrets.redact_bytes(&ready).into_owned())
+    }
+
+    /// What is left at the end of the stream, redacted.
+    pub fn finish(&mut self) -> Vec<u8> {
+        let rest = std::mem::take(&mut self.pending);
+        self.secrets.redact_bytes(&rest).into_owned()
+    }
+
+    /// `at`, moved back before every secret value that spans it, and to a character boundary.
+    fn safe_cut(&self, mut at: usize) -> usize {
+        let text = &self.pending;
+        loop {
+            let before = at;
+            for v in self.secrets.values.iter().map(String::as_bytes) {
+                let from = at.saturating_sub(v.len() - 1);
+                let to = (at + v.len() - 1).min(text.len());
+                if let Some(i) = text[from..to].windows(v.len()).position(|w| w == v) {
+                    at = at.min(from + i);
+                }
+            }
+            if at == before {
+                break;
+            }
+        }
+        while at > 0 && at < text.len() && (text[at] & 0b1100_0000) == 0b1000_0000 {
+            at -= 1;
+        }
+        at
+    }
+}
+
+/// A writer of streamed output through a [`StreamRedactor`]; what is held back at the end is
+/// written when it is dropped, however the stream ended.
+pub struct RedactingWriter<W: std::io::Write> {
+    out: W,
+    redactor: StreamRedactor,
+}
+
+impl<W: std::io::Write> RedactingWriter<W> {
+    pub fn new(out: W) -> Self {
+        RedactingWriter {
+            out,
+            redactor: StreamRedactor::default(),
         }
     }
-    out
+
+    /// Writes what of `piece` can be written now, redacted (errors are the caller's to ignore:
+    /// the bundle is best effort, the stream goes on).
+    pub fn write_piece(&mut self, piece: &[u8]) {
+        let _ = self.out.write_all(&self.redactor.push(piece));
+    }
+}
+
+impl<W: std::io::Write> Drop for RedactingWriter<W> {
+    fn drop(&mut self) {
+        let _ = self.out.write_all(&self.redactor.finish());
+        let _ = self.out.flush();
+    }
 }
 
 /// An option name that takes a secret as its value (`--api-key X`, `--token=X`). Narrower than
@@ -195,6 +363,76 @@ mod tests {
         }
         assert!(shown.contains("https://***@example.com/r.git"), "{shown}");
         assert_eq!(redact("nothing secret here"), "nothing secret here");
+    }
+
+    fn secrets(vars: &[(&str, &str)]) -> &'static Secrets {
+        Box::leak(Box::new(Secrets::new(secrets_of(
+            vars.iter()
+                .map(|(k, v)| (k.to_string(), std::ffi::OsString::from(v))),
+        ))))
+    }
+
+    const AWS: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY+a=";
+
+    #[test]
+    fn every_value_of_a_secret_variable_is_hidden_whatever_its_characters() {
+        let s = secrets(&[
+            ("AWS_SECRET_ACCESS_KEY", AWS),
+            ("GATEWAY_TOKEN", "tok/with+slash=="),
+            (
+                "APP_PRIVATE_KEY",
+                "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n-----END KEY-----",
+            ),
+            ("SSH_AUTH_SOCK", "/tmp"),
+            ("SHORT_KEY", "abc"),
+            ("HOME", "/root/not-a-secret-name"),
+        ]);
+        let text = format!(
+            "key {AWS} in a line; tok/with+slash== too\nMIIEvQIBADANBgkqhkiG9w0B\nsocket /tmp abc /root/not-a-secret-name"
+        );
+        let shown = s.redact(&text);
+        assert_eq!(
+            shown,
+            "key *** in a line; *** too\n***\nsocket /tmp abc /root/not-a-secret-name"
+        );
+    }
+
+    #[test]
+    fn a_secret_split_between_pieces_of_a_stream_is_hidden() {
+        let s = secrets(&[("AWS_SECRET_ACCESS_KEY", AWS)]);
+        let text = format!("{{\"text\":\"the key is {AWS} ok\"}}\nnext line {AWS}\n");
+        // Every cut of the stream into two pieces, and into one-byte pieces.
+        for cut in 0..text.len() {
+            let mut stream = StreamRedactor::new(s);
+            let mut out = stream.push(&text.as_bytes()[..cut]).into_owned();
+            out.extend_from_slice(&stream.push(&text.as_bytes()[cut..]));
+            out.extend(stream.finish());
+            let out = String::from_utf8(out).unwrap();
+            assert!(!out.contains("bPxRfiCY"), "cut at {cut}: {out}");
+            assert_eq!(out.matches("***").count(), 2, "cut at {cut}: {out}");
+        }
+        let mut stream = StreamRedactor::new(s);
+        let mut out = Vec::new();
+        for b in text.as_bytes() {
+            out.extend_from_slice(&stream.push(std::slice::from_ref(b)));
+        }
+        out.extend(stream.finish());
+        assert_eq!(String::from_utf8(out).unwrap(), s.redact(&text));
+        // A line with no end, longer than what is held back: still cut whole.
+        let flood = format!(
+            "{}{AWS}{}",
+            "x".repeat(StreamRedactor::HOLD - 10),
+            "y".repeat(100)
+        );
+        let mut stream = StreamRedactor::new(s);
+        let mut out = Vec::new();
+        for piece in flood.as_bytes().chunks(4096) {
+            out.extend_from_slice(&stream.push(piece));
+        }
+        out.extend(stream.finish());
+        let out = String::from_utf8(out).unwrap();
+        assert!(!out.contains("bPxRfiCY") && out.contains("***"));
+        assert_eq!(out.len(), flood.len() - AWS.len() + 3);
     }
 
     #[test]

@@ -36,7 +36,10 @@ impl RetryPolicy {
     fn wait(&self, failure: &Failure, next: u32) -> Duration {
         failure
             .retry_after()
-            .unwrap_or_else(|| self.backoff * 2u32.saturating_pow(next.saturating_sub(2)))
+            .unwrap_or_else(|| {
+                self.backoff
+                    .saturating_mul(2u32.saturating_pow(next.saturating_sub(2)))
+            })
             .min(MAX_RETRY_WAIT)
     }
 }
@@ -108,7 +111,7 @@ pub async fn run_reviewer(
 
     // The reviewer's own time starts here: its checkout is ready.
     let started = Instant::now();
-    let deadline = started + spec.timeout;
+    let deadline = Instant::from_std(crate::text::deadline(started.into_std(), spec.timeout));
     let mut attempt_no = 0u32;
     let last: Attempt = loop {
         attempt_no += 1;
@@ -147,7 +150,7 @@ pub async fn run_reviewer(
                 extra.attempts.push(record);
                 break attempt;
             }
-            if Instant::now() + wait < deadline {
+            if crate::text::deadline(std::time::Instant::now(), wait) < deadline.into_std() {
                 let reason = failure.short();
                 record.retried_because = Some(reason.clone());
                 extra.attempts.push(record);

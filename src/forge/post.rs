@@ -164,7 +164,13 @@ pub fn plan(
                     path,
                     start_line: (start != end).then_some(start),
                     line: end,
-                    body: render::inline(report, f, suggestion.as_deref(), kind, (start, end)),
+                    body: redact(render::inline(
+                        report,
+                        f,
+                        suggestion.as_deref(),
+                        kind,
+                        (start, end),
+                    )),
                     fingerprint: fp.to_string(),
                 });
                 placements.push((index, Placement::Inline));
@@ -224,7 +230,7 @@ pub fn plan(
                 resolutions.push(Resolution {
                     thread: thread.clone(),
                     fingerprint: fp.clone(),
-                    reply: (!replied).then(|| render::resolved_reply(report, fp, kind)),
+                    reply: (!replied).then(|| redact(render::resolved_reply(report, fp, kind))),
                 });
             }
         }
@@ -237,17 +243,17 @@ pub fn plan(
         .keys()
         .filter(|fp| !present.contains(fp.as_str()))
         .count();
-    let summary_body = render::summary(&SummaryInput {
+    let summary_body = redact(render::summary(&SummaryInput {
         report,
         kind,
         placements: &placements,
         no_longer_found,
         report_url: options.report_url.as_deref(),
-    });
+    }));
     let summary = summary_action(existing.summary.as_ref(), &summary_body);
     let review = (!comments.is_empty()).then(|| ReviewDraft {
         commit: head.clone(),
-        body: render::review_body(report, comments.len()),
+        body: redact(render::review_body(report, comments.len())),
         comments,
     });
     if existing.offline {
@@ -270,6 +276,15 @@ pub fn plan(
         resolutions,
         notes,
     })
+}
+
+/// Text to post with every secret of the environment hidden: a review quoting a key would
+/// otherwise put it on a public pull request.
+fn redact(text: String) -> String {
+    match crate::dispatch::redact::redact(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(redacted) => redacted,
+    }
 }
 
 /// Create the summary comment, edit it, or leave it when it already says `body`.

@@ -9,6 +9,10 @@
 //! - mentions (`@name`, `@org/team`) get a zero-width space after the `@` (`&#8203;`, as bots
 //!   commonly do): they read the same and notify no one;
 //! - raw HTML is shown as text (`<` becomes `&lt;`): no comment, `<details>` or image tag;
+//! - a Markdown image (`![t](https://host/t.gif)`) becomes a link: nothing loads when the
+//!   comment is viewed;
+//! - bidi controls and zero-width characters are written out (`\u{202e}`,
+//!   [`crate::text::reveal_invisible`]);
 //! - a fenced block whose info string is `suggestion` becomes a plain `text` block: only
 //!   deep-review's own checked suggestions ([`super::suggestion`]) are suggestions;
 //! - a code fence left open is closed, so it cannot swallow what deep-review writes after it;
@@ -31,6 +35,7 @@ fn options() -> Options {
 
 /// A block of untrusted Markdown, cut to `max_chars` and made safe to post.
 pub fn markdown(text: &str, max_chars: usize) -> String {
+    let text = crate::text::reveal_invisible(text);
     let text = truncate(text.trim_end(), max_chars);
     let mut edits: Vec<(Range<usize>, String)> = Vec::new();
     let mut in_code_block = false;
@@ -76,6 +81,10 @@ pub fn markdown(text: &str, max_chars: usize) -> String {
                 }
             }
             Event::End(TagEnd::CodeBlock) => in_code_block = false,
+            // An image loads from its address when the comment is viewed (a beacon): a link.
+            Event::Start(Tag::Image { .. }) if text[range.clone()].starts_with('!') => {
+                edits.push((range.start..range.start + 1, String::new()));
+            }
             Event::Html(raw) | Event::InlineHtml(raw) if !in_code_block => {
                 edits.push((range, escape_html(&raw)));
             }
@@ -280,6 +289,34 @@ mod tests {
         assert!(out.ends_with("\n````"), "{out}");
         let out = markdown("Closed:\n\n```\nx\n```", 1000);
         assert!(out.ends_with("x\n```"), "{out}");
+    }
+
+    #[test]
+    fn images_become_links_and_invisible_characters_show() {
+        let out = markdown(
+            "See ![t](https://evil.example/t.gif?id=42) and ![r][ref].\n\n[ref]: https://evil.example/r.png\n",
+            1000,
+        );
+        assert!(!out.contains("!["), "{out}");
+        assert!(
+            out.contains("[t](https://evil.example/t.gif?id=42)"),
+            "{out}"
+        );
+        assert!(out.contains("[r][ref]"), "{out}");
+        // Code keeps its `![`.
+        assert!(markdown("`![x](y)`", 100).contains("`![x](y)`"));
+        let out = markdown("ok\u{202e}txt.exe\n```\nif a\u{2066} {}\n```", 1000);
+        assert!(out.contains("ok\\u{202e}txt.exe"), "{out}");
+        assert!(out.contains("if a\\u{2066} {}"), "{out}");
+        assert!(
+            !out.contains('\u{202e}') && !out.contains('\u{2066}'),
+            "{out}"
+        );
+        // In a run with a mention, where punctuation is escaped, it reads the same.
+        let out = markdown("\u{200b}@x", 100);
+        assert!(out.starts_with("\\\\u\\{200b\\}"), "{out}");
+        assert!(!out.contains('\u{200b}'), "{out}");
+        assert_eq!(line("a\u{202e}b", 100), "a\\u{202e}b");
     }
 
     #[test]

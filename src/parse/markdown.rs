@@ -126,6 +126,7 @@ fn read_markdown(agent: &str, text: &str, max_findings: usize) -> Review {
             line: Some(1),
             message: "the review is empty: the agent wrote nothing to parse".into(),
         });
+        review.not_a_review = Some(super::NOT_A_REVIEW.to_string());
         return review;
     }
     let base = prepare::normalize(text);
@@ -177,7 +178,7 @@ fn read_markdown(agent: &str, text: &str, max_findings: usize) -> Review {
             splitter.block(b, &mut ctx);
         }
     }
-    let (preamble, any_section) = splitter.finish(&mut ctx);
+    let (preamble, any_section, layout_section) = splitter.finish(&mut ctx);
     // Text before the first section: the summary when the review has none, else unparsed.
     if !preamble.is_empty() {
         let pre: Vec<&str> = preamble.iter().map(|(_, s)| s.as_str()).collect();
@@ -199,6 +200,10 @@ fn read_markdown(agent: &str, text: &str, max_findings: usize) -> Review {
                       was read as the summary"
                 .into(),
         });
+    }
+    // Nothing of the layout (a config file, an error page, a chat answer): not a review.
+    if !layout_section && ctx.review.findings.is_empty() && ctx.review.verdict.is_none() {
+        ctx.review.not_a_review = Some(super::NOT_A_REVIEW.to_string());
     }
     if let Some(at) = ctx.first_skipped {
         let more = if ctx.skipped > 0 {
@@ -407,6 +412,25 @@ mod tests {
         // of the input, though a blank line was put before line 8 to read it.
         let lines: Vec<Option<usize>> = review.warnings.iter().map(|w| w.line).collect();
         assert_eq!(lines, [Some(14)]);
+    }
+
+    #[test]
+    fn text_with_nothing_of_the_layout_is_not_a_review() {
+        let not = |text: &str| parse_markdown("a", text).not_a_review;
+        let reason = Some(crate::parse::NOT_A_REVIEW.to_string());
+        assert_eq!(
+            not("[package]\nname = \"x\"\n# a comment\nversion = 1\n"),
+            reason
+        );
+        assert_eq!(not("<html><h1>502 Bad Gateway</h1></html>\n"), reason);
+        assert_eq!(not("Looks fine to me.\n"), reason);
+        assert_eq!(not(""), reason);
+        assert_eq!(not("## Unknown\n\ntext\n"), reason);
+        // Any part of the layout makes it a review, however short.
+        assert_eq!(not("**Verdict**: Approve\n"), None);
+        assert_eq!(not("## Executive Summary\n\nFine.\n"), None);
+        assert_eq!(not("## Findings\n\nNone.\n"), None);
+        assert_eq!(not("1. **Bug** — `a.rs:1` (important, regression)\n"), None);
     }
 
     #[test]

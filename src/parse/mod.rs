@@ -50,6 +50,11 @@ pub const MAX_FINDINGS: usize = 5_000;
 /// so the rest are left out with a warning, and the raw review keeps them.
 pub const MAX_LOCATIONS: usize = 100;
 
+/// The reason given for an agent whose output holds nothing of the review layout: no verdict,
+/// no findings section, no summary, no JSON review (a config file, an error page, a chat
+/// answer). Such text is that agent's failure, never a review that found nothing.
+pub const NOT_A_REVIEW: &str = "not a review: no verdict, findings or summary found";
+
 /// Why a raw review or report could not be read at all.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
@@ -163,6 +168,9 @@ fn review_of_json(agent: &str, text: &str, json_text: &str, shift: usize) -> Rev
             Review {
                 agent: agent.to_string(),
                 unparsed: vec![text.to_string()],
+                not_a_review: Some(format!(
+                    "not a review: its JSON is not a review ({message})"
+                )),
                 warnings: vec![ParseWarning { line, message }],
                 raw: text.to_string(),
                 ..Review::default()

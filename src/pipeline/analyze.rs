@@ -181,6 +181,8 @@ fn analyze(
     reliability: Option<Reliability>,
 ) -> Analysis {
     let mut warnings = std::mem::take(&mut history.warnings);
+    let mut runs = runs.to_vec();
+    set_aside_non_reviews(&mut reviews, &mut runs, &mut warnings);
     cap_findings(&mut reviews, &mut warnings);
     let mut verified = None;
     if history.key.is_some() || !history.is_first() {
@@ -219,7 +221,7 @@ fn analyze(
     let opts = ConsolidateOptions {
         meta,
         changed_files,
-        runs: runs.to_vec(),
+        runs,
         overrides: Default::default(),
         history,
         reliability,
@@ -231,6 +233,60 @@ fn analyze(
         reviews,
         options: opts,
     }
+}
+
+/// An agent whose text holds nothing of the review layout ([`crate::parse::NOT_A_REVIEW`]: a
+/// config file given as `--raw`, an error page an agent printed) failed: its text is no review
+/// (never one that found nothing, which would let a `--fail-on` gate pass on nothing), and the
+/// report names it among the failed agents with the reason. Its run, or one made for a saved
+/// review that had none, says so.
+fn set_aside_non_reviews(
+    reviews: &mut Vec<Review>,
+    runs: &mut Vec<RawReview>,
+    warnings: &mut Vec<String>,
+) {
+    reviews.retain(|review| {
+        let Some(reason) = &review.not_a_review else {
+            return true;
+        };
+        warnings.push(format!(
+            "{}: {reason}",
+            crate::text::printable_line(review.display())
+        ));
+        let failure = crate::types::Failure::NotAReview {
+            cause: reason.clone(),
+        };
+        match runs.iter_mut().find(|r| r.agent == review.agent) {
+            Some(run) if run.status == RunStatus::Ok => {
+                run.status = RunStatus::Failed;
+                run.error = Some(failure.sentence());
+                run.failure = Some(failure);
+            }
+            Some(_) => {}
+            None => runs.push(RawReview {
+                agent: review.agent.clone(),
+                display_name: review.display_name.clone(),
+                model: None,
+                effort: None,
+                status: RunStatus::Failed,
+                text: String::new(),
+                exit_code: None,
+                duration_s: 0.0,
+                tokens: None,
+                cost_usd: None,
+                cost_basis: None,
+                tool_calls: Default::default(),
+                stderr_tail: String::new(),
+                error: Some(failure.sentence()),
+                failure: Some(failure),
+                output_cut_bytes: None,
+                retries: 0,
+                worktree_changes: Vec::new(),
+                sandbox: None,
+            }),
+        }
+        false
+    });
 }
 
 /// Cuts each review to its first [`MAX_FINDINGS`] findings ([`crate::parse::cap_findings`]),

@@ -76,22 +76,8 @@ pub struct RunOutcome {
 
 /// Runs `plan`: bundle → dispatch → parse → verify → consolidate → report → store.
 pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> {
-    if plan.agents.is_empty() && plan.not_installed.is_empty() {
-        anyhow::bail!(
-            "no agent is left to run ({}): pick others with `--agents` or fix the config",
-            plan.notes.join("; ")
-        );
-    }
-    if plan.agents.is_empty() {
-        let list: Vec<String> = plan
-            .not_installed
-            .iter()
-            .map(super::plan::install_hint)
-            .collect();
-        anyhow::bail!(
-            "no agent CLI is installed: install at least one of {} (`deep-review agents` shows what is found)",
-            list.join(", ")
-        );
+    if let Some(why) = plan.would_stop() {
+        anyhow::bail!(why);
     }
     let clock = Instant::now();
     let bundle = plan.store.create_run(&plan.target.label, plan.started_at)?;

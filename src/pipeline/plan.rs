@@ -71,6 +71,25 @@ impl Plan {
     pub fn id(&self) -> String {
         run_id(self.started_at, &self.target.label)
     }
+
+    /// Why running this plan would stop before any agent runs (for lack of agents), if it
+    /// would: what `run` says as its error and `run --dry-run` says beforehand.
+    pub fn would_stop(&self) -> Option<String> {
+        if self.agents.is_empty() && self.not_installed.is_empty() {
+            return Some(format!(
+                "no agent is left to run ({}): pick others with `--agents` or fix the config",
+                self.notes.join("; ")
+            ));
+        }
+        if self.agents.is_empty() {
+            let list: Vec<String> = self.not_installed.iter().map(install_hint).collect();
+            return Some(format!(
+                "no agent CLI is installed: install at least one of {} (`deep-review agents` shows what is found)",
+                list.join(", ")
+            ));
+        }
+        None
+    }
 }
 
 /// Resolves the target, loads config, picks the agents and builds the brief. A pull request
@@ -94,8 +113,13 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
     }
     let mut not_installed = Vec::new();
     if request.agents.is_none() {
+        // Left out quietly, unless the config asks for the agent by name: the registry's agents
+        // are all enabled by default, and one never installed is nothing the user asked for.
         let (found, missing) = installed(agents);
-        for a in missing.iter().filter(|_| !found.is_empty()) {
+        for a in missing
+            .iter()
+            .filter(|a| !found.is_empty() && config.configures(&a.name))
+        {
             notes.push(format!(
                 "{} is not installed, reviewing without it: {} is not on PATH",
                 a.display,
@@ -104,6 +128,16 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         }
         agents = found;
         not_installed = missing;
+    } else {
+        // Named with `--agents`: it would run, and fail.
+        let (_, missing) = installed(agents.clone());
+        for a in &missing {
+            notes.push(format!(
+                "{} is not installed: {} is not on PATH, so it will fail",
+                a.display,
+                install_hint(a)
+            ));
+        }
     }
     let mut template = brief::template_path(
         request.brief_template.as_deref(),

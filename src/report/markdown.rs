@@ -365,7 +365,33 @@ fn section(out: &mut String, title: &str, body: &str) {
     if body.trim().is_empty() {
         out.push_str("None.\n");
     } else {
-        let _ = writeln!(out, "{}", body.trim_end());
+        let _ = writeln!(out, "{}", no_headings(body.trim_end()));
+    }
+}
+
+/// Agents' text in the report's own sections, with every heading line outside code escaped
+/// (`\## Resolution`): a heading in a finding's body or a summary would otherwise read back as a
+/// section of the report (its Resolution, its declined list), which only the report writes.
+fn no_headings(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut fences = crate::parse::lines::Fences::default();
+    let mut out = String::new();
+    let mut changed = false;
+    for line in text.split_inclusive('\n') {
+        let code = fences.code(line);
+        if !code && crate::parse::lines::atx_heading(line).is_some() {
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            out.push_str(&line[..indent]);
+            out.push('\\');
+            out.push_str(&line[indent..]);
+            changed = true;
+        } else {
+            out.push_str(line);
+        }
+    }
+    if changed {
+        std::borrow::Cow::Owned(out)
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
 }
 
@@ -435,10 +461,11 @@ fn finding(out: &mut String, f: &MergedFinding, displays: &DisplayNames<'_>) {
         fenced(out, code.language.as_deref().unwrap_or(""), &code.code);
     }
     if !f.body.trim().is_empty() {
-        let _ = writeln!(out, "{}\n", f.body.trim());
+        let _ = writeln!(out, "{}\n", no_headings(f.body.trim()));
     }
     if let Some(fix) = &f.fix {
-        let fix = fix.trim();
+        let fix = no_headings(fix.trim());
+        let fix = fix.as_ref();
         if fix.to_ascii_lowercase().starts_with("fix") {
             let _ = writeln!(out, "{fix}\n");
         } else {
@@ -816,8 +843,12 @@ pub(crate) fn agent_paragraph(a: &AgentRetro) -> String {
     parts.join(" ")
 }
 
+/// The raw reviews verbatim, between the lines that mark where they begin and end
+/// ([`super::appendix_marks`]): a review's text never passes for the report's own sections.
 fn appendix(out: &mut String, report: &Report) {
+    let key = super::appendix_marks::key(&report.appendix);
     out.push_str("## Appendix: Original Reviews\n");
+    let _ = writeln!(out, "{}", super::appendix_marks::open_line(&key));
     for entry in &report.appendix {
         let text = entry.text.trim_end();
         let _ = write!(out, "\n### {}\n\n{text}\n", entry.display);
@@ -827,6 +858,7 @@ fn appendix(out: &mut String, report: &Report) {
             let _ = writeln!(out, "{fence}");
         }
     }
+    let _ = writeln!(out, "\n{}", super::appendix_marks::end_line(&key));
 }
 
 /// The fence a Markdown text leaves open at its end, if any: a line of three or more backticks

@@ -5,8 +5,13 @@
 //! The appendix holds one `### <Reviewer>` heading per agent (`### Claude Opus 4.6`,
 //! `### [Claude] — Pass 1`) followed by that agent's review verbatim. The reviews contain
 //! headings of every level themselves and may be broken Markdown, so the appendix is split by
-//! its own structure, line by line (see [`appendix`]), and ends at a report section that follows
-//! the last review (`## Resolution`).
+//! its own structure, line by line (see [`appendix`]), and ends where the writer marked its end
+//! ([`crate::report::appendix_marks`]) or, in a report without the mark, at a report section
+//! that follows the last review (`## Resolution`).
+//!
+//! The report's structure comes from the report, never from a review inside it: its Resolution,
+//! its "Declined in prior rounds" list and its own findings are read only outside the appendix;
+//! whatever a raw review holds is that review's text.
 
 mod appendix;
 pub mod resolution;
@@ -39,6 +44,9 @@ pub struct ReportSource {
     pub resolution: Option<Resolution>,
     /// Its "Declined in prior rounds" list, when it is a later round.
     pub declined: Vec<PriorItem>,
+    /// Where the appendix is in the text (its heading to the end of the last review), when
+    /// there is one: the text that is reviews, never the report's own structure.
+    pub appendix: Option<std::ops::Range<usize>>,
     /// What could not be read in the report itself (unknown rows, reviewers with no review),
     /// as `line N: message`. Each review's own warnings are on the review, with lines counted
     /// within that review.
@@ -209,16 +217,29 @@ fn parse_with(
         .map_or(appendix_start, |h| h.range.start.min(appendix_start));
     let body = text.get(meta_end.min(body_end)..body_end).unwrap_or("");
     let own = parse_review("report", body);
-    let (resolution, resolution_warnings) = resolution::parse_resolution(text);
-    warnings.extend(resolution_warnings);
     let declined = resolution::parse_declined(body);
 
-    // Appendix: reviewer headings, then the end of the last review.
+    // Appendix: reviewer headings, then the end of the last review (where the writer marked
+    // it, else where a report section follows).
     let names = appendix::ReviewerNames::new(&meta.reviewers);
-    let split = match appendix_at {
-        Some(at) => appendix::split(text, &all_headings, at + 1, &names),
+    let split = match appendix {
+        Some(heading) => {
+            let marked = crate::report::appendix_marks::marked_end(text, heading.range.end);
+            appendix::split(
+                text,
+                &all_headings,
+                appendix_at.unwrap_or(0) + 1,
+                &names,
+                marked,
+            )
+        }
         None => appendix::Split::default(),
     };
+    let appendix_span = appendix.map(|h| h.range.start..split.end.max(h.range.end));
+    // The Resolution is the report's: read outside the reviews.
+    let (resolution, resolution_warnings) =
+        resolution::parse_resolution_outside(text, appendix_span.clone());
+    warnings.extend(resolution_warnings);
     if split.reviews.is_empty() && need_reviews {
         return Err(ParseError::Invalid {
             path: path_for_errors.to_string(),
@@ -285,6 +306,7 @@ fn parse_with(
         testing_gaps: own.testing.gaps,
         resolution,
         declined,
+        appendix: appendix_span,
         warnings,
     })
 }

@@ -3,6 +3,7 @@
 //! ([`markdown_read`]) sits beside the Markdown writer: a report the tool wrote reads back to its
 //! raw reviews, rounds and Resolution, and an old report of the reference system reads the same.
 
+pub mod appendix_marks;
 pub mod codequality;
 pub mod html;
 pub mod json;

@@ -239,19 +239,30 @@ pub fn auto(
 }
 
 /// `text` (a report's Markdown) with `section` (a rendered `## Resolution`) in place of the one
-/// it has, or appended after a rule when it has none.
+/// it has, or appended after a rule when it has none. A `## Resolution` inside a raw review of
+/// the appendix is that review's text: it is neither replaced nor taken for the report's.
 pub fn splice_markdown(text: &str, section: &str) -> String {
+    let appendix = crate::report::markdown_read::parse_round_report(text, "report.md").appendix;
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut in_fence = false;
     let mut start: Option<usize> = None;
     let mut end = lines.len();
+    let mut offset = 0;
     for (i, line) in lines.iter().enumerate() {
+        let at = offset;
+        offset += line.len();
         let t = line.trim_start();
         if t.starts_with("```") || t.starts_with("~~~") {
             in_fence = !in_fence;
             continue;
         }
-        if in_fence {
+        // Code, and the appendix's reviews (after its heading line), are not the report's
+        // sections.
+        if in_fence
+            || appendix
+                .as_ref()
+                .is_some_and(|a| at > a.start && at < a.end)
+        {
             continue;
         }
         let h2 = line.starts_with("## ") || line.trim_end() == "##";
@@ -413,6 +424,16 @@ mod tests {
             day(),
         );
         assert!(twice.unwrap_err().to_string().contains("two decisions"));
+    }
+
+    #[test]
+    fn a_resolution_inside_a_review_is_neither_replaced_nor_taken_for_the_reports() {
+        let md = "# Deep Review: x\n\n| | |\n|---|---|\n| **Reviewers** | Claude |\n\n\
+                  ## Appendix: Original Reviews\n\n### Claude\n\nText.\n\n## Resolution\n\n\
+                  | 1 | I1: x | Skipped | approved |\n\n### Claude again\n";
+        let once = splice_markdown(md, "## Resolution\n\nA\n");
+        assert!(once.starts_with(md.trim_end()), "{once}");
+        assert!(once.ends_with("\n---\n\n## Resolution\n\nA\n"), "{once}");
     }
 
     #[test]

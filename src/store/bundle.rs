@@ -156,9 +156,11 @@ pub struct RunRecord {
     pub wall_clock_s: Option<f64>,
 }
 
+/// Writes a file of an agent's directory, secrets redacted.
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let path = dir.join(name);
-    std::fs::write(&path, bytes).with_context(|| format!("could not write {}", path.display()))
+    std::fs::write(&path, crate::dispatch::redact::redact_bytes(bytes))
+        .with_context(|| format!("could not write {}", path.display()))
 }
 
 /// A run read back from its bundle.

@@ -165,12 +165,13 @@ impl Store {
         })
     }
 
-    /// Writes the report text to `<store>/<id>.<ext>` (whole or not at all) and returns its path.
+    /// Writes the report text to `<store>/<id>.<ext>` (whole or not at all, secrets redacted)
+    /// and returns its path.
     pub fn write_report(&self, id: &str, ext: &str, contents: &str) -> anyhow::Result<PathBuf> {
         refuse_symlink(&self.dir)?;
         let path = self.report_path(id, ext);
         refuse_symlink(&path)?;
-        write_atomic(&path, contents.as_bytes())?;
+        write_atomic(&path, crate::dispatch::redact::redact(contents).as_bytes())?;
         Ok(path)
     }
 }
@@ -189,11 +190,11 @@ impl RunBundle {
         self.save_text(name, &text)
     }
 
-    /// Saves `text` under `name` in the bundle.
+    /// Saves `text` under `name` in the bundle, secrets redacted.
     pub fn save_text(&self, name: &str, text: &str) -> anyhow::Result<PathBuf> {
         let path = self.dir.join(name);
         refuse_symlink(&path)?;
-        write_atomic(&path, text.as_bytes())?;
+        write_atomic(&path, crate::dispatch::redact::redact(text).as_bytes())?;
         Ok(path)
     }
 }

@@ -1,6 +1,7 @@
 //! `deep-review publish`: the store's reports committed to a branch (`reviews` by default) that
 //! GitHub Pages can serve, one commit per report (`Review: <id>`), with the index page and
-//! `.nojekyll` at the top.
+//! `.nojekyll` at the top. A report already on the branch is committed again when its files
+//! changed since (`Review: <id> (updated)`: its Resolution was recorded after it was published).
 //!
 //! Only plumbing is used: blobs are hashed into the object store, a tree is built in a private
 //! index file, and the branch ref is moved with compare-and-swap. The user's working tree,
@@ -18,6 +19,8 @@ pub struct Published {
     pub branch: String,
     /// `(report id, commit sha)` for each report committed now, oldest first.
     pub commits: Vec<(String, String)>,
+    /// The ids among them that were on the branch already and changed since.
+    pub updated: Vec<String>,
 }
 
 /// The files of a report the branch carries.
@@ -33,11 +36,8 @@ pub fn publish(repo: &Path, store: &Store, branch: &str) -> anyhow::Result<Publi
     }
     let refname = format!("refs/heads/{branch}");
     let old_tip = crate::git::git_probe(repo, &["rev-parse", "--verify", "--quiet", &refname]);
-    let on_branch: std::collections::BTreeSet<String> = match &old_tip {
-        Some(tip) => crate::git::git_text(repo, &["ls-tree", "--name-only", tip])?
-            .lines()
-            .map(str::to_string)
-            .collect(),
+    let on_branch = match &old_tip {
+        Some(tip) => blobs_at(repo, tip)?,
         None => Default::default(),
     };
     let mut entries = store.list()?;
@@ -49,24 +49,35 @@ pub fn publish(repo: &Path, store: &Store, branch: &str) -> anyhow::Result<Publi
     let index_file = index.path().join("index");
     let mut tip = old_tip.clone();
     let mut commits = Vec::new();
-    for entry in entries
+    let mut updated = Vec::new();
+    let files_of = |id: &str| -> Vec<(String, std::path::PathBuf)> {
+        EXTENSIONS
+            .iter()
+            .map(|ext| (format!("{id}.{ext}"), store.report_path(id, ext)))
+            .filter(|(_, p)| p.is_file())
+            .collect()
+    };
+    let all_files: Vec<std::path::PathBuf> = entries
         .iter()
-        .filter(|e| !on_branch.contains(&format!("{}.md", e.id)))
-    {
+        .flat_map(|e| files_of(&e.id).into_iter().map(|(_, p)| p))
+        .collect();
+    let hashes = hash_files(repo, &all_files)?;
+    for entry in &entries {
+        let files = files_of(&entry.id);
+        let published = on_branch.contains_key(&format!("{}.md", entry.id))
+            || on_branch.contains_key(&format!("{}.json", entry.id));
+        let unchanged = published
+            && files
+                .iter()
+                .all(|(name, path)| on_branch.get(name) == hashes.get(path));
+        if unchanged {
+            continue;
+        }
         match &tip {
             Some(t) => crate::git::with_index(repo, &index_file, &["read-tree", t])?,
             None => crate::git::with_index(repo, &index_file, &["read-tree", "--empty"])?,
         };
-        let mut files: Vec<(String, std::path::PathBuf)> = EXTENSIONS
-            .iter()
-            .map(|ext| {
-                (
-                    format!("{}.{ext}", entry.id),
-                    store.report_path(&entry.id, ext),
-                )
-            })
-            .filter(|(_, p)| p.is_file())
-            .collect();
+        let mut files = files;
         files.push(("index.html".into(), store.report_path("index", "html")));
         let stats = store.report_path(super::reports::STATS_PAGE, "html");
         if stats.is_file() {
@@ -78,8 +89,13 @@ pub fn publish(repo: &Path, store: &Store, branch: &str) -> anyhow::Result<Publi
         add_bytes(repo, &index_file, ".nojekyll", b"")?;
         let tree = crate::git::with_index(repo, &index_file, &["write-tree"])?;
         let parents: Vec<&str> = tip.iter().map(String::as_str).collect();
-        let commit =
-            crate::git::commit_tree(repo, &tree, &parents, &format!("Review: {}", entry.id))?;
+        let message = if published {
+            updated.push(entry.id.clone());
+            format!("Review: {} (updated)", entry.id)
+        } else {
+            format!("Review: {}", entry.id)
+        };
+        let commit = crate::git::commit_tree(repo, &tree, &parents, &message)?;
         commits.push((entry.id.clone(), commit.clone()));
         tip = Some(commit);
     }
@@ -96,7 +112,61 @@ pub fn publish(repo: &Path, store: &Store, branch: &str) -> anyhow::Result<Publi
     Ok(Published {
         branch: branch.to_string(),
         commits,
+        updated,
     })
+}
+
+/// The blob of every file at the top of `tree`, by name.
+fn blobs_at(repo: &Path, tree: &str) -> anyhow::Result<std::collections::BTreeMap<String, String>> {
+    // `<mode> blob <sha>\t<name>`, one per line.
+    Ok(crate::git::git_text(repo, &["ls-tree", tree])?
+        .lines()
+        .filter_map(|line| {
+            let (meta, name) = line.split_once('\t')?;
+            let sha = meta.split_whitespace().nth(2)?;
+            Some((name.to_string(), sha.to_string()))
+        })
+        .collect())
+}
+
+/// The blob id each file would have, hashed by one `git hash-object --stdin-paths` (nothing is
+/// written to the object store).
+fn hash_files(
+    repo: &Path,
+    files: &[std::path::PathBuf],
+) -> anyhow::Result<std::collections::HashMap<std::path::PathBuf, String>> {
+    use std::io::Write;
+    if files.is_empty() {
+        return Ok(Default::default());
+    }
+    let mut child = crate::git::command(repo)
+        .args(["hash-object", "--no-filters", "--stdin-paths"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .context("could not start `git hash-object`")?;
+    let list: String = files.iter().map(|p| format!("{}\n", p.display())).collect();
+    let mut stdin = child
+        .stdin
+        .take()
+        .context("no stdin for `git hash-object`")?;
+    // Written from another thread: git answers as it reads, and a full pipe would stall both.
+    let writer = std::thread::spawn(move || stdin.write_all(list.as_bytes()));
+    let out = child.wait_with_output()?;
+    let _ = writer.join();
+    if !out.status.success() {
+        anyhow::bail!(
+            "`git hash-object` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let shas = String::from_utf8_lossy(&out.stdout);
+    Ok(files
+        .iter()
+        .cloned()
+        .zip(shas.lines().map(str::to_string))
+        .collect())
 }
 
 /// The JSON reports `publish` committed to `branch` of `repo`: `(id, bytes)` for every

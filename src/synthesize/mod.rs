@@ -130,7 +130,12 @@ fn run_once(
 ) -> Result<String, String> {
     let bundle = request.bundle_dir.join(dir);
     std::fs::create_dir_all(&bundle)
-        .and_then(|()| std::fs::write(bundle.join(crate::store::bundle::BRIEF_FILE), prompt))
+        .and_then(|()| {
+            std::fs::write(
+                bundle.join(crate::store::bundle::BRIEF_FILE),
+                crate::dispatch::redact::redact(prompt).as_bytes(),
+            )
+        })
         .map_err(|e| {
             format!(
                 "its bundle directory {} could not be written: {e}",

@@ -58,6 +58,8 @@ pub enum Failure {
     Reported { cause: String },
     /// It exited normally but wrote no review text.
     NoReview,
+    /// It wrote text with nothing of the review layout in it ([`crate::parse::NOT_A_REVIEW`]).
+    NotAReview { cause: String },
     /// The user stopped the run.
     Cancelled,
     /// The cost budget (`--budget-usd`) stopped it: not started, or cancelled while it ran.
@@ -86,7 +88,7 @@ impl Failure {
             Failure::RateLimited {
                 retry_after_s: Some(s),
                 ..
-            } if s.is_finite() && *s >= 0.0 => Some(std::time::Duration::from_secs_f64(*s)),
+            } if s.is_finite() && *s >= 0.0 => Some(crate::text::seconds(*s)),
             _ => None,
         }
     }
@@ -104,6 +106,7 @@ impl Failure {
             Failure::OutputOverLimit { .. } => "output over the limit".into(),
             Failure::Reported { .. } => "an error it reported".into(),
             Failure::NoReview => "no review text".into(),
+            Failure::NotAReview { .. } => "not a review".into(),
             Failure::Cancelled => "cancelled".into(),
             Failure::OverBudget { .. } => "the budget".into(),
         }
@@ -121,11 +124,12 @@ impl Failure {
             Failure::Signalled { signal } => format!("was killed by signal {signal}"),
             Failure::TimedOut { after_s } => format!(
                 "timed out after {} (the limit for this agent)",
-                crate::text::duration_short(std::time::Duration::from_secs_f64(after_s.max(0.0)))
+                crate::text::duration_short(crate::text::seconds(*after_s))
             ),
             Failure::RateLimited { cause, .. }
             | Failure::Network { cause }
-            | Failure::Reported { cause } => cause.clone(),
+            | Failure::Reported { cause }
+            | Failure::NotAReview { cause } => cause.clone(),
             Failure::Http { status, cause } => {
                 if cause.contains(&status.to_string()) {
                     cause.clone()

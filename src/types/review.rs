@@ -91,6 +91,11 @@ pub struct Review {
     /// The raw review exactly as the agent wrote it: the report's appendix shows this.
     #[serde(default)]
     pub raw: String,
+    /// Why the text is not a review at all, when nothing of the review layout was found in it
+    /// (no verdict, no findings section, no summary, no JSON review): the parser says so, and
+    /// the pipeline counts that agent as failed with this reason ([`crate::parse::NOT_A_REVIEW`]).
+    #[serde(skip)]
+    pub not_a_review: Option<String>,
 }
 
 impl Review {

@@ -186,12 +186,50 @@ fn shell_quote(word: &str) -> String {
 }
 
 /// Where `program` is: itself (when it contains a `/`, resolved against the current directory)
-/// or the first executable of that name on `PATH`.
+/// or the first executable of that name in an absolute directory of `PATH`.
 pub fn find_program(program: &str) -> Option<PathBuf> {
     if program.trim().is_empty() {
         return None;
     }
-    which::which(program).ok()
+    let cwd = std::env::current_dir().ok()?;
+    let path = absolute_path(std::env::var_os("PATH").as_deref());
+    which::which_in(program, path, cwd).ok()
+}
+
+/// `PATH` with only its absolute directories. A relative entry (`node_modules/.bin`, `.`, an
+/// empty entry, which means `.`) is resolved against the current directory, which is often a
+/// checkout of the change under review: a program found there is the change's, run outside any
+/// sandbox (as Go's `exec.LookPath` refuses the current directory since 1.19). `None` when no
+/// entry is left.
+pub fn absolute_path(path: Option<&std::ffi::OsStr>) -> Option<std::ffi::OsString> {
+    let kept: Vec<PathBuf> = std::env::split_paths(path?)
+        .filter(|dir| dir.is_absolute())
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    std::env::join_paths(kept).ok()
+}
+
+/// Makes this process's own `PATH` hold only absolute directories ([`absolute_path`]), so every
+/// program it starts by name (`git`, `gh`, an agent CLI, and what those start in turn) is never
+/// the change's.
+///
+/// # Safety
+///
+/// Sets an environment variable: call it before any other thread runs (first thing in `main`).
+pub unsafe fn keep_absolute_path_entries() {
+    let path = std::env::var_os("PATH");
+    let kept = absolute_path(path.as_deref());
+    if kept != path {
+        // SAFETY: the caller guarantees no other thread reads or writes the environment.
+        unsafe {
+            match kept {
+                Some(kept) => std::env::set_var("PATH", kept),
+                None => std::env::remove_var("PATH"),
+            }
+        }
+    }
 }
 
 /// How long `--version` may take (a node CLI starts in a second or two).
@@ -340,6 +378,17 @@ mod tests {
         let cmd = command_for(&s, Path::new("/w"), Path::new("/b"));
         assert_eq!(cmd.program, "/tmp/fake-claude.sh");
         assert_eq!(cmd.args[0], "-p");
+    }
+
+    #[test]
+    fn relative_path_entries_are_never_searched() {
+        let path = std::ffi::OsString::from("node_modules/.bin::.:/usr/bin:bin:/bin:");
+        assert_eq!(
+            absolute_path(Some(&path)),
+            Some(std::ffi::OsString::from("/usr/bin:/bin"))
+        );
+        assert_eq!(absolute_path(Some(std::ffi::OsStr::new(".:tools"))), None);
+        assert_eq!(absolute_path(None), None);
     }
 
     #[test]

@@ -439,6 +439,17 @@ fn judge(
     }
 }
 
+/// Gives the reader a piece of stdout; returns its tool calls, tokens and last tool after it.
+fn feed(reader: &Mutex<StreamReader>, piece: &[u8]) -> Option<(u64, Option<u64>, Option<String>)> {
+    let mut r = reader.lock().ok()?;
+    r.feed_line(&String::from_utf8_lossy(piece));
+    Some((
+        r.total_tool_calls(),
+        r.tokens_so_far(),
+        r.last_tool().map(str::to_string),
+    ))
+}
+
 /// Streams stdout: raw bytes to the bundle first, then each line to the reader, with live
 /// counts as events. Beyond `limit` bytes nothing is kept; the pipe is still drained so the
 /// agent is never blocked on a full pipe.
@@ -457,6 +468,8 @@ async fn read_stdout(
     // stream is on disk line by line, a flood costs one write per 64 KB, not one per line.
     let mut file = tokio::io::BufWriter::with_capacity(64 * 1024, file);
     let mut buf = Vec::with_capacity(8192);
+    // A secret cut between two reads of a line with no end is still found.
+    let mut redactor = redact::StreamRedactor::default();
     let mut kept: u64 = 0;
     let mut dropped: u64 = 0;
     let (mut calls, mut tokens) = (0u64, None::<u64>);
@@ -488,26 +501,19 @@ async fn read_stdout(
         kept += buf.len() as u64;
         // To disk first: the bundle keeps what the CLI said, byte for byte unless it holds a
         // secret (redacted) or bytes that are not UTF-8 in a line with one.
-        let raw = String::from_utf8_lossy(&buf);
-        let line = redact::redact(&raw);
-        let bytes: &[u8] = match (&raw, &line) {
-            (std::borrow::Cow::Borrowed(_), std::borrow::Cow::Borrowed(_)) => &buf,
-            _ => line.as_bytes(),
-        };
-        let _ = file.write_all(bytes).await;
+        // The reader gets the same redacted text, a whole line at a time (a line with no end
+        // in pieces of what the redactor lets go), so a secret cut between two reads never
+        // reaches the review text in halves.
+        let ready = redactor.push(&buf);
+        let _ = file.write_all(&ready).await;
         if lines.buffer().is_empty() {
             let _ = file.flush().await;
         }
-        let (new_calls, new_tokens, tool) = match reader.lock() {
-            Ok(mut r) => {
-                r.feed_line(&line);
-                (
-                    r.total_tool_calls(),
-                    r.tokens_so_far(),
-                    r.last_tool().map(str::to_string),
-                )
-            }
-            Err(_) => continue,
+        if ready.is_empty() {
+            continue;
+        }
+        let Some((new_calls, new_tokens, tool)) = feed(&reader, &ready) else {
+            continue;
         };
         if new_calls != calls {
             calls = new_calls;
@@ -526,7 +532,12 @@ async fn read_stdout(
             }
         }
     }
+    let rest = redactor.finish();
+    let _ = file.write_all(&rest).await;
     let _ = file.flush().await;
+    if !rest.is_empty() {
+        feed(&reader, &rest);
+    }
     if dropped > 0
         && let Ok(mut c) = cut.lock()
     {

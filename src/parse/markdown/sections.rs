@@ -305,6 +305,8 @@ pub(super) struct Splitter {
     seen_heading: bool,
     /// Whether any section other than the preamble was found.
     any_section: bool,
+    /// Whether a section of the review layout was found (not only unknown ones).
+    layout_section: bool,
     next_list: u64,
     /// Text before the first section (and of preamble-like title chunks): (offset, text).
     preamble: Vec<(usize, String)>,
@@ -316,6 +318,7 @@ impl Splitter {
             open: Open::new(Sec::Preamble, None, 0),
             seen_heading: false,
             any_section: false,
+            layout_section: false,
             next_list: 0,
             preamble: Vec::new(),
         }
@@ -399,6 +402,7 @@ impl Splitter {
     /// Starts a section: the one before it is read to its end.
     fn start(&mut self, sec: Sec, level: Option<u8>, at: usize, ctx: &mut Ctx) {
         self.any_section = true;
+        self.layout_section |= !matches!(sec, Sec::Unknown(_) | Sec::Preamble);
         let open = std::mem::replace(&mut self.open, Open::new(sec, level, at));
         self.close(open, ctx);
     }
@@ -493,12 +497,12 @@ impl Splitter {
         }
     }
 
-    /// Reads the last section to its end; returns the text before the first section, and
-    /// whether the review had any section.
-    pub(super) fn finish(mut self, ctx: &mut Ctx) -> (Vec<(usize, String)>, bool) {
+    /// Reads the last section to its end; returns the text before the first section, whether
+    /// the review had any section, and whether any was a section of the review layout.
+    pub(super) fn finish(mut self, ctx: &mut Ctx) -> (Vec<(usize, String)>, bool, bool) {
         let open = std::mem::replace(&mut self.open, Open::new(Sec::Preamble, None, 0));
         self.close(open, ctx);
-        (self.preamble, self.any_section)
+        (self.preamble, self.any_section, self.layout_section)
     }
 
     /// Starts the section a list item names; what the item holds below its first line (the

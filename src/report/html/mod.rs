@@ -73,7 +73,12 @@ fn render_template(name: &str, ctx: Value) -> String {
         .get_template(name)
         .and_then(|template| template.render(ctx));
     match rendered {
-        Ok(html) => html,
+        // Bidi controls and zero-width characters in agents' text (the page's own has none) are
+        // shown as `\u{202e}`, never left to reorder or hide what the page says.
+        Ok(html) => match crate::text::reveal_invisible(&html) {
+            std::borrow::Cow::Borrowed(_) => html,
+            std::borrow::Cow::Owned(revealed) => revealed,
+        },
         Err(e) => {
             let mut message = String::new();
             highlight::escape(&mut message, &format!("{e:#}"));

@@ -202,7 +202,7 @@ fn usd(v: Option<f64>) -> String {
 fn seconds(v: Option<f64>) -> String {
     v.map_or_else(
         || "—".to_string(),
-        |s| crate::text::duration_short(std::time::Duration::from_secs_f64(s.max(0.0))),
+        |s| crate::text::duration_short(crate::text::seconds(s)),
     )
 }
 

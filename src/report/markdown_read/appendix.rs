@@ -15,10 +15,13 @@
 //!   same heading it was the previous review's, so the later one starts the review;
 //! - a heading naming the same reviewer right under its reviewer heading is the review's
 //!   title;
-//! - a report section (`## Resolution`, `## Agent Performance Retro`, ...) after the last
-//!   review ends the appendix, unless a new reviewer heading, a review section
-//!   (`## Coverage Summary`) or the same report section again follows it: then it was a line
-//!   of a review.
+//! - where the writer marked the end of the appendix ([`crate::report::appendix_marks`]), the
+//!   appendix ends there and every heading before it is a reviewer heading or a line of a
+//!   review, report sections too;
+//! - in a report without the mark, a report section (`## Resolution`, `## Agent Performance
+//!   Retro`, ...) after the last review ends the appendix, unless a new reviewer heading, a
+//!   review section (`## Coverage Summary`) or the same report section again follows it: then
+//!   it was a line of a review; so is one inside a code fence.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -236,15 +239,33 @@ pub(super) struct Split {
 }
 
 /// Finds the reviewer headings after the appendix heading (`first`, an index into `heads`) and
-/// the end of the appendix. See the module doc for the rules.
-pub(super) fn split(text: &str, heads: &[Heading], first: usize, names: &ReviewerNames) -> Split {
+/// the end of the appendix: `marked_end` where the writer marked it. See the module doc for the
+/// rules.
+pub(super) fn split(
+    text: &str,
+    heads: &[Heading],
+    first: usize,
+    names: &ReviewerNames,
+    marked_end: Option<usize>,
+) -> Split {
     let mut reviews: Vec<(usize, AgentHeading)> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     // The report section that ends the appendix, unless something shows a review goes on.
     let mut end: Option<usize> = None;
     let mut form: Option<(u8, Style)> = None;
-    for (k, h) in heads.iter().enumerate().skip(first) {
-        if h.level <= 2 && super::is_report_section(&h.text) {
+    let within = |h: &Heading| marked_end.is_none_or(|e| h.range.start < e);
+    for (k, h) in heads
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take_while(|(_, h)| within(h))
+    {
+        if marked_end.is_none() && h.level <= 2 && super::is_report_section(&h.text) {
+            if h.in_fence {
+                // Code of the last review, as the whole text reads (the writer closes every
+                // fence a review leaves open): not a section of the report.
+                continue;
+            }
             match end {
                 // The report's sections come once: an earlier one of the same name was a
                 // line of the last review.
@@ -302,7 +323,7 @@ pub(super) fn split(text: &str, heads: &[Heading], first: usize, names: &Reviewe
     }
     Split {
         reviews,
-        end: end.map(|k| heads[k].range.start).unwrap_or(text.len()),
+        end: marked_end.unwrap_or_else(|| end.map_or(text.len(), |k| heads[k].range.start)),
     }
 }
 

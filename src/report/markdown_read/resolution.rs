@@ -35,6 +35,32 @@ const KINDS: &[(&str, char)] = &[
     ("low confidence", 'L'),
 ];
 
+/// The Resolution section of a report's text outside `appendix` (the raw reviews, whose text is
+/// never the report's structure), with warnings for rows that could not be read. The appendix's
+/// heading stays (it ends a section before it); its reviews read as blank lines, so line
+/// numbers stay those of the report.
+pub fn parse_resolution_outside(
+    text: &str,
+    appendix: Option<std::ops::Range<usize>>,
+) -> (Option<Resolution>, Vec<String>) {
+    let Some(span) = appendix.filter(|s| s.start < s.end && s.end <= text.len()) else {
+        return parse_resolution(text);
+    };
+    let heading_end = text[span.clone()]
+        .find('\n')
+        .map_or(span.end, |i| span.start + i + 1);
+    let blanked: String = text[heading_end..span.end]
+        .bytes()
+        .filter(|b| *b == b'\n')
+        .map(|_| '\n')
+        .collect();
+    parse_resolution(&format!(
+        "{}{blanked}{}",
+        &text[..heading_end],
+        &text[span.end..]
+    ))
+}
+
 /// The Resolution section of a report's text, if it has one (the last one wins), with warnings
 /// for rows that could not be read.
 pub fn parse_resolution(text: &str) -> (Option<Resolution>, Vec<String>) {

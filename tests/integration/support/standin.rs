@@ -61,6 +61,11 @@ impl Agents {
         self.tools.path().join(name)
     }
 
+    /// The user config the agents are written to (the last one added is its last table).
+    pub fn config_file(&self) -> PathBuf {
+        self.xdg.path().join("deep-review/config.toml")
+    }
+
     /// An agent `name` running `body` (after reading the brief from stdin); each run appends a
     /// line to `<name>.runs`.
     pub fn add(&self, name: &str, body: &str) {

@@ -111,14 +111,13 @@ impl Backend for HttpBackend {
             let request = api::request(spec, &base, key.as_deref(), &prompt);
             // The prompt exactly as sent, beside the agent's other files.
             let agent_dir = bundle::agent_dir(&shared.bundle_dir, dir_name);
-            std::fs::write(agent_dir.join(bundle::PROMPT_FILE), prompt.as_bytes()).map_err(
-                |e| {
-                    could_not(format!(
-                        "could not write {}: {e}",
-                        agent_dir.join(bundle::PROMPT_FILE).display()
-                    ))
-                },
-            )?;
+            let shown = crate::dispatch::redact::redact(&prompt);
+            std::fs::write(agent_dir.join(bundle::PROMPT_FILE), shown.as_bytes()).map_err(|e| {
+                could_not(format!(
+                    "could not write {}: {e}",
+                    agent_dir.join(bundle::PROMPT_FILE).display()
+                ))
+            })?;
             let describe = describe(spec, &request, key_env.as_deref(), key.is_some());
             Ok(Box::new(HttpSession {
                 client,
@@ -231,7 +230,10 @@ impl HttpSession {
             }
         };
         // The request's own limit, when config sets one, inside the agent's deadline.
-        let request_deadline = spec.http.request_timeout.map(|t| started + t);
+        let request_deadline = spec
+            .http
+            .request_timeout
+            .map(|t| Instant::from_std(crate::text::deadline(started.into_std(), t)));
         let stop_at = match request_deadline {
             Some(r) if r < deadline => r,
             _ => deadline,
@@ -346,7 +348,7 @@ impl HttpSession {
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
             let body = read_some(response, ERROR_BODY_LIMIT).await;
-            let _ = raw.write_all(body.as_bytes());
+            let _ = raw.write_all(crate::dispatch::redact::redact(&body).as_bytes());
             let failure = http_failure(status.as_u16(), retry_after, &body);
             *refused = body;
             return Err(failure);
@@ -360,7 +362,7 @@ impl HttpSession {
         if !is_sse {
             // A server that ignored `stream: true`: one JSON body.
             let body = read_some(response, usize::try_from(limit).unwrap_or(usize::MAX)).await;
-            let _ = raw.write_all(body.as_bytes());
+            let _ = raw.write_all(crate::dispatch::redact::redact(&body).as_bytes());
             return match serde_json::from_str::<serde_json::Value>(&body) {
                 Ok(value) => {
                     decoder.body(&value);
@@ -373,6 +375,8 @@ impl HttpSession {
         }
 
         let received = AtomicU64::new(0);
+        // Chunks are cut anywhere: a secret split between two is still found.
+        let mut raw = crate::dispatch::redact::RedactingWriter::new(raw);
         let bytes = response.bytes_stream().map(|chunk| {
             let chunk = chunk.map_err(Stop::Transport)?;
             let total =
@@ -380,7 +384,7 @@ impl HttpSession {
             if total > limit {
                 return Err(Stop::OverLimit);
             }
-            let _ = raw.write_all(&chunk);
+            raw.write_piece(&chunk);
             Ok(chunk)
         });
         let mut events = bytes.eventsource();
