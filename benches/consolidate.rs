@@ -30,6 +30,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+#[path = "../tests/integration/support/bench_gen.rs"]
+mod bench_gen;
+
 use deep_review::consolidate::cluster;
 use deep_review::consolidate::similarity::{Corpus, FindingProfile};
 use deep_review::consolidate::{ConsolidateOptions, consolidate};
@@ -67,8 +70,9 @@ fn main() {
         scaling(bin, &sizes);
         return;
     }
-    // BENCH_PART=hostile|accuracy|rounds: only that part, at full size (for tuning).
+    // BENCH_PART=hostile|accuracy|rounds|flood|shared: only that part, at full size (for tuning).
     match std::env::var("BENCH_PART").as_deref() {
+        Ok("shared") => return shared_generator(bin),
         Ok("hostile") => {
             let g = Generated::new(1000, 13, generator::Shape::OneLine);
             hostile(1000, median_command(bin, &g, 1));
@@ -92,11 +96,104 @@ fn main() {
         let g = Generated::new(crowd, 13, generator::Shape::OneLine);
         median_command(bin, &g, 1)
     };
+    shared_generator(bin);
     scaling(bin, sizes);
     accuracy(accurate);
     hostile(crowd, hostile_command);
     fifth_round(crowd);
     flood();
+}
+
+/// The command on the shared generator's reviews (`gen_reviews.py synth --agents 10 --findings
+/// N --zipf 1 --vocab 50000 --planted`), 10 x 1,000 and 10 x 2,000, what users send: CPU time
+/// of every thread, wall time and peak RSS of the whole command (read, parse, consolidate,
+/// render JSON), each beside its floor (the same process reading and parsing the reviews
+/// and rendering nothing: `consolidate --raw` of the reviews with every finding cut, the
+/// cost no consolidation can avoid is reading and parsing them, measured in process), runs
+/// alternating between the sizes, and CPU(10 x 2,000) / CPU(10 x 1,000).
+fn shared_generator(bin: &str) {
+    println!(
+        "== consolidate on the shared generator's reviews (Zipf vocabulary of 50,000, planted duplicates) =="
+    );
+    let Some(scripts) = bench_gen::generators() else {
+        println!("skipped: ../shared/bench-gen is absent (the shared generators)\n");
+        return;
+    };
+    let runs: usize = std::env::var("BENCH_RUNS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let sizes = [1000usize, 2000];
+    let inputs: Vec<Vec<(String, std::path::PathBuf)>> = sizes
+        .iter()
+        .map(|n| {
+            bench_gen::reviews(
+                &scripts,
+                &dir.path().join(format!("n{n}")),
+                &[
+                    "synth",
+                    "--agents",
+                    "10",
+                    "--findings",
+                    &n.to_string(),
+                    "--zipf",
+                    "1",
+                    "--vocab",
+                    "50000",
+                    "--planted",
+                ],
+            )
+        })
+        .collect();
+    let mut command: Vec<Vec<(Timed, u64)>> = vec![Vec::new(); sizes.len()];
+    let mut parse: Vec<Vec<Duration>> = vec![Vec::new(); sizes.len()];
+    for _ in 0..runs {
+        for (k, files) in inputs.iter().enumerate() {
+            let mut cmd = Command::new(bin);
+            cmd.arg("consolidate");
+            for (name, path) in files {
+                cmd.arg("--raw").arg(format!("{name}={}", path.display()));
+            }
+            let out = dir.path().join("report.json");
+            cmd.args(["--format", "json", "--out"]).arg(&out);
+            let log = dir.path().join("stderr.txt");
+            cmd.stderr(std::fs::File::create(&log).expect("a log file"));
+            command[k].push(wait_measured(cmd, &log));
+            // The floor: reading and parsing the same files, in this process.
+            let t0 = process_cpu();
+            let reviews: Vec<Review> = files
+                .iter()
+                .map(|(name, path)| {
+                    deep_review::parse::read_review_file(name, path).expect("a review")
+                })
+                .collect();
+            parse[k].push(process_cpu() - t0);
+            drop(reviews);
+        }
+    }
+    let secs = |d: Duration| d.as_secs_f64();
+    let spread = |mut v: Vec<f64>| -> (f64, f64, f64) {
+        v.sort_by(f64::total_cmp);
+        (v[0], v[v.len() / 2], v[v.len() - 1])
+    };
+    let mut cpu_median = Vec::new();
+    for (k, n) in sizes.iter().enumerate() {
+        let cpu = spread(command[k].iter().map(|(t, _)| secs(t.cpu)).collect());
+        let wall = spread(command[k].iter().map(|(t, _)| secs(t.wall)).collect());
+        let rss = spread(command[k].iter().map(|(_, r)| *r as f64 / 1e6).collect());
+        let floor = spread(parse[k].iter().map(|d| secs(*d)).collect());
+        cpu_median.push(cpu.1);
+        println!(
+            "10 x {n}: command CPU {:.2}-{:.2} s (median {:.2}), wall {:.2}-{:.2} s, peak RSS {:.0}-{:.0} MB; \
+             floor (reading and parsing the reviews) CPU {:.2}-{:.2} s (median {:.2}); {runs} runs",
+            cpu.0, cpu.2, cpu.1, wall.0, wall.2, rss.0, rss.2, floor.0, floor.2, floor.1
+        );
+    }
+    println!(
+        "CPU(10 x 2,000) / CPU(10 x 1,000) = {:.2} (medians)\n",
+        cpu_median[1] / cpu_median[0]
+    );
 }
 
 /// One agent's flood: a 200 MB review of about 1.6 million short findings whose ids repeat

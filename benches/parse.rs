@@ -18,7 +18,7 @@ use deep_review::parse::{
     MAX_FINDINGS, parse_review, parse_review_owned, parse_review_owned_limited,
 };
 use deep_review::report::markdown_read::parse_report;
-use deep_review::types::Review;
+use deep_review::types::{Review, Severity};
 
 /// The `deep-review` binary's allocator (mimalloc), counting the bytes in use and their peak.
 struct Counting;
@@ -441,8 +441,42 @@ fn main() {
     if wanted(&name) {
         run(&name, Input::Review(location_fields(n)), |r| {
             let locs = r.findings.first().map(|f| f.locations.len()).unwrap_or(0);
-            assert_eq!(locs, n, "every location is kept");
-            format!("{locs} locations")
+            assert_eq!(
+                locs,
+                deep_review::parse::MAX_LOCATIONS,
+                "the first places are kept"
+            );
+            format!("{n} locations read, {locs} kept")
+        });
+    }
+    // Issue 20: a title line of 40,000 backticked locations (91 s, quadratic, through
+    // consolidation), and lines of 160,000 `(` before a severity note (quadratic in the note
+    // search).
+    let name = "title_locations_40000";
+    if wanted(name) {
+        let locs: Vec<String> = (0..40_000)
+            .map(|i| format!("`src/f{}.rs:{}`", i % 97, i + 1))
+            .collect();
+        let text = format!(
+            "## Findings\n\n### Important Issues\n\n1. **Title** — {} (important, gap)\n\nBody.\n",
+            locs.join(", ")
+        );
+        run(name, Input::Review(text), |r| {
+            let f = &r.findings[0];
+            assert_eq!(f.locations.len(), deep_review::parse::MAX_LOCATIONS);
+            format!("{} locations kept", f.locations.len())
+        });
+    }
+    let name = "open_parens_160000";
+    if wanted(name) {
+        let text = format!(
+            "## Findings\n\n### Suggestions\n\n1. **Title** — {} `a.go:3` (important, gap)\n\nBody {}\n",
+            "(a ".repeat(160_000),
+            "(important ".repeat(160_000)
+        );
+        run(name, Input::Review(text), |r| {
+            assert_eq!(r.findings[0].severity, Some(Severity::Important));
+            "severity read after them".into()
         });
     }
     for unit in ["> ", "- ", "1. "] {

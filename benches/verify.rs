@@ -17,6 +17,12 @@
 //! - **hostile elision**: 8 findings, each quoting `},` / `...` / `x();` (and variants)
 //!   against a file of 100,000 repetitive lines. Target: < 2 s, < 200 MB.
 //!
+//! - **generated**: the shared generator's 50,000-file repository and its 600 findings (some
+//!   citing paths that do not exist, some naming names every file has, each naming one that
+//!   exists nowhere, so the whole tree is searched), verification as the stage and as the
+//!   `consolidate --repo` command, each beside one `git cat-file --batch` pass over the head
+//!   tree's blobs (its floor), run alternately; skipped, saying so, without `../shared`.
+//!
 //! Run with `nice cargo bench --bench verify` (release). The repositories are written with
 //! `git fast-import`, so making them takes seconds. `VERIFY_BENCH_ONLY=findings,hostile` runs
 //! some scenarios, `VERIFY_BENCH_SAMPLES=1` fewer samples.
@@ -25,6 +31,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "../tests/integration/support/bench_gen.rs"]
+mod bench_gen;
 
 use deep_review::target::diff::changed_files;
 use deep_review::types::{Category, CodeSnippet, Finding, Location, Review, Severity};
@@ -345,9 +354,218 @@ fn hostile_findings() -> Vec<Review> {
     }]
 }
 
+/// The shared generator's reviews of the generated repository (written beside it).
+fn generated_reviews(repo: &Path) -> Vec<Review> {
+    let dir = repo.with_file_name("generated-reviews");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the generated reviews")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            let name = p.file_stem().and_then(|s| s.to_str()).expect("a name");
+            deep_review::parse::read_review_file(name, p).expect("a review")
+        })
+        .collect()
+}
+
+/// The floor of a search of the whole tree: one `git cat-file --batch` pass over every blob of
+/// `rev`'s tree, its output thrown away. Wall and CPU time (git's).
+fn cat_file_floor(repo: &Path, rev: &str) -> (Duration, Duration) {
+    let oids = repo.with_file_name("head-blobs.txt");
+    if !oids.exists() {
+        let listing = git(repo, &["ls-tree", "-r", rev]);
+        let list: String = listing
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(2).filter(|_| l.contains(" blob ")))
+            .map(|o| format!("{o}\n"))
+            .collect();
+        std::fs::write(&oids, list).expect("write the blob list");
+    }
+    let start = Instant::now();
+    let child = Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["cat-file", "--batch"])
+        .stdin(std::fs::File::open(&oids).expect("the blob list"))
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("git cat-file starts");
+    let (cpu, _) = wait_with_usage(child);
+    (start.elapsed(), cpu)
+}
+
+/// Waits for `child`: its CPU time (user + system, with its own children) and peak RSS.
+#[allow(
+    clippy::zombie_processes,
+    reason = "reaped with wait4, which also gives its rusage"
+)]
+fn wait_with_usage(child: std::process::Child) -> (Duration, u64) {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed"
+    );
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (
+        Duration::from_secs_f64(seconds(usage.ru_utime) + seconds(usage.ru_stime)),
+        usage.ru_maxrss as u64 * 1024,
+    )
+}
+
+/// The shared generator's 50,000-file repository (`gen_repo.py`, branch `feat` changing 1,000
+/// files) and its reviews (`gen_reviews.py repo`: 3 agents x 200 findings, 10% citing a path
+/// that does not exist, 5% naming `fmt.Errorf` / `context.Context`): verification, as the
+/// stage and as the `consolidate --repo` command, each beside one `git cat-file --batch` pass
+/// over the head tree (the least a search of the whole tree reads), run alternately so both
+/// see the same load.
+fn generated(dir: &Path) {
+    let Some(scripts) = bench_gen::generators() else {
+        println!("generated      skipped: ../shared/bench-gen is absent (the shared generators)\n");
+        return;
+    };
+    let repo = dir.join("generated");
+    let reviews = dir.join("generated-reviews");
+    if !repo.join(".git").exists() && !repo.join("HEAD").exists() {
+        let start = Instant::now();
+        bench_gen::repo(
+            &scripts,
+            &repo,
+            &[
+                "--files",
+                "50000",
+                "--lines",
+                "60",
+                "--branch",
+                "feat:1000:8",
+            ],
+        );
+        bench_gen::reviews(
+            &scripts,
+            &reviews,
+            &[
+                "repo",
+                "--repo",
+                repo.to_str().expect("path"),
+                "--rev",
+                "feat",
+                "--base",
+                "main",
+                "--agents",
+                "3",
+                "--findings",
+                "200",
+                "--missing",
+                "0.1",
+                "--common",
+                "0.05",
+            ],
+        );
+        eprintln!(
+            "generated repository and reviews in {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
+    }
+    let samples = std::env::var("VERIFY_BENCH_SAMPLES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(SAMPLES)
+        .max(1);
+    let raws: Vec<String> = std::fs::read_dir(&reviews)
+        .expect("reviews")
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let name = p.file_stem()?.to_str()?.to_string();
+            (p.extension()? == "md").then(|| format!("{name}={}", p.display()))
+        })
+        .collect();
+    let bin = env!("CARGO_BIN_EXE_deep-review");
+    let (mut stage, mut command, mut floor) = (Vec::new(), Vec::new(), Vec::new());
+    let mut alone: Vec<(Duration, Duration)> = Vec::new();
+    for _ in 0..samples {
+        floor.push(cat_file_floor(&repo, "feat"));
+        let s = sample("generated", &repo);
+        stage.push((s.took, s.cpu, s.counts));
+        alone.push((s.took - s.listed, s.stage_cpu));
+        let start = Instant::now();
+        let mut cmd = Command::new(bin);
+        cmd.args(["consolidate", "--format", "json", "--repo"])
+            .arg(&repo)
+            .args(["--head", "feat", "--base", "main"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for r in &raws {
+            cmd.arg("--raw").arg(r);
+        }
+        let (cpu, rss) = wait_with_usage(cmd.spawn().expect("deep-review starts"));
+        command.push((start.elapsed(), cpu, rss));
+    }
+    let range = |v: &mut Vec<f64>| -> (f64, f64, f64) {
+        v.sort_by(f64::total_cmp);
+        (v[0], v[v.len() / 2], v[v.len() - 1])
+    };
+    let mut fw: Vec<f64> = floor.iter().map(|f| f.0.as_secs_f64()).collect();
+    let mut fc: Vec<f64> = floor.iter().map(|f| f.1.as_secs_f64()).collect();
+    let (fw, fc) = (range(&mut fw), range(&mut fc));
+    let show = |name: &str, wall: &mut Vec<f64>, cpu: &mut Vec<f64>| {
+        let (w, c) = (range(wall), range(cpu));
+        println!(
+            "{name:<14} wall {:.2}-{:.2} s (median {:.2}), CPU {:.2}-{:.2} s (median {:.2}) with git\n\
+             {:<14} ratio to the floor (medians): wall {:.2}, CPU {:.2}",
+            w.0,
+            w.2,
+            w.1,
+            c.0,
+            c.2,
+            c.1,
+            "",
+            w.1 / fw.1,
+            c.1 / fc.1
+        );
+    };
+    println!(
+        "generated      the shared generator's repository: 50,000 files, change of 1,000; 600 findings (10% missing paths, 5% common names); {samples} runs each, alternating\n\
+         floor          one `git cat-file --batch` pass over the head tree's blobs: wall {:.2}-{:.2} s (median {:.2}), CPU {:.2}-{:.2} s (median {:.2})",
+        fw.0, fw.2, fw.1, fc.0, fc.2, fc.1
+    );
+    let mut sw: Vec<f64> = stage.iter().map(|s| s.0.as_secs_f64()).collect();
+    let mut sc: Vec<f64> = stage.iter().map(|s| s.1.as_secs_f64()).collect();
+    let mut aw: Vec<f64> = alone.iter().map(|s| s.0.as_secs_f64()).collect();
+    let mut ac: Vec<f64> = alone.iter().map(|s| s.1.as_secs_f64()).collect();
+    show("verify (run)", &mut aw, &mut ac);
+    println!(
+        "{:<14} (the stage given the changed files, as `run` gives them)",
+        ""
+    );
+    show("verify stage", &mut sw, &mut sc);
+    println!(
+        "{:<14} (listing the change's 1,000 files with `git diff` included)",
+        ""
+    );
+    let mut cw: Vec<f64> = command.iter().map(|s| s.0.as_secs_f64()).collect();
+    let mut cc: Vec<f64> = command.iter().map(|s| s.1.as_secs_f64()).collect();
+    show("command", &mut cw, &mut cc);
+    let rss = command.iter().map(|s| s.2).max().unwrap_or(0);
+    println!(
+        "{:<14} `consolidate --repo` peak RSS {:.0} MB; {}\n",
+        "",
+        rss as f64 / 1e6,
+        stage.last().map_or("", |s| s.2.as_str())
+    );
+}
+
 /// Runs one scenario in this process (the child) and prints `seconds counts`.
 fn child(scenario: &str, repo: &Path) {
     let (head, base, mut reviews) = match scenario {
+        "generated" => ("feat", "main", generated_reviews(repo)),
         "findings" => ("small", "main", findings_600()),
         "big-change" => ("big", "main", one_regression()),
         "hostile" => ("HEAD", "HEAD~1", hostile_findings()),
@@ -357,12 +575,14 @@ fn child(scenario: &str, repo: &Path) {
         repo: repo.to_path_buf(),
         head: head.into(),
         base: Some(base.into()),
+        checkout: None,
     };
     // The change's files as the target stage lists them (`run` passes them in; `consolidate
     // --repo` lists them inside `verify_reviews`), then the verify stage.
     let start = Instant::now();
     let changed = changed_files(repo, base, head).expect("the change lists");
     let listed = start.elapsed();
+    let listing_cpu = cpu_with_children();
     let outcome = verify_reviews_with_changes(&ctx, changed, &mut reviews).expect("verify runs");
     let took = start.elapsed();
     let missing = reviews
@@ -371,14 +591,29 @@ fn child(scenario: &str, repo: &Path) {
         .filter_map(|f| f.verification.as_ref())
         .filter(|v| !v.symbols_missing.is_empty())
         .count();
+    // The CPU time of the stage alone (this process and its git children after the change
+    // was listed) is what `run` pays: the target stage lists the change there.
     println!(
-        "{:.6}\t{:.6}\t{}\t{}; {} changed files; {missing} with missing symbols",
+        "{:.6}\t{:.6}\t{:.6}\t{}\t{}; {} changed files; {missing} with missing symbols",
         took.as_secs_f64(),
         listed.as_secs_f64(),
+        (cpu_with_children() - listing_cpu).as_secs_f64(),
         own_peak_rss(),
         outcome.counts,
         outcome.changed_files.len()
     );
+}
+
+/// CPU time (user + system) of this process and of the children it waited for.
+fn cpu_with_children() -> Duration {
+    let of = |who| {
+        // SAFETY: rusage is plain data that getrusage fills.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(who, &mut u) };
+        let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        s(u.ru_utime) + s(u.ru_stime)
+    };
+    Duration::from_secs_f64(of(libc::RUSAGE_SELF) + of(libc::RUSAGE_CHILDREN))
 }
 
 /// This process's own peak resident memory in bytes (`VmHWM`), without its git children.
@@ -419,11 +654,11 @@ fn sample(scenario: &str, repo: &Path) -> Sample {
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "child failed: {out}"
     );
-    let mut fields = out.trim().splitn(4, '\t');
+    let mut fields = out.trim().splitn(5, '\t');
     let mut secs = || -> Duration {
         Duration::from_secs_f64(fields.next().and_then(|s| s.parse().ok()).expect("seconds"))
     };
-    let (took, listed) = (secs(), secs());
+    let (took, listed, stage_cpu) = (secs(), secs(), secs());
     let own_rss = fields
         .next()
         .and_then(|s| s.parse().ok())
@@ -433,6 +668,7 @@ fn sample(scenario: &str, repo: &Path) -> Sample {
     Sample {
         took,
         listed,
+        stage_cpu,
         cpu: Duration::from_secs_f64(seconds(usage.ru_utime) + seconds(usage.ru_stime)),
         own_rss,
         max_rss: usage.ru_maxrss as u64 * 1024,
@@ -446,6 +682,8 @@ struct Sample {
     took: Duration,
     /// Of which listing the change's files (the target stage's `git diff`).
     listed: Duration,
+    /// CPU time of verification alone, with its git processes (after the listing).
+    stage_cpu: Duration,
     /// CPU time of the whole child and its git processes (user + system): less sensitive than
     /// wall time to what else the machine runs.
     cpu: Duration,
@@ -506,11 +744,13 @@ fn main() {
     let repo = dir.join("big");
     let hostile = dir.join("hostile");
     let start = Instant::now();
-    if !repo.join(".git").exists() {
+    let only = std::env::var("VERIFY_BENCH_ONLY").unwrap_or_default();
+    let wanted = |s: &str| only.is_empty() || only.split(',').any(|o| o == s);
+    if (wanted("findings") || wanted("big-change")) && !repo.join(".git").exists() {
         std::fs::create_dir_all(&repo).expect("mkdir");
         make_repo(&repo);
     }
-    if !hostile.join(".git").exists() {
+    if wanted("hostile") && !hostile.join(".git").exists() {
         std::fs::create_dir_all(&hostile).expect("mkdir");
         make_hostile_repo(&hostile);
     }
@@ -518,6 +758,9 @@ fn main() {
         "repositories made in {:.1} s",
         start.elapsed().as_secs_f64()
     );
+    if wanted("generated") {
+        generated(&dir);
+    }
     measure(
         "findings",
         "600 findings (60 with paths that do not exist), 50,000 files (87 MB), change of 200 files",

@@ -132,6 +132,7 @@ fn verify_context(repo: &Path, head: &str, base: Option<&str>) -> anyhow::Result
         repo: repo.to_path_buf(),
         head: head_sha,
         base: base_sha,
+        checkout: None,
     })
 }
 

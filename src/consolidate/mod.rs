@@ -89,6 +89,10 @@ impl Default for Tuning {
     }
 }
 
+/// A merged finding, the index of its first source (the order the agents wrote them in; gap
+/// findings last) and what it continues of the earlier rounds.
+type Kept = (MergedFinding, usize, matching::Fate);
+
 /// A finding of one agent, with where it came from.
 struct SourceFinding<'a> {
     agent: usize,
@@ -103,8 +107,86 @@ pub fn consolidate(reviews: &[Review], opts: &ConsolidateOptions) -> Report {
 /// [`consolidate`] with other thresholds.
 pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: Tuning) -> Report {
     let roster = Roster::new(reviews, opts);
+    let reviewed = reviews.iter().any(|r| counts_as_review(r, &opts.runs));
+    let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
 
     // 1. Pre-existing findings become design observations; the rest are clustered.
+    let (sources, pre_existing) = split_pre_existing(reviews, &roster);
+    // 2. Earlier rounds, before clustering.
+    let CurrentFindings {
+        sources,
+        profiles,
+        earlier,
+    } = match_earlier_rounds(sources, reviewed, opts, &roster, &mut outcomes);
+    // 3. Cluster, and the notes that back each cluster.
+    let clustered = Clustered::new(sources, profiles, &roster, opts, tuning);
+    let located_notes = located_notes(reviews, &roster);
+    let support = clustered.notes_backing(&located_notes);
+    // 4. One merged finding per cluster, the gaps notes name, in report order.
+    let mut kept = clustered.merge(&support, &earlier.matches, reviews, &roster, opts, tuning);
+    let (testing_gaps, documentation, gaps) =
+        testing_and_documentation(reviews, &roster, &clustered);
+    kept.extend(gaps);
+    let (findings, fates) = in_report_order(kept);
+    let prior_rounds = if reviewed {
+        earlier.prior_rounds(&opts.history, &findings, fates)
+    } else {
+        PriorRounds::default()
+    };
+    count_outcomes(&findings, &pre_existing, &roster, &mut outcomes);
+
+    // 5. Verdict, prose sections, retro, summary.
+    let verdict = if reviewed {
+        verdict::verdict(&findings)
+    } else {
+        Verdict::NoReview
+    };
+    let observations = merge_all_observations(reviews, &roster, pre_existing);
+    let limitations = notes::merge_notes(
+        &collect_notes(reviews, &roster, |r| r.limitations.clone()),
+        &roster.names,
+    );
+    let agents = agent_retros(reviews, opts, &roster, &outcomes);
+    let round = opts.meta.round.unwrap_or(1);
+    let summary = executive_summary(reviews, opts, verdict, &findings, &agents, &prior_rounds);
+    let verdict_rationale = summary::verdict_rationale(verdict, &findings);
+
+    Report {
+        schema_version: crate::types::report::REPORT_SCHEMA_VERSION,
+        round,
+        meta: report_meta(opts, &roster),
+        verdict,
+        verdict_rationale,
+        summary,
+        findings,
+        observations,
+        testing_gaps,
+        documentation,
+        limitations,
+        agents,
+        appendix: appendix(reviews, &roster),
+        warnings: report_warnings(reviews, opts, &roster),
+        synthesis: Default::default(),
+        budget: None,
+        prior_rounds,
+        resolution: None,
+        checkout: None,
+        unresolved_feedback: Vec::new(),
+        reliability: opts
+            .reliability
+            .as_ref()
+            .map(|r| r.of_agents(&roster.names))
+            .filter(|r| !r.is_empty()),
+    }
+}
+
+/// Every agent's findings in review order: those verification found pre-existing become design
+/// observations of their agent (the change did not write that code), the rest are this round's
+/// sources.
+fn split_pre_existing<'a>(
+    reviews: &'a [Review],
+    roster: &Roster,
+) -> (Vec<SourceFinding<'a>>, Vec<(usize, Observation)>) {
     let mut sources: Vec<SourceFinding<'_>> = Vec::new();
     let mut pre_existing: Vec<(usize, Observation)> = Vec::new();
     for review in reviews {
@@ -121,12 +203,37 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
             }
         }
     }
+    (sources, pre_existing)
+}
 
-    // 2. Earlier rounds: each agent's finding against the earlier rounds' findings, before
-    //    clustering, so that one raising a declined finding again is set aside on its own and
-    //    never carried in (or carrying) a cluster with other defects.
-    let reviewed = reviews.iter().any(|r| counts_as_review(r, &opts.runs));
-    let mut outcomes: Vec<AgentOutcome> = vec![AgentOutcome::default(); roster.len()];
+/// This round's findings after the earlier rounds had their say.
+struct CurrentFindings<'a> {
+    sources: Vec<SourceFinding<'a>>,
+    /// One per source.
+    profiles: Vec<FindingProfile>,
+    earlier: EarlierRounds,
+}
+
+/// How this round's findings relate to the earlier rounds' findings.
+struct EarlierRounds {
+    /// One per source of [`CurrentFindings`]: the earlier finding it continues, if any.
+    matches: Vec<Option<matching::Match>>,
+    /// Findings set aside: they raise again what an earlier round declined.
+    dropped: Vec<matching::Dropped>,
+    /// Every earlier finding some finding of this round matched.
+    touched: std::collections::HashSet<(u32, String)>,
+}
+
+/// Matches each agent's finding to the earlier rounds' findings, before clustering, so that one
+/// raising a declined finding again is set aside on its own (recorded in its agent's retro) and
+/// never carried in (or carrying) a cluster with other defects.
+fn match_earlier_rounds<'a>(
+    sources: Vec<SourceFinding<'a>>,
+    reviewed: bool,
+    opts: &ConsolidateOptions,
+    roster: &Roster,
+    outcomes: &mut [AgentOutcome],
+) -> CurrentFindings<'a> {
     // Profiles are independent of each other, and tokenizing is a fifth of a large run's time.
     let all_profiles: Vec<FindingProfile> = sources
         .par_iter()
@@ -141,123 +248,215 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
             ..matching::Matching::default()
         }
     };
-    let mut dropped: Vec<matching::Dropped> = Vec::new();
-    let mut kept_sources: Vec<SourceFinding<'_>> = Vec::with_capacity(sources.len());
-    let mut matches: Vec<Option<matching::Match>> = Vec::with_capacity(sources.len());
-    let mut profiles: Vec<FindingProfile> = Vec::with_capacity(sources.len());
+    let mut current = CurrentFindings {
+        sources: Vec::with_capacity(sources.len()),
+        profiles: Vec::with_capacity(sources.len()),
+        earlier: EarlierRounds {
+            matches: Vec::with_capacity(sources.len()),
+            dropped: Vec::new(),
+            touched: matching.touched,
+        },
+    };
     for ((src, m), profile) in sources.into_iter().zip(matching.matches).zip(all_profiles) {
         if let Some(matching::Match {
             fate: matching::Fate::Declined { prior },
             ..
         }) = &m
         {
-            outcomes[src.agent].calibrations.push(format!(
-                "{} set aside: it raises again what round {} declined{}",
-                src.finding.id,
-                prior.0,
-                if prior.1.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", prior.1)
-                }
-            ));
-            dropped.push(matching::Dropped {
+            outcomes[src.agent]
+                .calibrations
+                .push(set_aside_reason(src.finding, prior));
+            current.earlier.dropped.push(matching::Dropped {
                 prior: prior.clone(),
                 text: format!("{}: {}", roster.displays[src.agent], src.finding.title),
             });
             continue;
         }
-        kept_sources.push(src);
-        matches.push(m);
-        profiles.push(profile);
+        current.sources.push(src);
+        current.earlier.matches.push(m);
+        current.profiles.push(profile);
     }
-    let sources = kept_sources;
+    current
+}
 
-    // 3. Cluster.
-    let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
-    let corpus = Corpus::new(profiles, agents_of);
-    let clusters = cluster::cluster_at(&corpus, tuning.merge_threshold);
-    // The synthesizer's accepted merges and splits, by source ids.
-    let keys: Vec<overrides::SourceKey> = sources
-        .iter()
-        .map(|s| (roster.names[s.agent].clone(), s.finding.id.clone()))
-        .collect();
-    let clusters = opts.overrides.regroup(clusters, &keys);
-
-    // Notes that cite the places of a cluster's findings and say the same back it.
-    let located_notes = located_notes(reviews, &roster);
-    let finding_refs: Vec<&Finding> = sources.iter().map(|s| s.finding).collect();
-    let mut support: Vec<Vec<&LocatedNote>> = vec![Vec::new(); clusters.len()];
-    for (note, backs) in located_notes.iter().zip(noted::backing(
-        &located_notes,
-        &clusters,
-        &finding_refs,
-        &corpus.agents,
-    )) {
-        if let Some(c) = backs {
-            support[c].push(note);
-        }
+impl EarlierRounds {
+    /// What became of the earlier rounds' findings, given the merged findings of this round
+    /// (in report order, numbered) and the fate of each.
+    fn prior_rounds(
+        &self,
+        history: &History,
+        findings: &[MergedFinding],
+        fates: Vec<matching::Fate>,
+    ) -> PriorRounds {
+        let fates_of_kept: Vec<(String, matching::Fate)> =
+            findings.iter().map(|f| f.id.clone()).zip(fates).collect();
+        matching::prior_rounds(
+            history,
+            findings,
+            &fates_of_kept,
+            &self.dropped,
+            &self.touched,
+        )
     }
+}
 
-    // A finding that continues an earlier one keeps that one's fingerprint, whatever its
-    // wording now: the pull request's thread of it continues instead of a second comment.
-    let prior_prints: std::collections::HashMap<(u32, String), &str> = opts
-        .history
-        .findings()
-        .filter(|p| !p.fingerprint.is_empty())
-        .map(|p| (p.key(), p.fingerprint.as_str()))
-        .collect();
-
-    // 4. One merged finding per cluster; it continues what its best-matched member continues.
-    //    Clusters are merged independently of each other, on every core.
-    let mut kept: Vec<(MergedFinding, usize, matching::Fate)> = clusters
-        .par_iter()
-        .zip(&support)
-        .map(|(members, support)| {
-            let first = members[0];
-            let mut f = merge_cluster(
-                members,
-                support,
-                &sources,
-                &roster,
-                reviews,
-                &corpus,
-                tuning,
-                opts.reliability.as_ref(),
-            );
-            opts.overrides.apply(&mut f);
-            let fate = members
-                .iter()
-                .filter_map(|&i| matches[i].as_ref())
-                .max_by(|a, b| a.score.total_cmp(&b.score))
-                .map_or(matching::Fate::New, |m| m.fate.clone());
-            matching::apply(&mut f, &fate);
-            if let matching::Fate::Persisting { prior, .. } | matching::Fate::Regressed { prior } =
-                &fate
-                && let Some(print) = prior_prints.get(prior)
-            {
-                f.fingerprint = (*print).to_string();
-            }
-            (f, first, fate)
-        })
-        .collect();
-
-    // Testing and documentation notes that cite a place no finding covers are gaps of that
-    // file: suggestions of their agents.
+/// The merged testing gaps and documentation notes of every review, without those that become
+/// gap findings (the third list, see [`Clustered::uncovered_gaps`]).
+fn testing_and_documentation(
+    reviews: &[Review],
+    roster: &Roster,
+    clustered: &Clustered<'_>,
+) -> (Vec<AttributedNote>, Vec<AttributedNote>, Vec<Kept>) {
     let total_agents = reviews.iter().filter(|r| !r.findings.is_empty()).count();
     let mut testing_gaps = notes::merge_notes(
-        &collect_notes(reviews, &roster, |r| r.testing.gaps.clone()),
+        &collect_notes(reviews, roster, |r| r.testing.gaps.clone()),
         &roster.names,
     );
     let mut documentation = notes::merge_notes(
-        &collect_notes(reviews, &roster, |r| r.documentation.clone()),
+        &collect_notes(reviews, roster, |r| r.documentation.clone()),
         &roster.names,
     );
-    for (section, list) in [
-        ("Testing", &mut testing_gaps),
-        ("Documentation", &mut documentation),
-    ] {
-        list.retain(|note| {
+    let mut gaps = clustered.uncovered_gaps(&mut testing_gaps, "Testing", roster, total_agents);
+    gaps.extend(clustered.uncovered_gaps(
+        &mut documentation,
+        "Documentation",
+        roster,
+        total_agents,
+    ));
+    (testing_gaps, documentation, gaps)
+}
+
+/// The retro's line for a finding set aside because round `prior.0` declined it.
+fn set_aside_reason(finding: &Finding, prior: &(u32, String)) -> String {
+    format!(
+        "{} set aside: it raises again what round {} declined{}",
+        finding.id,
+        prior.0,
+        if prior.1.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", prior.1)
+        }
+    )
+}
+
+/// This round's findings grouped into clusters of one defect each.
+struct Clustered<'a> {
+    sources: Vec<SourceFinding<'a>>,
+    /// The sources' findings, in the same order (what [`noted`] compares notes with).
+    findings: Vec<&'a Finding>,
+    corpus: Corpus,
+    /// Indices into `sources`, one list per defect.
+    clusters: Vec<Vec<usize>>,
+}
+
+impl<'a> Clustered<'a> {
+    /// Clusters the sources by their evidence ([`cluster`]), then applies the synthesizer's
+    /// accepted merges and splits, which name findings by their source ids.
+    fn new(
+        sources: Vec<SourceFinding<'a>>,
+        profiles: Vec<FindingProfile>,
+        roster: &Roster,
+        opts: &ConsolidateOptions,
+        tuning: Tuning,
+    ) -> Self {
+        let agents_of: Vec<usize> = sources.iter().map(|s| s.agent).collect();
+        let corpus = Corpus::new(profiles, agents_of);
+        let clusters = cluster::cluster_at(&corpus, tuning.merge_threshold);
+        let keys: Vec<overrides::SourceKey> = sources
+            .iter()
+            .map(|s| (roster.names[s.agent].clone(), s.finding.id.clone()))
+            .collect();
+        let clusters = opts.overrides.regroup(clusters, &keys);
+        let findings = sources.iter().map(|s| s.finding).collect();
+        Clustered {
+            sources,
+            findings,
+            corpus,
+            clusters,
+        }
+    }
+
+    /// Per cluster, the notes that cite the places of its findings and say the same.
+    fn notes_backing<'n>(&self, notes: &'n [LocatedNote]) -> Vec<Vec<&'n LocatedNote>> {
+        let mut support: Vec<Vec<&LocatedNote>> = vec![Vec::new(); self.clusters.len()];
+        for (note, backs) in notes.iter().zip(self.backing(notes)) {
+            if let Some(c) = backs {
+                support[c].push(note);
+            }
+        }
+        support
+    }
+
+    /// For each note, the cluster it backs, if any.
+    fn backing(&self, notes: &[LocatedNote]) -> Vec<Option<usize>> {
+        noted::backing(notes, &self.clusters, &self.findings, &self.corpus.agents)
+    }
+
+    /// One merged finding per cluster, with the fate of its best-matched member in the earlier
+    /// rounds and the index of its first member (the order the agents wrote them in). A finding
+    /// that continues an earlier one keeps that one's fingerprint, whatever its wording now: the
+    /// pull request's thread of it continues instead of a second comment. Clusters are merged
+    /// independently of each other, on every core.
+    fn merge(
+        &self,
+        support: &[Vec<&LocatedNote>],
+        matches: &[Option<matching::Match>],
+        reviews: &[Review],
+        roster: &Roster,
+        opts: &ConsolidateOptions,
+        tuning: Tuning,
+    ) -> Vec<Kept> {
+        let prior_prints: std::collections::HashMap<(u32, String), &str> = opts
+            .history
+            .findings()
+            .filter(|p| !p.fingerprint.is_empty())
+            .map(|p| (p.key(), p.fingerprint.as_str()))
+            .collect();
+        self.clusters
+            .par_iter()
+            .zip(support)
+            .map(|(members, support)| {
+                let mut f = merge_cluster(
+                    members,
+                    support,
+                    &self.sources,
+                    roster,
+                    reviews,
+                    &self.corpus,
+                    tuning,
+                    opts.reliability.as_ref(),
+                );
+                opts.overrides.apply(&mut f);
+                let fate = members
+                    .iter()
+                    .filter_map(|&i| matches[i].as_ref())
+                    .max_by(|a, b| a.score.total_cmp(&b.score))
+                    .map_or(matching::Fate::New, |m| m.fate.clone());
+                matching::apply(&mut f, &fate);
+                if let matching::Fate::Persisting { prior, .. }
+                | matching::Fate::Regressed { prior } = &fate
+                    && let Some(print) = prior_prints.get(prior)
+                {
+                    f.fingerprint = (*print).to_string();
+                }
+                (f, members[0], fate)
+            })
+            .collect()
+    }
+
+    /// The testing or documentation notes of `section` that cite a place no finding covers and
+    /// say something is missing or wrong there: each becomes a suggestion of its agents (a gap
+    /// of that file) and leaves `notes`.
+    fn uncovered_gaps(
+        &self,
+        notes: &mut Vec<AttributedNote>,
+        section: &'static str,
+        roster: &Roster,
+        total_agents: usize,
+    ) -> Vec<Kept> {
+        let mut gaps = Vec::new();
+        notes.retain(|note| {
             let locations = noted::cited_locations(&note.text);
             if locations.is_empty() || !noted::reads_as_gap(&note.text) {
                 return true;
@@ -269,15 +468,9 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
                 text: note.text.clone(),
                 locations: locations.clone(),
             };
-            let covered = noted::backing(
-                std::slice::from_ref(&probe),
-                &clusters,
-                &finding_refs,
-                &corpus.agents,
-            )[0]
-            .is_some();
+            let covered = self.backing(std::slice::from_ref(&probe))[0].is_some();
             if !covered {
-                kept.push((
+                gaps.push((
                     gap_finding(note, section, locations, total_agents),
                     usize::MAX,
                     matching::Fate::New,
@@ -285,9 +478,13 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
             }
             covered
         });
+        gaps
     }
+}
 
-    // Report order: severity, then support, then the order the agents wrote them in.
+/// The merged findings in report order (shown first, then severity, then support, then the
+/// order the agents wrote them in), numbered, with their fates in the same order.
+fn in_report_order(mut kept: Vec<Kept>) -> (Vec<MergedFinding>, Vec<matching::Fate>) {
     kept.sort_by(|(a, ia, _), (b, ib, _)| {
         b.is_shown()
             .cmp(&a.is_shown())
@@ -302,21 +499,19 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
         fates.push(fate);
     }
     assign_ids(&mut findings);
-    let fates_of_kept: Vec<(String, matching::Fate)> =
-        findings.iter().map(|f| f.id.clone()).zip(fates).collect();
-    let prior_rounds = if reviewed {
-        matching::prior_rounds(
-            &opts.history,
-            &findings,
-            &fates_of_kept,
-            &dropped,
-            &matching.touched,
-        )
-    } else {
-        PriorRounds::default()
-    };
+    (findings, fates)
+}
 
-    for f in &findings {
+/// What the retro counts for each agent from the merged findings: unique insights (shown
+/// findings only it raised), false positives (its unverified findings), each severity
+/// calibration of its findings, and its findings moved to the observations as pre-existing.
+fn count_outcomes(
+    findings: &[MergedFinding],
+    pre_existing: &[(usize, Observation)],
+    roster: &Roster,
+    outcomes: &mut [AgentOutcome],
+) {
+    for f in findings {
         for src in &f.sources {
             let a = roster.index(&src.agent);
             if f.is_shown() && f.agents.len() == 1 {
@@ -341,27 +536,24 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
             }
         }
     }
-    for (agent, obs) in &pre_existing {
+    for (agent, obs) in pre_existing {
         outcomes[*agent].calibrations.push(format!(
             "{} moved to design observations (pre-existing)",
             obs.title.as_deref().unwrap_or("a finding")
         ));
     }
+}
 
-    // 5. Verdict, prose sections, retro, summary.
-    let verdict = if !reviewed {
-        Verdict::NoReview
-    } else {
-        verdict::verdict(&findings)
-    };
-    let observations = merge_all_observations(reviews, &roster, pre_existing);
-    let limitations = notes::merge_notes(
-        &collect_notes(reviews, &roster, |r| r.limitations.clone()),
-        &roster.names,
-    );
-
+/// One retro row per agent of the roster, coverage measured against the changed files when
+/// known.
+fn agent_retros(
+    reviews: &[Review],
+    opts: &ConsolidateOptions,
+    roster: &Roster,
+    outcomes: &[AgentOutcome],
+) -> Vec<crate::types::AgentRetro> {
     let universe = retro::coverage_universe(reviews, opts.changed_files.as_deref());
-    let agents: Vec<_> = (0..roster.len())
+    (0..roster.len())
         .map(|a| {
             let name = &roster.names[a];
             retro::agent_retro(
@@ -373,20 +565,32 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
                 &universe,
             )
         })
-        .collect();
+        .collect()
+}
 
+/// The executive summary ([`summary`]), opened in a later round by what the earlier rounds
+/// became.
+fn executive_summary(
+    reviews: &[Review],
+    opts: &ConsolidateOptions,
+    verdict: Verdict,
+    findings: &[MergedFinding],
+    agents: &[crate::types::AgentRetro],
+    prior_rounds: &PriorRounds,
+) -> String {
     let files = opts.changed_files.as_ref().map_or(0, Vec::len);
-    let mut summary = summary::executive_summary(verdict, &findings, &agents, reviews, files);
+    let summary = summary::executive_summary(verdict, findings, agents, reviews, files);
     let round = opts.meta.round.unwrap_or(1);
-    if let Some(rounds) =
-        summary::rounds_paragraph(round, opts.meta.round_of.as_deref(), &prior_rounds)
-    {
-        summary = format!("{rounds}\n\n{summary}");
+    match summary::rounds_paragraph(round, opts.meta.round_of.as_deref(), prior_rounds) {
+        Some(rounds) => format!("{rounds}\n\n{summary}"),
+        None => summary,
     }
-    let verdict_rationale = summary::verdict_rationale(verdict, &findings);
+}
 
+/// The metadata table: the given one, every agent named as the roster names it, and agents
+/// of the reviews and runs it did not list added with their run's model.
+fn report_meta(opts: &ConsolidateOptions, roster: &Roster) -> ReportMeta {
     let mut meta = opts.meta.clone();
-    // One name per agent everywhere in the report: the roster's.
     for r in &mut meta.reviewers {
         r.display = roster.displays[roster.index(&r.name)].clone();
     }
@@ -401,16 +605,24 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
             });
         }
     }
+    meta
+}
 
-    let appendix = reviews
+/// Every review's raw text, under its agent's display name.
+fn appendix(reviews: &[Review], roster: &Roster) -> Vec<AppendixEntry> {
+    reviews
         .iter()
         .map(|r| AppendixEntry {
             agent: r.agent.clone(),
             display: roster.displays[roster.index(&r.agent)].clone(),
             text: r.raw.clone(),
         })
-        .collect();
+        .collect()
+}
 
+/// What the reader should know about the input: agents that changed their read-only worktree,
+/// and every parse warning of every review, with its line.
+fn report_warnings(reviews: &[Review], opts: &ConsolidateOptions, roster: &Roster) -> Vec<String> {
     let mut warnings = Vec::new();
     for run in &opts.runs {
         if !run.worktree_changes.is_empty() {
@@ -434,34 +646,7 @@ pub fn consolidate_tuned(reviews: &[Review], opts: &ConsolidateOptions, tuning: 
             }
         }
     }
-
-    Report {
-        schema_version: crate::types::report::REPORT_SCHEMA_VERSION,
-        round,
-        meta,
-        verdict,
-        verdict_rationale,
-        summary,
-        findings,
-        observations,
-        testing_gaps,
-        documentation,
-        limitations,
-        agents,
-        appendix,
-        warnings,
-        synthesis: Default::default(),
-        budget: None,
-        prior_rounds,
-        resolution: None,
-        checkout: None,
-        unresolved_feedback: Vec::new(),
-        reliability: opts
-            .reliability
-            .as_ref()
-            .map(|r| r.of_agents(&roster.names))
-            .filter(|r| !r.is_empty()),
-    }
+    warnings
 }
 
 /// The agents of the report in reviewer order: the metadata's reviewers first, then the

@@ -490,27 +490,21 @@ fn specificity(df: usize, agents: usize) -> f64 {
     }
 }
 
-impl Corpus {
-    /// Prepares the findings `profiles`, whose agents are `agents` (one per profile).
-    pub fn new(profiles: Vec<FindingProfile>, agents: Vec<usize>) -> Self {
-        assert_eq!(profiles.len(), agents.len(), "one agent per finding");
-        let agent_count = {
-            let mut distinct = agents.clone();
-            distinct.sort_unstable();
-            distinct.dedup();
-            distinct.len()
-        };
-        let limit = super::cluster::max_posting(agent_count);
-        let mut words = Interner::default();
-        let mut quotes_ids = Interner::default();
-        let mut files = Interner::default();
-        let mut quote_df: FastMap<&str, usize> = FastMap::default();
-        for p in &profiles {
-            for l in &p.quote_lines {
-                *quote_df.entry(l.as_str()).or_default() += 1;
-            }
-        }
-        // Every word and identifier interned once; document frequencies and weights by id.
+/// Every word and identifier of the findings interned once, with document frequencies and
+/// inverse-document-frequency weights by id.
+struct Terms {
+    /// Per finding: its tokens' ids, sorted (repeats kept: they are its term counts).
+    token_ids: Vec<Vec<u32>>,
+    /// Per finding: its identifiers' ids, as written.
+    ident_ids: Vec<Vec<u32>>,
+    /// Per id: how many findings hold it.
+    df: Vec<usize>,
+    /// Per id: `ln((1 + N) / (1 + df)) + 1`.
+    weight: Vec<f64>,
+}
+
+impl Terms {
+    fn of<'a>(profiles: &'a [FindingProfile], words: &mut Interner<'a>) -> Terms {
         let token_ids: Vec<Vec<u32>> = profiles
             .iter()
             .map(|p| {
@@ -523,8 +517,7 @@ impl Corpus {
             .iter()
             .map(|p| p.identifiers.iter().map(|t| words.id(t)).collect())
             .collect();
-        let vocabulary = words.0.len();
-        let mut df: Vec<usize> = vec![0; vocabulary];
+        let mut df: Vec<usize> = vec![0; words.0.len()];
         let mut unique: Vec<u32> = Vec::new();
         for (t, i) in token_ids.iter().zip(&ident_ids) {
             unique.clear();
@@ -540,13 +533,155 @@ impl Corpus {
             .iter()
             .map(|&n| ((1.0 + docs) / (1.0 + n as f64)).ln() + 1.0)
             .collect();
-        let n = profiles.len();
-        let mut vectors = Vec::with_capacity(n);
-        let mut claims = Vec::with_capacity(n);
-        let mut file_names = Vec::with_capacity(n);
-        let mut identifiers = Vec::with_capacity(n);
-        let mut quotes = Vec::with_capacity(n);
-        let mut keys = Vec::with_capacity(n);
+        Terms {
+            token_ids,
+            ident_ids,
+            df,
+            weight,
+        }
+    }
+
+    /// Term counts of finding `k` from its sorted ids: (id, count).
+    fn counts(&self, k: usize) -> Vec<(u32, f64)> {
+        let mut tf: Vec<(u32, f64)> = Vec::new();
+        for &id in &self.token_ids[k] {
+            match tf.last_mut() {
+                Some((last, count)) if *last == id => *count += 1.0,
+                _ => tf.push((id, 1.0)),
+            }
+        }
+        tf
+    }
+
+    /// Finding `k`'s identifiers, once each by id: (id, weight, df).
+    fn identifiers(&self, k: usize) -> Vec<(u32, f64, usize)> {
+        let mut ids: Vec<(u32, f64, usize)> = self.ident_ids[k]
+            .iter()
+            .map(|&id| (id, self.weight[id as usize], self.df[id as usize]))
+            .collect();
+        ids.sort_unstable_by_key(|(id, _, _)| *id);
+        ids.dedup_by_key(|(id, _, _)| *id);
+        ids
+    }
+}
+
+/// How many agents wrote the findings.
+fn distinct_agents(agents: &[usize]) -> usize {
+    let mut distinct = agents.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    distinct.len()
+}
+
+/// How many findings quote each line.
+fn quote_frequencies(profiles: &[FindingProfile]) -> FastMap<&str, usize> {
+    let mut quote_df: FastMap<&str, usize> = FastMap::default();
+    for p in profiles {
+        for l in &p.quote_lines {
+            *quote_df.entry(l.as_str()).or_default() += 1;
+        }
+    }
+    quote_df
+}
+
+/// The start lines a finding's first [`LOCATION_KEYS`] places cite: (place index, line).
+fn cited_starts(p: &FindingProfile) -> Vec<(usize, u32)> {
+    p.locations
+        .iter()
+        .take(LOCATION_KEYS)
+        .enumerate()
+        .filter_map(|(i, l)| Some((i, l.start?)))
+        .collect()
+}
+
+/// Per finding, the [`specificity`] of its most specific cited start line: how many findings
+/// cite each (file, start line), one defect per agent at most, so a line more findings cite
+/// than there are agents holds several defects.
+fn place_specificity(
+    profiles: &[FindingProfile],
+    lowered: &[Vec<String>],
+    agent_count: usize,
+) -> Vec<f64> {
+    let mut line_df: FastMap<(&str, u32), usize> = FastMap::default();
+    for (p, names) in profiles.iter().zip(lowered) {
+        let mut lines: Vec<(&str, u32)> = cited_starts(p)
+            .into_iter()
+            .map(|(i, line)| (names[i].as_str(), line))
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        for key in lines {
+            *line_df.entry(key).or_default() += 1;
+        }
+    }
+    profiles
+        .iter()
+        .zip(lowered)
+        .map(|(p, names)| {
+            cited_starts(p)
+                .into_iter()
+                .map(|(i, line)| specificity(line_df[&(names[i].as_str(), line)], agent_count))
+                .reduce(f64::max)
+                .unwrap_or(1.0)
+        })
+        .collect()
+}
+
+/// The claim vector of a finding that names code: its words without the identifiers it names
+/// (they say where, not what); its whole vector when it names none.
+fn claim_vector(
+    p: &FindingProfile,
+    tf: &[(u32, f64)],
+    words: &Interner<'_>,
+    weight: &[f64],
+    whole: &SparseVector,
+) -> SparseVector {
+    if p.named.is_empty() {
+        return whole.clone();
+    }
+    let named: Vec<u32> = p.named.iter().filter_map(|t| words.get(t)).collect();
+    unit_vector(
+        tf.iter()
+            .filter(|(id, _)| !named.contains(id))
+            .map(|&(id, n)| (id, n, weight[id as usize])),
+    )
+}
+
+/// The rarest of `terms` (df, id) that other findings share (df >= 2), rarest first.
+fn shared_by_rarity(terms: impl Iterator<Item = (usize, u32)>) -> Vec<(usize, u32)> {
+    let mut rare: Vec<(usize, u32)> = terms.filter(|&(n, _)| n >= 2).collect();
+    rare.sort_unstable();
+    rare
+}
+
+/// The 32-line buckets a place counts in ([`BUCKET_LINES`]); a place without lines counts in
+/// one bucket of its file.
+fn place_buckets(l: &crate::types::Location) -> Vec<u32> {
+    match (l.start, l.end_line()) {
+        (Some(s), Some(e)) => {
+            let first = s.saturating_sub(NEAR_LINES.div_ceil(2)) / BUCKET_LINES;
+            let last = e.saturating_add(NEAR_LINES.div_ceil(2)) / BUCKET_LINES;
+            // A long range counts at its two ends.
+            if last - first <= 2 {
+                (first..=last).collect::<Vec<_>>()
+            } else {
+                vec![first, first + 1, last - 1, last]
+            }
+        }
+        _ => vec![u32::MAX],
+    }
+}
+
+impl Corpus {
+    /// Prepares the findings `profiles`, whose agents are `agents` (one per profile).
+    pub fn new(profiles: Vec<FindingProfile>, agents: Vec<usize>) -> Self {
+        assert_eq!(profiles.len(), agents.len(), "one agent per finding");
+        let agent_count = distinct_agents(&agents);
+        let limit = super::cluster::max_posting(agent_count);
+        let mut words = Interner::default();
+        let terms = Terms::of(&profiles, &mut words);
+        let vocabulary = words.0.len();
+        let quote_df = quote_frequencies(&profiles);
         let lowered: Vec<Vec<String>> = profiles
             .iter()
             .map(|p| {
@@ -556,94 +691,24 @@ impl Corpus {
                     .collect()
             })
             .collect();
-        // How many findings cite each (file, start line): one defect per agent at most, so a
-        // line more findings cite than there are agents holds several defects.
-        let starts = |p: &FindingProfile| -> Vec<(usize, u32)> {
-            p.locations
-                .iter()
-                .take(LOCATION_KEYS)
-                .enumerate()
-                .filter_map(|(i, l)| Some((i, l.start?)))
-                .collect()
-        };
-        let mut line_df: FastMap<(&str, u32), usize> = FastMap::default();
-        for (p, names) in profiles.iter().zip(&lowered) {
-            let mut lines: Vec<(&str, u32)> = starts(p)
-                .into_iter()
-                .map(|(i, line)| (names[i].as_str(), line))
-                .collect();
-            lines.sort_unstable();
-            lines.dedup();
-            for key in lines {
-                *line_df.entry(key).or_default() += 1;
-            }
-        }
-        let place_specificity: Vec<f64> = profiles
-            .iter()
-            .zip(&lowered)
-            .map(|(p, names)| {
-                starts(p)
-                    .into_iter()
-                    .map(|(i, line)| specificity(line_df[&(names[i].as_str(), line)], agent_count))
-                    .reduce(f64::max)
-                    .unwrap_or(1.0)
-            })
-            .collect();
+        let place_specificity = place_specificity(&profiles, &lowered, agent_count);
+
+        // Per finding, in order (quoted lines and file names are interned as they come).
+        let n = profiles.len();
+        let mut quotes_ids = Interner::default();
+        let mut files = Interner::default();
+        let mut vectors = Vec::with_capacity(n);
+        let mut claims = Vec::with_capacity(n);
+        let mut file_names = Vec::with_capacity(n);
+        let mut identifiers = Vec::with_capacity(n);
+        let mut quotes = Vec::with_capacity(n);
+        let mut keys = Vec::with_capacity(n);
         for (k, (p, names)) in profiles.iter().zip(&lowered).enumerate() {
-            // Term counts from the sorted ids: (id, count).
-            let mut tf: Vec<(u32, f64)> = Vec::new();
-            for &id in &token_ids[k] {
-                match tf.last_mut() {
-                    Some((last, count)) if *last == id => *count += 1.0,
-                    _ => tf.push((id, 1.0)),
-                }
-            }
-            let v = unit_vector(tf.iter().map(|&(id, n)| (id, n, weight[id as usize])));
-            let claim = if p.named.is_empty() {
-                v.clone()
-            } else {
-                let named: Vec<u32> = p.named.iter().filter_map(|t| words.get(t)).collect();
-                unit_vector(
-                    tf.iter()
-                        .filter(|(id, _)| !named.contains(id))
-                        .map(|&(id, n)| (id, n, weight[id as usize])),
-                )
-            };
-            let mut key: Vec<u64> = Vec::new();
-            // Words other findings share: the rarest few always, the rest while they are rare
-            // enough to pair in full.
-            let mut rare: Vec<(usize, u32)> = tf
-                .iter()
-                .map(|&(id, _)| (df[id as usize], id))
-                .filter(|&(n, _)| n >= 2)
-                .collect();
-            rare.sort_unstable();
-            key.extend(
-                rare.iter()
-                    .enumerate()
-                    .take_while(|&(k, &(df, _))| k < WORD_KEYS || df <= limit)
-                    .map(|(_, &(_, id))| u64::from(id) << 2 | KEY_WORD),
-            );
-
-            let mut ids: Vec<(u32, f64, usize)> = ident_ids[k]
-                .iter()
-                .map(|&id| (id, weight[id as usize], df[id as usize]))
-                .collect();
-            ids.sort_unstable_by_key(|(id, _, _)| *id);
-            ids.dedup_by_key(|(id, _, _)| *id);
-            let mut rare_ids: Vec<(usize, u32)> = ids
-                .iter()
-                .filter(|(_, _, df)| *df >= 2)
-                .map(|&(id, _, df)| (df, id))
-                .collect();
-            rare_ids.sort_unstable();
-            key.extend(
-                rare_ids
-                    .iter()
-                    .take(TERM_KEYS)
-                    .map(|&(_, id)| u64::from(id) << 2 | KEY_IDENTIFIER),
-            );
-
+            let tf = terms.counts(k);
+            let v = unit_vector(tf.iter().map(|&(id, n)| (id, n, terms.weight[id as usize])));
+            claims.push(claim_vector(p, &tf, &words, &terms.weight, &v));
+            vectors.push(v);
+            let ids = terms.identifiers(k);
             let mut q: Vec<(u32, f64, usize)> = p
                 .quote_lines
                 .iter()
@@ -653,43 +718,42 @@ impl Corpus {
                 })
                 .collect();
             q.sort_unstable_by_key(|(id, _, _)| *id);
-            let mut rare_q: Vec<(usize, u32)> = q
-                .iter()
-                .filter(|(_, _, df)| *df >= 2)
-                .map(|&(id, _, df)| (df, id))
-                .collect();
-            rare_q.sort_unstable();
+
+            // Blocking keys: words other findings share (the rarest few always, the rest while
+            // they are rare enough to pair in full), the rarest shared identifiers and quoted
+            // lines, and the places.
+            let mut key: Vec<u64> = Vec::new();
+            let rare = shared_by_rarity(tf.iter().map(|&(id, _)| (terms.df[id as usize], id)));
+            key.extend(
+                rare.iter()
+                    .enumerate()
+                    .take_while(|&(k, &(df, _))| k < WORD_KEYS || df <= limit)
+                    .map(|(_, &(_, id))| u64::from(id) << 2 | KEY_WORD),
+            );
+            let rare_ids = shared_by_rarity(ids.iter().map(|&(id, _, df)| (df, id)));
+            key.extend(
+                rare_ids
+                    .iter()
+                    .take(TERM_KEYS)
+                    .map(|&(_, id)| u64::from(id) << 2 | KEY_IDENTIFIER),
+            );
+            let rare_q = shared_by_rarity(q.iter().map(|&(id, _, df)| (df, id)));
             key.extend(
                 rare_q
                     .iter()
                     .take(TERM_KEYS)
                     .map(|&(_, id)| u64::from(id) << 2 | KEY_QUOTE),
             );
-
             for (l, name) in p.locations.iter().zip(names).take(LOCATION_KEYS) {
                 let file = u64::from(files.id(name));
-                let buckets = match (l.start, l.end_line()) {
-                    (Some(s), Some(e)) => {
-                        let first = s.saturating_sub(NEAR_LINES.div_ceil(2)) / BUCKET_LINES;
-                        let last = e.saturating_add(NEAR_LINES.div_ceil(2)) / BUCKET_LINES;
-                        // A long range counts at its two ends.
-                        if last - first <= 2 {
-                            (first..=last).collect::<Vec<_>>()
-                        } else {
-                            vec![first, first + 1, last - 1, last]
-                        }
-                    }
-                    _ => vec![u32::MAX],
-                };
-                for b in buckets {
+                for b in place_buckets(l) {
                     key.push((file << 32 | u64::from(b)) << 2 | KEY_PLACE);
                 }
             }
             key.sort_unstable();
             key.dedup();
+            keys.push(key);
 
-            vectors.push(v);
-            claims.push(claim);
             file_names.push(names.iter().map(|n| files.id(n)).collect());
             identifiers.push(
                 ids.iter()
@@ -709,7 +773,6 @@ impl Corpus {
                     })
                     .collect(),
             );
-            keys.push(key);
         }
         Corpus {
             profiles,

@@ -248,29 +248,232 @@ fn shift(b: &mut Block<'_>, by: usize) {
 }
 
 fn parse_part(text: &str) -> (Vec<Block<'_>>, Option<usize>) {
-    let mut root = Block::new(BlockKind::Other, 0..text.len());
-    let mut stack: Vec<Block> = Vec::new();
-    let mut strong = 0usize;
-    let mut emph = 0usize;
-    // The destination of the link being read, if any (links do not nest).
-    let mut link: Option<std::rc::Rc<str>> = None;
-    // Containers opened beyond MAX_DEPTH and not pushed; their ends are skipped too.
-    let mut flattened = 0usize;
-    let mut too_deep: Option<usize> = None;
+    let mut tree = TreeBuilder::new(text);
+    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+        tree.event(event, range);
+    }
+    tree.finish()
+}
 
-    // Attach a finished block to its parent (or the root).
-    fn attach<'a>(stack: &mut [Block<'a>], root: &mut Block<'a>, b: Block<'a>) {
-        match stack.last_mut() {
-            Some(parent) => parent.children.push(b),
-            None => root.children.push(b),
+/// The block tree of one part, built from pulldown-cmark's events: blocks open and close on a
+/// stack, inline content goes to the innermost open block with the emphasis and link it is in.
+struct TreeBuilder<'a> {
+    text: &'a str,
+    root: Block<'a>,
+    stack: Vec<Block<'a>>,
+    strong: usize,
+    emph: usize,
+    /// The destination of the link being read, if any (links do not nest).
+    link: Option<std::rc::Rc<str>>,
+    /// Containers opened beyond MAX_DEPTH and not pushed; their ends are skipped too.
+    flattened: usize,
+    /// Where the first such container opened.
+    too_deep: Option<usize>,
+}
+
+impl<'a> TreeBuilder<'a> {
+    fn new(text: &'a str) -> Self {
+        TreeBuilder {
+            text,
+            root: Block::new(BlockKind::Other, 0..text.len()),
+            stack: Vec::new(),
+            strong: 0,
+            emph: 0,
+            link: None,
+            flattened: 0,
+            too_deep: None,
         }
     }
-    // Tight list items hold inline content directly; before a nested block starts, wrap that
-    // content in a paragraph so the order of text and blocks is kept.
-    // The paragraph's range runs from the first inline (backed up over the `**`, `_` or `[`
-    // that open it) to where the next block starts, so its source is the text as written.
-    fn flush_item_inlines(stack: &mut [Block<'_>], text: &str, next: usize) {
-        if let Some(top) = stack.last_mut()
+
+    fn event(&mut self, event: Event<'a>, range: Range<usize>) {
+        match event {
+            Event::Start(tag) => self.start(tag, range),
+            Event::End(end) => self.end(end, range),
+            Event::Text(t) => self.text(t, range),
+            Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
+                self.push_inline(InlineKind::Code, t, range, true);
+            }
+            Event::SoftBreak | Event::HardBreak => {
+                self.push_inline(InlineKind::Break, CowStr::Borrowed(""), range, false);
+            }
+            Event::Html(h) | Event::InlineHtml(h) => self.html(h, range),
+            Event::Rule => {
+                self.flush_item_inlines(range.start);
+                self.attach(Block::new(BlockKind::Rule, range));
+            }
+            Event::TaskListMarker(done) => {
+                let mark = CowStr::Borrowed(if done { "[x] " } else { "[ ] " });
+                self.push_inline(InlineKind::Text, mark, range, false);
+            }
+            Event::FootnoteReference(_) => {}
+        }
+    }
+
+    /// A tag opens: emphasis and links change the state of the inlines that follow; other
+    /// tags open a block (below [`MAX_DEPTH`] of them; deeper ones are flattened into their
+    /// parent and the first such place remembered).
+    fn start(&mut self, tag: Tag<'a>, range: Range<usize>) {
+        let Some(kind) = self.block_kind(tag) else {
+            return;
+        };
+        if self.stack.len() >= MAX_DEPTH {
+            self.flattened += 1;
+            self.too_deep.get_or_insert(range.start);
+            return;
+        }
+        self.flush_item_inlines(range.start);
+        self.stack.push(Block::new(kind, range));
+    }
+
+    /// The block a tag opens, or `None` for an inline style (whose state it records).
+    fn block_kind(&mut self, tag: Tag<'a>) -> Option<BlockKind> {
+        Some(match tag {
+            Tag::Paragraph => BlockKind::Paragraph,
+            Tag::Heading { level, .. } => BlockKind::Heading(level as u8),
+            Tag::BlockQuote(_) => BlockKind::Quote,
+            Tag::CodeBlock(kind) => {
+                let (lang, fenced) = match kind {
+                    CodeBlockKind::Fenced(info) => {
+                        let lang = info.split_whitespace().next().map(str::to_string);
+                        (lang.filter(|l| !l.is_empty()), true)
+                    }
+                    CodeBlockKind::Indented => (None, false),
+                };
+                BlockKind::Code {
+                    lang,
+                    text: String::new(),
+                    fenced,
+                    closed: true,
+                }
+            }
+            Tag::HtmlBlock => BlockKind::Html,
+            Tag::List(start) => BlockKind::List { start },
+            Tag::Item => BlockKind::Item,
+            Tag::Table(_) => BlockKind::Table,
+            Tag::TableHead => BlockKind::Row { head: true },
+            Tag::TableRow => BlockKind::Row { head: false },
+            Tag::TableCell => BlockKind::Cell,
+            Tag::Strong => {
+                self.strong += 1;
+                return None;
+            }
+            Tag::Emphasis => {
+                self.emph += 1;
+                return None;
+            }
+            Tag::Link { dest_url, .. } => {
+                self.link = Some(std::rc::Rc::from(dest_url.as_ref()));
+                return None;
+            }
+            Tag::Strikethrough | Tag::Superscript | Tag::Subscript | Tag::Image { .. } => {
+                return None;
+            }
+            _ => BlockKind::Other,
+        })
+    }
+
+    /// A tag closes: an inline style ends, a flattened container's end is skipped, else the
+    /// innermost block is finished (a fenced code block learns whether its fence was closed)
+    /// and attached to its parent.
+    fn end(&mut self, end: TagEnd, range: Range<usize>) {
+        match end {
+            TagEnd::Strong => self.strong = self.strong.saturating_sub(1),
+            TagEnd::Emphasis => self.emph = self.emph.saturating_sub(1),
+            TagEnd::Link => self.link = None,
+            TagEnd::Strikethrough | TagEnd::Superscript | TagEnd::Subscript | TagEnd::Image => {}
+            _ if self.flattened > 0 => self.flattened -= 1,
+            _ => {
+                self.flush_item_inlines(range.end);
+                if let Some(mut b) = self.stack.pop() {
+                    if let BlockKind::Code {
+                        fenced: true,
+                        closed,
+                        ..
+                    } = &mut b.kind
+                    {
+                        *closed = fence_is_closed(self.text, &b.range);
+                    }
+                    self.attach(b);
+                }
+            }
+        }
+    }
+
+    /// Text: a code block's content, else an inline of the innermost block.
+    fn text(&mut self, t: CowStr<'a>, range: Range<usize>) {
+        if let Some(top) = self.stack.last_mut()
+            && let BlockKind::Code { text: code, .. } = &mut top.kind
+        {
+            code.push_str(&t);
+            return;
+        }
+        self.push_inline(InlineKind::Text, t, range, true);
+    }
+
+    /// HTML: `<br>` inside text reads as a line break, other HTML inside a block is kept as
+    /// text, and HTML outside any block is a block of its own.
+    fn html(&mut self, h: CowStr<'a>, range: Range<usize>) {
+        if self.stack.is_empty() {
+            let mut b = Block::new(BlockKind::Html, range);
+            b.inlines.push(Inline {
+                kind: InlineKind::Text,
+                text: h,
+                strong: false,
+                emph: false,
+                link: None,
+                range: b.range.clone(),
+            });
+            self.root.children.push(b);
+            return;
+        }
+        if h.trim().to_ascii_lowercase().starts_with("<br") {
+            self.push_inline(InlineKind::Break, CowStr::Borrowed(""), range, true);
+        } else {
+            self.push_inline(InlineKind::Text, h, range, true);
+        }
+    }
+
+    /// An inline of the innermost open block (none outside blocks); `styled`: it carries the
+    /// emphasis and link it is in.
+    fn push_inline(
+        &mut self,
+        kind: InlineKind,
+        text: CowStr<'a>,
+        range: Range<usize>,
+        styled: bool,
+    ) {
+        let (strong, emph, link) = if styled {
+            (self.strong > 0, self.emph > 0, self.link.clone())
+        } else {
+            (false, false, None)
+        };
+        if let Some(top) = self.stack.last_mut() {
+            top.inlines.push(Inline {
+                kind,
+                text,
+                strong,
+                emph,
+                link,
+                range,
+            });
+        }
+    }
+
+    /// Attaches a finished block to its parent (or the root).
+    fn attach(&mut self, b: Block<'a>) {
+        match self.stack.last_mut() {
+            Some(parent) => parent.children.push(b),
+            None => self.root.children.push(b),
+        }
+    }
+
+    /// Tight list items hold inline content directly; before a nested block starts, wrap that
+    /// content in a paragraph so the order of text and blocks is kept.
+    /// The paragraph's range runs from the first inline (backed up over the `**`, `_` or `[`
+    /// that open it) to where the next block starts, so its source is the text as written.
+    fn flush_item_inlines(&mut self, next: usize) {
+        let text = self.text;
+        if let Some(top) = self.stack.last_mut()
             && top.kind == BlockKind::Item
             && !top.inlines.is_empty()
         {
@@ -295,181 +498,14 @@ fn parse_part(text: &str) -> (Vec<Block<'_>>, Option<usize>) {
         }
     }
 
-    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
-        match event {
-            Event::Start(tag) => {
-                let kind = match tag {
-                    Tag::Paragraph => Some(BlockKind::Paragraph),
-                    Tag::Heading { level, .. } => Some(BlockKind::Heading(level as u8)),
-                    Tag::BlockQuote(_) => Some(BlockKind::Quote),
-                    Tag::CodeBlock(kind) => {
-                        let (lang, fenced) = match kind {
-                            CodeBlockKind::Fenced(info) => {
-                                let lang = info.split_whitespace().next().map(str::to_string);
-                                (lang.filter(|l| !l.is_empty()), true)
-                            }
-                            CodeBlockKind::Indented => (None, false),
-                        };
-                        Some(BlockKind::Code {
-                            lang,
-                            text: String::new(),
-                            fenced,
-                            closed: true,
-                        })
-                    }
-                    Tag::HtmlBlock => Some(BlockKind::Html),
-                    Tag::List(start) => Some(BlockKind::List { start }),
-                    Tag::Item => Some(BlockKind::Item),
-                    Tag::Table(_) => Some(BlockKind::Table),
-                    Tag::TableHead => Some(BlockKind::Row { head: true }),
-                    Tag::TableRow => Some(BlockKind::Row { head: false }),
-                    Tag::TableCell => Some(BlockKind::Cell),
-                    Tag::Strong => {
-                        strong += 1;
-                        None
-                    }
-                    Tag::Emphasis => {
-                        emph += 1;
-                        None
-                    }
-                    Tag::Link { dest_url, .. } => {
-                        link = Some(std::rc::Rc::from(dest_url.as_ref()));
-                        None
-                    }
-                    Tag::Strikethrough | Tag::Superscript | Tag::Subscript | Tag::Image { .. } => {
-                        None
-                    }
-                    _ => Some(BlockKind::Other),
-                };
-                if let Some(kind) = kind {
-                    if stack.len() >= MAX_DEPTH {
-                        flattened += 1;
-                        too_deep.get_or_insert(range.start);
-                        continue;
-                    }
-                    flush_item_inlines(&mut stack, text, range.start);
-                    stack.push(Block::new(kind, range));
-                }
-            }
-            Event::End(end) => match end {
-                TagEnd::Strong => strong = strong.saturating_sub(1),
-                TagEnd::Emphasis => emph = emph.saturating_sub(1),
-                TagEnd::Link => link = None,
-                TagEnd::Strikethrough | TagEnd::Superscript | TagEnd::Subscript | TagEnd::Image => {
-                }
-                _ if flattened > 0 => flattened -= 1,
-                _ => {
-                    flush_item_inlines(&mut stack, text, range.end);
-                    if let Some(mut b) = stack.pop() {
-                        if let BlockKind::Code {
-                            fenced: true,
-                            closed,
-                            ..
-                        } = &mut b.kind
-                        {
-                            *closed = fence_is_closed(text, &b.range);
-                        }
-                        attach(&mut stack, &mut root, b);
-                    }
-                }
-            },
-            Event::Text(t) => {
-                if let Some(top) = stack.last_mut() {
-                    if let BlockKind::Code { text: code, .. } = &mut top.kind {
-                        code.push_str(&t);
-                    } else {
-                        top.inlines.push(Inline {
-                            kind: InlineKind::Text,
-                            text: t,
-                            strong: strong > 0,
-                            emph: emph > 0,
-                            link: link.clone(),
-                            range,
-                        });
-                    }
-                }
-            }
-            Event::Code(t) | Event::InlineMath(t) | Event::DisplayMath(t) => {
-                if let Some(top) = stack.last_mut() {
-                    top.inlines.push(Inline {
-                        kind: InlineKind::Code,
-                        text: t,
-                        strong: strong > 0,
-                        emph: emph > 0,
-                        link: link.clone(),
-                        range,
-                    });
-                }
-            }
-            Event::SoftBreak | Event::HardBreak => {
-                if let Some(top) = stack.last_mut() {
-                    top.inlines.push(Inline {
-                        kind: InlineKind::Break,
-                        text: CowStr::Borrowed(""),
-                        strong: false,
-                        emph: false,
-                        link: None,
-                        range,
-                    });
-                }
-            }
-            Event::Html(h) | Event::InlineHtml(h) => {
-                // `<br>` inside text reads as a line break; other HTML is kept as text.
-                if let Some(top) = stack.last_mut() {
-                    let is_br = h.trim().to_ascii_lowercase().starts_with("<br");
-                    top.inlines.push(Inline {
-                        kind: if is_br {
-                            InlineKind::Break
-                        } else {
-                            InlineKind::Text
-                        },
-                        text: if is_br {
-                            CowStr::Borrowed("")
-                        } else {
-                            h.clone()
-                        },
-                        strong: strong > 0,
-                        emph: emph > 0,
-                        link: link.clone(),
-                        range,
-                    });
-                } else {
-                    let mut b = Block::new(BlockKind::Html, range);
-                    b.inlines.push(Inline {
-                        kind: InlineKind::Text,
-                        text: h,
-                        strong: false,
-                        emph: false,
-                        link: None,
-                        range: b.range.clone(),
-                    });
-                    root.children.push(b);
-                }
-            }
-            Event::Rule => {
-                flush_item_inlines(&mut stack, text, range.start);
-                attach(&mut stack, &mut root, Block::new(BlockKind::Rule, range));
-            }
-            Event::TaskListMarker(done) => {
-                if let Some(top) = stack.last_mut() {
-                    top.inlines.push(Inline {
-                        kind: InlineKind::Text,
-                        text: CowStr::Borrowed(if done { "[x] " } else { "[ ] " }),
-                        strong: false,
-                        emph: false,
-                        link: None,
-                        range,
-                    });
-                }
-            }
-            Event::FootnoteReference(_) => {}
+    /// The blocks of the part and where it went too deep, if it did. Events are balanced, but
+    /// be safe: anything left open is attached.
+    fn finish(mut self) -> (Vec<Block<'a>>, Option<usize>) {
+        while let Some(b) = self.stack.pop() {
+            self.attach(b);
         }
+        (self.root.children, self.too_deep)
     }
-    // Events are balanced, but be safe: attach anything left open.
-    while let Some(b) = stack.pop() {
-        attach(&mut stack, &mut root, b);
-    }
-    (root.children, too_deep)
 }
 
 /// Whether a fenced code block's source ends with a closing fence. pulldown-cmark closes an

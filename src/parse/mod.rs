@@ -44,6 +44,12 @@ use crate::types::{ParseWarning, Review};
 /// findings per agent the consolidation benchmark checks for accuracy.
 pub const MAX_FINDINGS: usize = 5_000;
 
+/// The most places one finding is read for. A finding names the few places of one defect; a
+/// line of thousands (an agent listing every call site, or output made to slow the run) would
+/// make every later step that compares a finding's places with another's cost their product,
+/// so the rest are left out with a warning, and the raw review keeps them.
+pub const MAX_LOCATIONS: usize = 100;
+
 /// The reason given for an agent whose output holds nothing of the review layout: no verdict,
 /// no findings section, no summary, no JSON review (a config file, an error page, a chat
 /// answer). Such text is that agent's failure, never a review that found nothing.
@@ -105,6 +111,14 @@ pub fn parse_review_owned_limited(agent: &str, text: String, max_findings: usize
 /// output) and cut here; a review that comes another way (a JSON report's reviews, a bundle) is
 /// cut by the pipeline with this same function, so nothing downstream sees more than `max`.
 pub fn cap_findings(review: &mut Review, max: usize) -> Option<String> {
+    for finding in &mut review.findings {
+        if let Some(message) = cap_locations(finding) {
+            review.warnings.push(ParseWarning {
+                line: None,
+                message,
+            });
+        }
+    }
     let count = review.findings.len();
     if count <= max {
         return None;
@@ -119,6 +133,21 @@ pub fn cap_findings(review: &mut Review, max: usize) -> Option<String> {
         message: message.clone(),
     });
     Some(message)
+}
+
+/// Cuts `finding` to its first [`MAX_LOCATIONS`] places when it cites more; returns the
+/// warning that says so.
+pub(crate) fn cap_locations(finding: &mut crate::types::Finding) -> Option<String> {
+    let count = finding.locations.len();
+    if count <= MAX_LOCATIONS {
+        return None;
+    }
+    finding.locations.truncate(MAX_LOCATIONS);
+    finding.locations.shrink_to_fit();
+    Some(format!(
+        "finding {} cites {count} places: only its first {MAX_LOCATIONS} are kept (the raw review keeps the rest)",
+        finding.id
+    ))
 }
 
 /// A JSON review (`json_text`, found `shift` lines into `text`); an invalid one is a review

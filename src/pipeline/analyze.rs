@@ -129,6 +129,7 @@ pub fn analyze_runs(
         repo: target.repo.clone(),
         head: target.head.clone(),
         base: Some(target.merge_base.clone()),
+        checkout: None,
     };
     let changed = Some(
         target

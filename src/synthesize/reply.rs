@@ -96,7 +96,34 @@ pub fn check(text: &str, report: &Report, by: &str) -> Result<Accepted, Vec<Stri
     let value = json_of(text).map_err(|e| vec![e])?;
     let idx = Index::new(report);
     let mut errors: Vec<String> = Vec::new();
+    let summary = executive_summary(&value, &mut errors);
+    let rationale = value["verdict_rationale"]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string);
+    let agents = agent_paragraphs(&value, report, &mut errors);
+    let decisions = decision_list(&value, &mut errors);
+    let mut taken = Decisions::new(&idx, by);
+    for (n, d) in decisions.iter().enumerate() {
+        taken.take(n + 1, d, &mut errors);
+    }
+    taken.no_demotion_of_a_drop(&mut errors);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let changes = taken.changes();
+    Ok(Accepted {
+        summary,
+        verdict_rationale: rationale,
+        overrides: taken.overrides,
+        agents,
+        changes,
+    })
+}
 
+/// The executive summary, which must be there.
+fn executive_summary(value: &Value, errors: &mut Vec<String>) -> String {
     let summary = value["executive_summary"]
         .as_str()
         .map(str::trim)
@@ -105,12 +132,15 @@ pub fn check(text: &str, report: &Report, by: &str) -> Result<Accepted, Vec<Stri
     if summary.is_empty() {
         errors.push("`executive_summary` is missing or empty".into());
     }
-    let rationale = value["verdict_rationale"]
-        .as_str()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string);
+    summary
+}
 
+/// The retro paragraphs by agent: only the report's agents, each a paragraph of text.
+fn agent_paragraphs(
+    value: &Value,
+    report: &Report,
+    errors: &mut Vec<String>,
+) -> BTreeMap<String, String> {
     let mut agents = BTreeMap::new();
     match &value["agents"] {
         Value::Null => {}
@@ -133,27 +163,58 @@ pub fn check(text: &str, report: &Report, by: &str) -> Result<Accepted, Vec<Stri
         }
         _ => errors.push("`agents` is not an object of agent name → paragraph".into()),
     }
+    agents
+}
 
-    let decisions: Vec<Value> = match &value["decisions"] {
+/// The decisions, a list (none when absent).
+fn decision_list(value: &Value, errors: &mut Vec<String>) -> Vec<Value> {
+    match &value["decisions"] {
         Value::Null => Vec::new(),
         Value::Array(list) => list.clone(),
         _ => {
             errors.push("`decisions` is not a list".into());
             Vec::new()
         }
-    };
-    let mut overrides = Overrides {
-        by: by.to_string(),
-        ..Overrides::default()
-    };
-    // source id → the decision that placed it (1-based, as the errors count them).
-    let mut placed: BTreeMap<String, usize> = BTreeMap::new();
-    let mut dropped: BTreeSet<String> = BTreeSet::new();
-    let mut demotes: Vec<(usize, Vec<String>)> = Vec::new();
-    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+    }
+}
 
-    for (n, d) in decisions.iter().enumerate() {
-        let n = n + 1;
+/// A list of ids as given (each trimmed; a non-string is an empty id, which is unknown).
+fn id_list(v: &Value) -> Option<Vec<String>> {
+    v.as_array().map(|a| {
+        a.iter()
+            .map(|x| x.as_str().unwrap_or("").trim().to_string())
+            .collect()
+    })
+}
+
+/// The decisions checked so far and what they make.
+struct Decisions<'i> {
+    idx: &'i Index,
+    overrides: Overrides,
+    /// source id → the decision that placed it (1-based, as the errors count them).
+    placed: BTreeMap<String, usize>,
+    dropped: BTreeSet<String>,
+    demotes: Vec<(usize, Vec<String>)>,
+    counts: BTreeMap<&'static str, usize>,
+}
+
+impl<'i> Decisions<'i> {
+    fn new(idx: &'i Index, by: &str) -> Self {
+        Decisions {
+            idx,
+            overrides: Overrides {
+                by: by.to_string(),
+                ..Overrides::default()
+            },
+            placed: BTreeMap::new(),
+            dropped: BTreeSet::new(),
+            demotes: Vec::new(),
+            counts: BTreeMap::new(),
+        }
+    }
+
+    /// Checks decision `n` and records what it decides.
+    fn take(&mut self, n: usize, d: &Value, errors: &mut Vec<String>) {
         let action = d["action"].as_str().unwrap_or("");
         let label = format!(
             "decision {n} ({})",
@@ -167,205 +228,213 @@ pub fn check(text: &str, report: &Report, by: &str) -> Result<Accepted, Vec<Stri
         if reason.is_empty() {
             errors.push(format!("{label} gives no reason"));
         }
-        let list = |v: &Value| -> Option<Vec<String>> {
-            v.as_array().map(|a| {
-                a.iter()
-                    .map(|x| x.as_str().unwrap_or("").trim().to_string())
-                    .collect()
-            })
-        };
-        let known = |ids: &[String], errors: &mut Vec<String>| -> bool {
-            let mut ok = true;
-            for id in ids {
-                if !idx.finding_of.contains_key(id) {
-                    errors.push(format!(
-                        "{label} cites `{id}`, which is not a source id of this report"
-                    ));
-                    ok = false;
-                }
-            }
-            ok
-        };
-        // Findings the ids touch, and whether the ids hold each of them whole.
-        let whole = |ids: &[String], errors: &mut Vec<String>| -> BTreeSet<usize> {
-            let given: BTreeSet<&String> = ids.iter().collect();
-            let touched: BTreeSet<usize> = ids
-                .iter()
-                .filter_map(|id| idx.finding_of.get(id).copied())
-                .collect();
-            for &f in &touched {
-                let missing: Vec<&String> = idx.sources[f]
-                    .iter()
-                    .filter(|s| !given.contains(s))
-                    .collect();
-                if !missing.is_empty() {
-                    errors.push(format!(
-                        "{label} takes part of finding {} but not {}: a finding is moved whole, \
-                         with every source id it has",
-                        idx.ids[f],
-                        missing
-                            .iter()
-                            .map(|s| format!("`{s}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
-            }
-            touched
-        };
-        let mut place = |ids: &[String], errors: &mut Vec<String>| {
-            let mut seen = BTreeSet::new();
-            for id in ids {
-                if !seen.insert(id.clone()) {
-                    errors.push(format!("{label} lists `{id}` twice"));
-                    continue;
-                }
-                if let Some(before) = placed.insert(id.clone(), n) {
-                    errors.push(format!(
-                        "`{id}` ends in two places: decision {before} and decision {n}"
-                    ));
-                }
-            }
-        };
         match action {
-            "merge" => {
-                let Some(ids) = list(&d["sources"]) else {
-                    errors.push(format!("{label} has no `sources` list"));
-                    continue;
-                };
-                if known(&ids, &mut errors) {
-                    let touched = whole(&ids, &mut errors);
-                    if touched.len() < 2 {
-                        errors.push(format!(
-                            "{label} merges fewer than two findings: a merge joins two or more"
-                        ));
-                    }
-                }
-                place(&ids, &mut errors);
-                overrides.groups.push(
-                    ids.iter()
-                        .filter_map(|id| idx.keys.get(id).cloned())
-                        .collect(),
-                );
-                *counts.entry("merge").or_default() += 1;
-            }
-            "split" => {
-                let groups: Vec<Vec<String>> = d["groups"]
-                    .as_array()
-                    .map(|gs| gs.iter().filter_map(list).collect())
-                    .unwrap_or_default();
-                if groups.len() < 2 || groups.iter().any(Vec::is_empty) {
-                    errors.push(format!(
-                        "{label} needs `groups`: two or more non-empty lists of source ids"
-                    ));
-                    continue;
-                }
-                let all: Vec<String> = groups.iter().flatten().cloned().collect();
-                if known(&all, &mut errors) {
-                    let touched = whole(&all, &mut errors);
-                    if touched.len() != 1 {
-                        errors.push(format!(
-                            "{label} spans {} findings: a split divides one finding",
-                            touched.len()
-                        ));
-                    }
-                }
-                place(&all, &mut errors);
-                for g in &groups {
-                    overrides.groups.push(
-                        g.iter()
-                            .filter_map(|id| idx.keys.get(id).cloned())
-                            .collect(),
-                    );
-                }
-                *counts.entry("split").or_default() += 1;
-            }
-            "drop" => {
-                let Some(ids) = list(&d["sources"]) else {
-                    errors.push(format!("{label} has no `sources` list"));
-                    continue;
-                };
-                if ids.is_empty() {
-                    errors.push(format!("{label} drops nothing"));
-                }
-                if known(&ids, &mut errors) {
-                    whole(&ids, &mut errors);
-                }
-                place(&ids, &mut errors);
-                for id in &ids {
-                    dropped.insert(id.clone());
-                    if let Some(k) = idx.keys.get(id) {
-                        overrides.drops.insert(k.clone(), reason.to_string());
-                    }
-                }
-                *counts.entry("drop").or_default() += 1;
-            }
-            "demote" => {
-                let Some(ids) = list(&d["sources"]) else {
-                    errors.push(format!("{label} has no `sources` list"));
-                    continue;
-                };
-                let severity = d["severity"]
-                    .as_str()
-                    .and_then(|s| s.parse::<Severity>().ok());
-                let Some(severity) = severity else {
-                    errors.push(format!(
-                        "{label} has no `severity` of critical, important or suggestion"
-                    ));
-                    continue;
-                };
-                if known(&ids, &mut errors) {
-                    for f in whole(&ids, &mut errors) {
-                        if severity >= idx.severity[f] {
-                            errors.push(format!(
-                                "{label} does not lower finding {} ({} → {severity}): only a \
-                                 lower severity is allowed",
-                                idx.ids[f], idx.severity[f]
-                            ));
-                        }
-                    }
-                }
-                demotes.push((n, ids.clone()));
-                for id in &ids {
-                    if let Some(k) = idx.keys.get(id) {
-                        overrides
-                            .severities
-                            .insert(k.clone(), (severity, reason.to_string()));
-                    }
-                }
-                *counts.entry("demotion").or_default() += 1;
-            }
+            "merge" => self.merge(n, &label, d, errors),
+            "split" => self.split(n, &label, d, errors),
+            "drop" => self.drop(n, &label, d, reason, errors),
+            "demote" => self.demote(n, &label, d, reason, errors),
             other => errors.push(format!(
                 "decision {n} has action `{other}`: use merge, split, drop or demote"
             )),
         }
     }
-    for (n, ids) in &demotes {
-        for id in ids.iter().filter(|id| dropped.contains(*id)) {
+
+    /// A merge joins two or more whole findings.
+    fn merge(&mut self, n: usize, label: &str, d: &Value, errors: &mut Vec<String>) {
+        let Some(ids) = id_list(&d["sources"]) else {
+            errors.push(format!("{label} has no `sources` list"));
+            return;
+        };
+        if self.known(label, &ids, errors) {
+            let touched = self.whole(label, &ids, errors);
+            if touched.len() < 2 {
+                errors.push(format!(
+                    "{label} merges fewer than two findings: a merge joins two or more"
+                ));
+            }
+        }
+        self.place(n, label, &ids, errors);
+        let group = self.keys_of(&ids);
+        self.overrides.groups.push(group);
+        *self.counts.entry("merge").or_default() += 1;
+    }
+
+    /// A split divides exactly one finding's source ids into two or more non-empty groups.
+    fn split(&mut self, n: usize, label: &str, d: &Value, errors: &mut Vec<String>) {
+        let groups: Vec<Vec<String>> = d["groups"]
+            .as_array()
+            .map(|gs| gs.iter().filter_map(id_list).collect())
+            .unwrap_or_default();
+        if groups.len() < 2 || groups.iter().any(Vec::is_empty) {
             errors.push(format!(
-                "decision {n} demotes `{id}`, which another decision drops"
+                "{label} needs `groups`: two or more non-empty lists of source ids"
             ));
+            return;
+        }
+        let all: Vec<String> = groups.iter().flatten().cloned().collect();
+        if self.known(label, &all, errors) {
+            let touched = self.whole(label, &all, errors);
+            if touched.len() != 1 {
+                errors.push(format!(
+                    "{label} spans {} findings: a split divides one finding",
+                    touched.len()
+                ));
+            }
+        }
+        self.place(n, label, &all, errors);
+        for g in &groups {
+            let group = self.keys_of(g);
+            self.overrides.groups.push(group);
+        }
+        *self.counts.entry("split").or_default() += 1;
+    }
+
+    /// A drop takes whole findings out, with its reason.
+    fn drop(&mut self, n: usize, label: &str, d: &Value, reason: &str, errors: &mut Vec<String>) {
+        let Some(ids) = id_list(&d["sources"]) else {
+            errors.push(format!("{label} has no `sources` list"));
+            return;
+        };
+        if ids.is_empty() {
+            errors.push(format!("{label} drops nothing"));
+        }
+        if self.known(label, &ids, errors) {
+            self.whole(label, &ids, errors);
+        }
+        self.place(n, label, &ids, errors);
+        for id in &ids {
+            self.dropped.insert(id.clone());
+            if let Some(k) = self.idx.keys.get(id) {
+                self.overrides.drops.insert(k.clone(), reason.to_string());
+            }
+        }
+        *self.counts.entry("drop").or_default() += 1;
+    }
+
+    /// A demotion lowers whole findings to a named lower severity.
+    fn demote(&mut self, n: usize, label: &str, d: &Value, reason: &str, errors: &mut Vec<String>) {
+        let Some(ids) = id_list(&d["sources"]) else {
+            errors.push(format!("{label} has no `sources` list"));
+            return;
+        };
+        let severity = d["severity"]
+            .as_str()
+            .and_then(|s| s.parse::<Severity>().ok());
+        let Some(severity) = severity else {
+            errors.push(format!(
+                "{label} has no `severity` of critical, important or suggestion"
+            ));
+            return;
+        };
+        if self.known(label, &ids, errors) {
+            for f in self.whole(label, &ids, errors) {
+                if severity >= self.idx.severity[f] {
+                    errors.push(format!(
+                        "{label} does not lower finding {} ({} → {severity}): only a \
+                         lower severity is allowed",
+                        self.idx.ids[f], self.idx.severity[f]
+                    ));
+                }
+            }
+        }
+        self.demotes.push((n, ids.clone()));
+        for id in &ids {
+            if let Some(k) = self.idx.keys.get(id) {
+                self.overrides
+                    .severities
+                    .insert(k.clone(), (severity, reason.to_string()));
+            }
+        }
+        *self.counts.entry("demotion").or_default() += 1;
+    }
+
+    /// Whether every id is a source id of the report (each unknown one is an error).
+    fn known(&self, label: &str, ids: &[String], errors: &mut Vec<String>) -> bool {
+        let mut ok = true;
+        for id in ids {
+            if !self.idx.finding_of.contains_key(id) {
+                errors.push(format!(
+                    "{label} cites `{id}`, which is not a source id of this report"
+                ));
+                ok = false;
+            }
+        }
+        ok
+    }
+
+    /// The findings the ids touch; each one the ids do not hold whole is an error.
+    fn whole(&self, label: &str, ids: &[String], errors: &mut Vec<String>) -> BTreeSet<usize> {
+        let given: BTreeSet<&String> = ids.iter().collect();
+        let touched: BTreeSet<usize> = ids
+            .iter()
+            .filter_map(|id| self.idx.finding_of.get(id).copied())
+            .collect();
+        for &f in &touched {
+            let missing: Vec<&String> = self.idx.sources[f]
+                .iter()
+                .filter(|s| !given.contains(s))
+                .collect();
+            if !missing.is_empty() {
+                errors.push(format!(
+                    "{label} takes part of finding {} but not {}: a finding is moved whole, \
+                     with every source id it has",
+                    self.idx.ids[f],
+                    missing
+                        .iter()
+                        .map(|s| format!("`{s}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
+        touched
+    }
+
+    /// Records that decision `n` places the ids: an id listed twice, or placed by another
+    /// decision, is an error.
+    fn place(&mut self, n: usize, label: &str, ids: &[String], errors: &mut Vec<String>) {
+        let mut seen = BTreeSet::new();
+        for id in ids {
+            if !seen.insert(id.clone()) {
+                errors.push(format!("{label} lists `{id}` twice"));
+                continue;
+            }
+            if let Some(before) = self.placed.insert(id.clone(), n) {
+                errors.push(format!(
+                    "`{id}` ends in two places: decision {before} and decision {n}"
+                ));
+            }
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
+
+    fn keys_of(&self, ids: &[String]) -> Vec<SourceKey> {
+        ids.iter()
+            .filter_map(|id| self.idx.keys.get(id).cloned())
+            .collect()
     }
-    let changes = if counts.is_empty() {
-        "no change to the findings".to_string()
-    } else {
-        counts
+
+    /// A source id is demoted or dropped, never both.
+    fn no_demotion_of_a_drop(&self, errors: &mut Vec<String>) {
+        for (n, ids) in &self.demotes {
+            for id in ids.iter().filter(|id| self.dropped.contains(*id)) {
+                errors.push(format!(
+                    "decision {n} demotes `{id}`, which another decision drops"
+                ));
+            }
+        }
+    }
+
+    /// "1 merge, 1 drop".
+    fn changes(&self) -> String {
+        if self.counts.is_empty() {
+            return "no change to the findings".to_string();
+        }
+        self.counts
             .iter()
             .map(|(what, n)| crate::text::plural(*n, what, &format!("{what}s")))
             .collect::<Vec<_>>()
             .join(", ")
-    };
-    Ok(Accepted {
-        summary,
-        verdict_rationale: rationale,
-        overrides,
-        agents,
-        changes,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! (`ls-tree`, `cat-file`), so a dirty or detached working tree cannot change the answer. File
 //! contents come through one long-lived `git cat-file --batch` process, so each file costs one
 //! round trip on a pipe instead of one process; a search over many files streams them through
-//! one `git cat-file --batch --buffer` ([`for_each_blob`]).
+//! one `git cat-file --batch --buffer` ([`super::stream`]).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -62,7 +62,10 @@ pub fn list_tree(repo: &Path, rev: &str) -> Result<HashMap<String, TreeEntry>> {
 }
 
 /// `git cat-file --batch` with `extra` options, started with its pipes taken.
-fn spawn_cat_file(repo: &Path, extra: &[&str]) -> Result<(Child, ChildStdin, ChildStdout)> {
+pub(super) fn spawn_cat_file(
+    repo: &Path,
+    extra: &[&str],
+) -> Result<(Child, ChildStdin, ChildStdout)> {
     let mut child = crate::git::command(repo)
         .args(["cat-file", "--batch"])
         .args(extra)
@@ -94,7 +97,7 @@ impl CatFile {
         Ok(CatFile {
             child,
             stdin: Some(stdin),
-            stdout: BufReader::new(stdout),
+            stdout: BufReader::with_capacity(1 << 20, stdout),
         })
     }
 
@@ -113,13 +116,15 @@ impl CatFile {
         let stdout = &mut self.stdout;
         let mut answers: Vec<Option<Vec<u8>>> = Vec::with_capacity(asked.len());
         std::thread::scope(|scope| -> Result<()> {
+            // Every request in one write.
             let writer = scope.spawn(|| -> std::io::Result<()> {
-                let mut w = std::io::BufWriter::new(&mut *stdin);
+                let mut requests: Vec<u8> = Vec::new();
                 for spec in &asked {
-                    w.write_all(spec.as_bytes())?;
-                    w.write_all(b"\n")?;
+                    requests.extend_from_slice(spec.as_bytes());
+                    requests.push(b'\n');
                 }
-                w.flush()
+                stdin.write_all(&requests)?;
+                stdin.flush()
             });
             for spec in &asked {
                 answers.push(read_answer(stdout, spec)?);
@@ -182,57 +187,13 @@ impl Drop for CatFile {
     }
 }
 
-/// Blobs larger than this are passed over by [`for_each_blob`] (read from the pipe and
-/// dropped): generated bundles and data files, not code a reviewer quotes or names.
+/// Blobs larger than this are passed over by a search of many files (read from the pipe and
+/// dropped, see [`super::stream`]): generated bundles and data files, not code a reviewer quotes or names.
 pub const MAX_SCAN_BLOB: usize = 8 * 1024 * 1024;
-
-/// Reads the blobs `oids` in order through one `git cat-file --batch --buffer` and gives each
-/// to `visit` (its index in `oids` and its bytes; `None` for a missing object or one larger
-/// than [`MAX_SCAN_BLOB`]) until it returns `false`. One process, one pipe: reading 50,000
-/// files costs about what git needs to inflate them. Memory holds one blob at a time.
-pub fn for_each_blob(
-    repo: &Path,
-    oids: &[&str],
-    mut visit: impl FnMut(usize, Option<&[u8]>) -> bool,
-) -> Result<()> {
-    if oids.is_empty() {
-        return Ok(());
-    }
-    let (mut child, stdin, stdout) = spawn_cat_file(repo, &["--buffer"])?;
-    let mut reader = BufReader::with_capacity(1 << 16, stdout);
-    let result = std::thread::scope(|scope| -> Result<()> {
-        let writer = scope.spawn(move || -> std::io::Result<()> {
-            let mut w = std::io::BufWriter::new(stdin);
-            for oid in oids {
-                w.write_all(oid.as_bytes())?;
-                w.write_all(b"\n")?;
-            }
-            w.flush()
-            // Dropping `w` closes stdin: cat-file flushes and ends.
-        });
-        let mut body = Vec::new();
-        let mut read = || -> Result<()> {
-            for (i, oid) in oids.iter().enumerate() {
-                let blob = read_blob(&mut reader, oid, &mut body)?;
-                if !visit(i, blob.then_some(body.as_slice())) {
-                    break;
-                }
-            }
-            Ok(())
-        };
-        let outcome = read();
-        // Stopped early or failed: end cat-file so the writer is not left blocked.
-        let _ = child.kill();
-        let _ = writer.join();
-        outcome
-    });
-    let _ = child.wait();
-    result
-}
 
 /// Reads one answer of `git cat-file --batch` into `body`: `true` for a blob no larger than
 /// [`MAX_SCAN_BLOB`], `false` for anything else (missing, not a blob, too large: skipped).
-fn read_blob(reader: &mut impl BufRead, oid: &str, body: &mut Vec<u8>) -> Result<bool> {
+pub(super) fn read_blob(reader: &mut impl BufRead, oid: &str, body: &mut Vec<u8>) -> Result<bool> {
     let mut header = String::new();
     reader
         .read_line(&mut header)

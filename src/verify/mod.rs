@@ -51,7 +51,12 @@
 //! ```no_run
 //! use deep_review::verify::{VerifyContext, verify_reviews};
 //! # fn demo(reviews: &mut [deep_review::types::Review]) -> anyhow::Result<()> {
-//! let ctx = VerifyContext { repo: ".".into(), head: "HEAD".into(), base: Some("main".into()) };
+//! let ctx = VerifyContext {
+//!     repo: ".".into(),
+//!     head: "HEAD".into(),
+//!     base: Some("main".into()),
+//!     checkout: None,
+//! };
 //! let outcome = verify_reviews(&ctx, reviews)?;
 //! println!("{} changed files; {}", outcome.changed_files.len(), outcome.counts);
 //! # Ok(()) }
@@ -66,6 +71,7 @@ mod lookups;
 pub mod quote;
 mod scan;
 mod source;
+mod stream;
 pub mod symbols;
 
 use std::collections::HashSet;
@@ -101,6 +107,11 @@ pub struct VerifyContext {
     /// The merge-base of the change. `None`: no changed files are known, so nothing is marked
     /// pre-existing or outside the change.
     pub base: Option<String>,
+    /// A checkout of head that deep-review made itself and no agent could write (`run`'s
+    /// sandboxed checkout): a search of many files reads them there instead of inflating
+    /// every blob, each file used only when its bytes hash to the blob id head lists for it
+    /// (else read from git). `None`: everything is read from git.
+    pub checkout: Option<PathBuf>,
 }
 
 /// Findings by verification status, over all reviews.
@@ -199,6 +210,7 @@ fn run(
         );
     }
     let mut src = RepoSnapshot::open(&ctx.repo, head.clone(), base.clone())?;
+    src.checkout = ctx.checkout.clone();
     src.set_changed(match (changed, &base) {
         (Some(changed), _) => changed,
         (None, Some(base)) => changed_files(&ctx.repo, base, &head).with_context(|| {

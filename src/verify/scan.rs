@@ -14,10 +14,14 @@ use std::collections::{HashMap, HashSet};
 use aho_corasick::{AhoCorasick, MatchKind};
 use anyhow::{Context, Result};
 
-use super::git::for_each_blob;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+
 use super::history;
 use super::quote::{FileText, Quote, fold};
 use super::source::RepoSnapshot;
+use super::stream::{Blobs, FileRef, search_in_order};
+use crate::types::Hunk;
 
 /// Where a quote may be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -70,23 +74,28 @@ pub struct ScanResult {
 
 /// Runs `request` over the changed files and, when needed, the rest of the tree at head.
 pub fn scan(src: &RepoSnapshot, request: &ScanRequest) -> Result<ScanResult> {
-    let mut state = State::new(request)?;
+    let mut state = Scan::new(request);
+    let blobs = src.blobs();
     let changed_phase = !request.quotes.is_empty() || !request.added.is_empty();
     if changed_phase {
-        let files: Vec<(String, &str)> = src
+        let files: Vec<Visit<'_>> = src
             .readable_changed()
-            .filter_map(|c| Some((c.path.clone(), src.head_oid(&c.path)?)))
+            .filter_map(|c| {
+                let entry = src.head_entry(&c.path)?;
+                Some(Visit {
+                    file: FileRef {
+                        path: &c.path,
+                        oid: &entry.oid,
+                        mode: &entry.mode,
+                    },
+                    paths: vec![c.path.clone()],
+                    hunks: Some(c.hunks.as_slice()),
+                })
+            })
             .collect();
-        let oids: Vec<&str> = files.iter().map(|(_, oid)| *oid).collect();
-        for_each_blob(&src.repo, &oids, |i, blob| {
-            if let Some(bytes) = blob {
-                let path = &files[i].0;
-                let hunks = src.changed_file(path).map(|c| c.hunks.as_slice());
-                state.visit(std::slice::from_ref(path), bytes, true, hunks);
-            }
-            !state.done(true)
-        })
-        .context("could not read the changed files")?;
+        state
+            .phase(blobs, &files, true)
+            .context("could not read the changed files")?;
     }
     if !state.done(false) {
         // The rest of the tree, in path order (so the first file found is the same every run),
@@ -96,53 +105,47 @@ pub fn scan(src: &RepoSnapshot, request: &ScanRequest) -> Result<ScanResult> {
         } else {
             HashSet::new()
         };
-        let mut by_oid: HashMap<&str, Vec<String>> = HashMap::new();
-        let mut oids: Vec<&str> = Vec::new();
-        for (path, oid) in src.head_files() {
+        let mut files: Vec<Visit<'_>> = Vec::new();
+        let mut by_oid: HashMap<&str, usize> = HashMap::new();
+        for (path, entry) in src.head_entries() {
             if skip.contains(path) {
                 continue;
             }
-            let paths = by_oid.entry(oid).or_default();
-            if paths.is_empty() {
-                oids.push(oid);
+            match by_oid.get(entry.oid.as_str()) {
+                Some(&at) => files[at].paths.push(path.to_string()),
+                None => {
+                    by_oid.insert(&entry.oid, files.len());
+                    files.push(Visit {
+                        file: FileRef {
+                            path,
+                            oid: &entry.oid,
+                            mode: &entry.mode,
+                        },
+                        paths: vec![path.to_string()],
+                        hunks: None,
+                    });
+                }
             }
-            paths.push(path.to_string());
         }
-        for_each_blob(&src.repo, &oids, |i, blob| {
-            if let Some(bytes) = blob {
-                state.visit(&by_oid[oids[i]], bytes, false, None);
-            }
-            !state.done(false)
-        })
-        .context("could not read the files at head")?;
+        state
+            .phase(blobs, &files, false)
+            .context("could not read the files at head")?;
     }
     Ok(state.result)
 }
 
-/// The scan in progress.
-struct State<'r> {
-    request: &'r ScanRequest,
-    /// Every pattern once: the identifiers, then the quotes' needles.
-    patterns: Vec<Pattern>,
-    /// One automaton for all patterns, searched for every match (overlapping), so one pass over
-    /// a file answers everything.
-    matcher: Option<AhoCorasick>,
-    words_wanted: usize,
-    words_found: usize,
-    /// Quote jobs with enough files found.
-    satisfied: Vec<bool>,
-    /// Per pattern, the number of the last file it was seen in (so a needle found a million
-    /// times in one file costs its jobs once), and the files visited.
-    seen_in: Vec<usize>,
-    files: usize,
-    result: ScanResult,
+/// One file of a phase: what to read, every path of that blob, and the change's hunks in it.
+struct Visit<'a> {
+    file: FileRef<'a>,
+    paths: Vec<String>,
+    hunks: Option<&'a [Hunk]>,
 }
 
 /// What one pattern of the automaton stands for.
 struct Pattern {
     text: String,
-    /// An identifier looked for as a whole word; `Some(found)`.
-    word: Option<bool>,
+    /// An identifier looked for as a whole word.
+    word: bool,
     /// The quote jobs it is a needle of.
     jobs: Vec<usize>,
     /// Part of a key of the added-lines search: a changed file without any such pattern is not
@@ -150,8 +153,70 @@ struct Pattern {
     added: bool,
 }
 
-impl<'r> State<'r> {
-    fn new(request: &'r ScanRequest) -> Result<Self> {
+/// The automaton of the patterns still wanted: built again with fewer as names are found, so
+/// a name found once costs nothing in the files after (a common one is in every file).
+struct Searcher {
+    matcher: AhoCorasick,
+    /// The pattern (index into [`State::patterns`]) of each of the automaton's.
+    ids: Vec<usize>,
+}
+
+impl Searcher {
+    fn build(patterns: &[Pattern], live: impl Iterator<Item = usize>) -> Result<Option<Searcher>> {
+        let ids: Vec<usize> = live.collect();
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        // The crate picks a DFA for few patterns and a compact NFA for many (a review naming
+        // 100,000 identifiers must not build a DFA of hundreds of megabytes).
+        let matcher = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(ids.iter().map(|&p| patterns[p].text.as_bytes()))
+            .context("could not build the search of identifiers and quotes")?;
+        Ok(Some(Searcher { matcher, ids }))
+    }
+}
+
+/// What one file holds, found by a worker: applied in file order by [`Scan::apply`].
+#[derive(Default)]
+struct FileHits {
+    /// Identifier patterns found as whole words.
+    words: Vec<usize>,
+    /// Quote jobs held, with the first place in the file.
+    quotes: Vec<(usize, (u32, u32))>,
+    /// Added-lines keys, with the head line, in line order.
+    added: Vec<(String, u32)>,
+}
+
+/// What a scan looks for, shared with the workers: the patterns, and which of them are done
+/// (set by the thread that applies answers, read by the workers to skip work).
+struct Wanted<'r> {
+    request: &'r ScanRequest,
+    /// Every pattern once: the identifiers, then the added-lines keys' parts, then the quotes'
+    /// needles.
+    patterns: Vec<Pattern>,
+    /// Per pattern: an identifier found as a whole word.
+    found: Vec<AtomicBool>,
+    /// Per quote job: enough files found.
+    satisfied: Vec<AtomicBool>,
+}
+
+/// The scan in progress: what is wanted and what was found, in file order.
+struct Scan<'r> {
+    wanted: Wanted<'r>,
+    words_wanted: usize,
+    words_found: usize,
+    /// Patterns that stopped being wanted since the automaton was last built.
+    retired: usize,
+    result: ScanResult,
+}
+
+/// Build the automaton again once this many of its patterns (and at least half) are no longer
+/// wanted: each build costs about one pass over a few files.
+const REBUILD_AFTER: usize = 16;
+
+impl<'r> Wanted<'r> {
+    fn new(request: &'r ScanRequest) -> Self {
         let mut patterns: Vec<Pattern> = Vec::new();
         let mut index: HashMap<String, usize> = HashMap::new();
         let mut words: Vec<&String> = request
@@ -164,159 +229,260 @@ impl<'r> State<'r> {
             index.insert((*w).clone(), patterns.len());
             patterns.push(Pattern {
                 text: (*w).clone(),
-                word: Some(false),
+                word: true,
                 jobs: Vec::new(),
                 added: false,
             });
         }
-        // The added-lines keys by their longest whitespace-free part (a name is its own).
-        for key in &request.added {
-            let Some(token) = key.split_whitespace().max_by_key(|t| t.len()) else {
-                continue;
-            };
-            let at = *index.entry(token.to_string()).or_insert_with(|| {
+        let mut intern = |text: String, patterns: &mut Vec<Pattern>| -> usize {
+            *index.entry(text.clone()).or_insert_with(|| {
                 patterns.push(Pattern {
-                    text: token.to_string(),
-                    word: None,
+                    text,
+                    word: false,
                     jobs: Vec::new(),
                     added: false,
                 });
                 patterns.len() - 1
-            });
-            patterns[at].added = true;
+            })
+        };
+        // The added-lines keys by their longest whitespace-free part (a name is its own).
+        let mut added: Vec<&String> = request.added.iter().collect();
+        added.sort_unstable();
+        for key in added {
+            if let Some(token) = key.split_whitespace().max_by_key(|t| t.len()) {
+                let at = intern(token.to_string(), &mut patterns);
+                patterns[at].added = true;
+            }
         }
         let mut satisfied = Vec::with_capacity(request.quotes.len());
         for (j, job) in request.quotes.iter().enumerate() {
             let needles = job.quote.needles();
             // A quote with no needle worth a search is not looked for beyond its files.
-            satisfied.push(needles.is_empty());
+            satisfied.push(AtomicBool::new(needles.is_empty()));
             for needle in needles {
-                let at = *index.entry(needle.clone()).or_insert_with(|| {
-                    patterns.push(Pattern {
-                        text: needle,
-                        word: None,
-                        jobs: Vec::new(),
-                        added: false,
-                    });
-                    patterns.len() - 1
-                });
+                let at = intern(needle, &mut patterns);
                 if !patterns[at].jobs.contains(&j) {
                     patterns[at].jobs.push(j);
                 }
             }
         }
-        let matcher = (!patterns.is_empty())
-            .then(|| {
-                // The crate picks a DFA for few patterns and a compact NFA for many (a review
-                // naming 100,000 identifiers must not build a DFA of hundreds of megabytes).
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::Standard)
-                    .build(patterns.iter().map(|p| p.text.as_bytes()))
-            })
-            .transpose()
-            .context("could not build the search of identifiers and quotes")?;
-        Ok(State {
+        Wanted {
             request,
-            seen_in: vec![usize::MAX; patterns.len()],
-            files: 0,
-            words_wanted: words.len(),
-            words_found: 0,
+            found: (0..patterns.len())
+                .map(|_| AtomicBool::new(false))
+                .collect(),
             patterns,
-            matcher,
             satisfied,
+        }
+    }
+
+    fn is_found(&self, p: usize) -> bool {
+        self.found[p].load(Ordering::Relaxed)
+    }
+
+    fn is_satisfied(&self, job: usize) -> bool {
+        self.satisfied[job].load(Ordering::Relaxed)
+    }
+
+    /// Whether quote job `j` is still looked for in this phase.
+    fn job_wanted(&self, j: usize, changed: bool) -> bool {
+        !self.is_satisfied(j) && (changed || self.request.quotes[j].scope == Scope::ChangedThenTree)
+    }
+
+    /// Whether pattern `p` still has something to find in this phase.
+    fn pattern_wanted(&self, p: usize, changed: bool) -> bool {
+        let pattern = &self.patterns[p];
+        (pattern.word && !self.is_found(p))
+            || (pattern.added && changed)
+            || pattern.jobs.iter().any(|&j| self.job_wanted(j, changed))
+    }
+
+    /// The automaton of the patterns still wanted in this phase.
+    fn searcher(&self, changed: bool) -> Result<Option<Searcher>> {
+        Searcher::build(
+            &self.patterns,
+            (0..self.patterns.len()).filter(|&p| self.pattern_wanted(p, changed)),
+        )
+    }
+
+    /// Searches one file (a worker's part): one pass of the automaton over its bytes, then
+    /// the quotes whose needles it holds, then (in a changed file holding a part of a key)
+    /// its added lines.
+    fn search(
+        &self,
+        searcher: &Searcher,
+        bytes: &[u8],
+        changed: bool,
+        hunks: Option<&[Hunk]>,
+    ) -> FileHits {
+        let mut hits = FileHits::default();
+        if bytes[..bytes.len().min(8000)].contains(&0) {
+            return hits; // binary
+        }
+        let mut jobs: Vec<usize> = Vec::new();
+        let mut needles_seen: HashSet<usize> = HashSet::new();
+        let mut holds_added = false;
+        for m in searcher.matcher.find_overlapping_iter(bytes) {
+            let p = searcher.ids[m.pattern().as_usize()];
+            let pattern = &self.patterns[p];
+            holds_added |= pattern.added;
+            if pattern.word && !self.is_found(p) && !hits.words.contains(&p) {
+                let before = m.start().checked_sub(1).map(|i| bytes[i]);
+                let after = bytes.get(m.end()).copied();
+                if !before.is_some_and(is_word_byte) && !after.is_some_and(is_word_byte) {
+                    hits.words.push(p);
+                }
+            }
+            // One sighting per file is enough for the quotes it is a needle of.
+            if pattern.jobs.is_empty() || !needles_seen.insert(p) {
+                continue;
+            }
+            jobs.extend(
+                pattern
+                    .jobs
+                    .iter()
+                    .copied()
+                    .filter(|&j| self.job_wanted(j, changed)),
+            );
+        }
+        jobs.sort_unstable();
+        jobs.dedup();
+        if !jobs.is_empty() {
+            let text = FileText::new(&String::from_utf8_lossy(bytes));
+            for j in jobs {
+                if let Some(span) = self.request.quotes[j].quote.find_in(&text).first() {
+                    hits.quotes.push((j, *span));
+                }
+            }
+        }
+        if let Some(hunks) = hunks
+            && holds_added
+        {
+            hits.added = added_lines(&self.request.added, bytes, hunks);
+        }
+        hits
+    }
+}
+
+impl<'r> Scan<'r> {
+    fn new(request: &'r ScanRequest) -> Self {
+        let wanted = Wanted::new(request);
+        Scan {
+            words_wanted: wanted.patterns.iter().filter(|p| p.word).count(),
+            words_found: 0,
+            retired: 0,
             result: ScanResult {
                 quotes: vec![Vec::new(); request.quotes.len()],
                 ..ScanResult::default()
             },
-        })
+            wanted,
+        }
     }
 
     /// Whether nothing is left to look for: in the changed files (`changed`), or in the tree.
     fn done(&self, changed: bool) -> bool {
-        let words_done = self.words_found == self.words_wanted;
-        let quotes_done = self.request.quotes.iter().enumerate().all(|(j, job)| {
-            self.satisfied[j]
-                || (!changed && (job.scope == Scope::Changed || !self.result.quotes[j].is_empty()))
-        });
-        let added_done = !changed || self.result.added.len() == self.request.added.len();
-        words_done && quotes_done && added_done
+        all_found(
+            &self.wanted,
+            self.words_found,
+            self.words_wanted,
+            &self.result,
+            changed,
+        )
     }
 
-    /// Searches one file (known by `paths`, several when identical files share the blob).
-    fn visit(
-        &mut self,
-        paths: &[String],
-        bytes: &[u8],
-        changed: bool,
-        hunks: Option<&[crate::types::Hunk]>,
-    ) {
-        self.result.files_read += 1;
-        if bytes[..bytes.len().min(8000)].contains(&0) {
-            return; // binary
+    /// Searches `files` on every core and applies what each holds in file order, until
+    /// nothing is left to look for in this phase.
+    fn phase(&mut self, blobs: Blobs<'_>, files: &[Visit<'_>], changed: bool) -> Result<()> {
+        if files.is_empty() || self.done(changed) {
+            return Ok(());
         }
-        let (jobs, added) = self.search(bytes, changed);
-        self.match_quotes(&jobs, paths, bytes);
-        if let Some(hunks) = hunks
-            && added
-        {
-            self.find_added(&paths[0], bytes, hunks);
-        }
-    }
-
-    /// One pass of the automaton over the file: marks the identifiers found as whole words and
-    /// returns the quote jobs whose needles it holds (and that still want a file), and whether
-    /// it holds a part of an added-lines key.
-    fn search(&mut self, bytes: &[u8], changed: bool) -> (Vec<usize>, bool) {
-        let mut jobs: Vec<usize> = Vec::new();
-        let mut added = false;
-        let Some(matcher) = &self.matcher else {
-            return (jobs, added);
+        let searcher = RwLock::new(Arc::new(self.wanted.searcher(changed)?));
+        let refs: Vec<FileRef<'_>> = files.iter().map(|v| v.file).collect();
+        self.retired = 0;
+        let mut failed = None;
+        let Scan {
+            wanted,
+            words_wanted,
+            words_found,
+            retired,
+            result,
+        } = self;
+        let wanted: &Wanted<'_> = wanted;
+        let mut progress = Progress {
+            wanted,
+            words_wanted: *words_wanted,
+            words_found,
+            retired,
+            result,
         };
-        self.files += 1;
-        for m in matcher.find_overlapping_iter(bytes) {
-            let p = m.pattern().as_usize();
-            let pattern = &mut self.patterns[p];
-            added |= pattern.added;
-            if pattern.word == Some(false) {
-                let before = m.start().checked_sub(1).map(|i| bytes[i]);
-                let after = bytes.get(m.end()).copied();
-                if !before.is_some_and(is_word_byte) && !after.is_some_and(is_word_byte) {
-                    pattern.word = Some(true);
-                    self.words_found += 1;
-                    self.result.words.insert(pattern.text.clone());
+        search_in_order(
+            blobs,
+            &refs,
+            |i, bytes| {
+                let current = searcher.read().map(|s| Arc::clone(&s));
+                match current.as_deref() {
+                    Ok(Some(s)) => wanted.search(s, bytes, changed, files[i].hunks),
+                    _ => FileHits::default(),
                 }
-            }
-            if self.seen_in[p] == self.files {
-                continue;
-            }
-            if pattern.word != Some(false) {
-                // Whole-word checks aside, one sighting per file is enough.
-                self.seen_in[p] = self.files;
-            }
-            for &j in &pattern.jobs {
-                let job = &self.request.quotes[j];
-                let wanted = !self.satisfied[j] && (changed || job.scope == Scope::ChangedThenTree);
-                if wanted {
-                    jobs.push(j);
+            },
+            |i, hits| {
+                let Some(hits) = hits else { return true };
+                progress.apply(&files[i].paths, hits);
+                if progress.done(changed) {
+                    return false;
                 }
-            }
-        }
-        jobs.sort_unstable();
-        jobs.dedup();
-        (jobs, added)
+                let live = searcher
+                    .read()
+                    .map_or(0, |s| s.as_ref().as_ref().map_or(0, |s| s.ids.len()));
+                if *progress.retired >= REBUILD_AFTER && *progress.retired * 2 >= live {
+                    *progress.retired = 0;
+                    match progress.wanted.searcher(changed) {
+                        Ok(s) => {
+                            if let Ok(mut current) = searcher.write() {
+                                *current = Arc::new(s);
+                            }
+                        }
+                        Err(e) => {
+                            failed = Some(e);
+                            return false;
+                        }
+                    }
+                }
+                true
+            },
+        )?;
+        failed.map_or(Ok(()), Err)
     }
+}
 
-    /// Matches the quotes of `jobs` against the file.
-    fn match_quotes(&mut self, jobs: &[usize], paths: &[String], bytes: &[u8]) {
-        if jobs.is_empty() {
-            return;
+/// The applying side of a phase: this thread's counters and results beside the shared
+/// [`Wanted`].
+struct Progress<'a, 'r> {
+    wanted: &'a Wanted<'r>,
+    words_wanted: usize,
+    words_found: &'a mut usize,
+    retired: &'a mut usize,
+    result: &'a mut ScanResult,
+}
+
+impl Progress<'_, '_> {
+    /// Takes what one file (known by `paths`, several when identical files share the blob)
+    /// holds, in file order: the first files found are the same on any number of cores.
+    fn apply(&mut self, paths: &[String], hits: FileHits) {
+        let wanted = self.wanted;
+        self.result.files_read += 1;
+        for p in hits.words {
+            if !wanted.found[p].swap(true, Ordering::Relaxed) {
+                *self.words_found += 1;
+                self.result.words.insert(wanted.patterns[p].text.clone());
+                *self.retired += usize::from(wanted.patterns[p].jobs.is_empty());
+            }
         }
-        let text = FileText::new(&String::from_utf8_lossy(bytes));
-        for &j in jobs {
-            let job = &self.request.quotes[j];
-            let Some(span) = job.quote.find_in(&text).first().copied() else {
+        for (j, span) in hits.quotes {
+            if wanted.is_satisfied(j) {
                 continue;
-            };
+            }
+            let job = &wanted.request.quotes[j];
             let places = &mut self.result.quotes[j];
             for path in paths {
                 if places.len() < job.want && !job.exclude.contains(path) {
@@ -324,45 +490,77 @@ impl<'r> State<'r> {
                 }
             }
             if places.len() >= job.want {
-                self.satisfied[j] = true;
+                wanted.satisfied[j].store(true, Ordering::Relaxed);
+                *self.retired += 1;
             }
+        }
+        for (key, line) in hits.added {
+            self.result
+                .added
+                .entry(key)
+                .or_insert_with(|| (paths[0].clone(), line));
         }
     }
 
-    /// Records where the change first adds each requested identifier or line: only the added
-    /// lines of the file are decoded and folded.
-    fn find_added(&mut self, path: &str, bytes: &[u8], hunks: &[crate::types::Hunk]) {
-        let mut ranges = history::added_ranges(hunks).peekable();
-        for (i, raw) in bytes.split(|b| *b == b'\n').enumerate() {
-            let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
-            while ranges.peek().is_some_and(|(_, e)| *e < line) {
-                ranges.next();
-            }
-            let Some((s, _)) = ranges.peek() else {
-                break;
-            };
-            if line < *s {
-                continue;
-            }
-            let folded = fold(&String::from_utf8_lossy(raw));
-            if self.request.added.contains(folded.as_str()) {
-                self.result
-                    .added
-                    .entry(folded.clone())
-                    .or_insert_with(|| (path.to_string(), line));
-            }
-            for word in folded
-                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .filter(|w| w.len() > 2)
-            {
-                if self.request.added.contains(word) && !self.result.added.contains_key(word) {
-                    self.result
-                        .added
-                        .insert(word.to_string(), (path.to_string(), line));
-                }
+    fn done(&self, changed: bool) -> bool {
+        all_found(
+            self.wanted,
+            *self.words_found,
+            self.words_wanted,
+            self.result,
+            changed,
+        )
+    }
+}
+
+/// Whether nothing is left to look for: in the changed files (`changed`), or in the tree.
+fn all_found(
+    wanted: &Wanted<'_>,
+    words_found: usize,
+    words_wanted: usize,
+    result: &ScanResult,
+    changed: bool,
+) -> bool {
+    let request = wanted.request;
+    let words_done = words_found == words_wanted;
+    let quotes_done = request.quotes.iter().enumerate().all(|(j, job)| {
+        wanted.is_satisfied(j)
+            || (!changed && (job.scope == Scope::Changed || !result.quotes[j].is_empty()))
+    });
+    let added_done = !changed || result.added.len() == request.added.len();
+    words_done && quotes_done && added_done
+}
+
+/// Where the change first adds each requested identifier or line in one file, in line order:
+/// only the added lines of the file are decoded and folded.
+fn added_lines(wanted: &HashSet<String>, bytes: &[u8], hunks: &[Hunk]) -> Vec<(String, u32)> {
+    let mut out: Vec<(String, u32)> = Vec::new();
+    let mut ranges = history::added_ranges(hunks).peekable();
+    for (i, raw) in bytes.split(|b| *b == b'\n').enumerate() {
+        let line = u32::try_from(i + 1).unwrap_or(u32::MAX);
+        while ranges.peek().is_some_and(|(_, e)| *e < line) {
+            ranges.next();
+        }
+        let Some((s, _)) = ranges.peek() else {
+            break;
+        };
+        if line < *s {
+            continue;
+        }
+        let folded = fold(&String::from_utf8_lossy(raw));
+        if wanted.contains(folded.as_str()) {
+            out.push((folded.clone(), line));
+        }
+        for word in folded
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| w.len() > 2)
+        {
+            if wanted.contains(word) {
+                out.push((word.to_string(), line));
             }
         }
     }
+    out
 }
 
 fn is_word_byte(b: u8) -> bool {

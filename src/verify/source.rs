@@ -10,6 +10,7 @@ use anyhow::Result;
 use super::coverage::paths_match;
 use super::git::{self, CatFile, TreeEntry};
 use super::quote::FileText;
+use super::stream::Blobs;
 use crate::types::{ChangeKind, ChangedFile};
 
 /// A file's content at one commit.
@@ -64,6 +65,9 @@ pub struct RepoSnapshot {
     changed_by_name: HashMap<String, Vec<usize>>,
     cat: CatFile,
     cache: HashMap<(Side, String), Rc<Content>>,
+    /// A checkout of head that deep-review made and no agent could write, to read many files
+    /// from ([`super::stream`]): each is used only when it hashes to its blob id.
+    pub checkout: Option<PathBuf>,
 }
 
 impl RepoSnapshot {
@@ -92,6 +96,7 @@ impl RepoSnapshot {
             changed_by_name: HashMap::new(),
             cat: CatFile::start(repo)?,
             cache: HashMap::new(),
+            checkout: None,
         })
     }
 
@@ -132,16 +137,33 @@ impl RepoSnapshot {
             .map(|e| e.oid.as_str())
     }
 
-    /// Every file at head with its blob id, in path order (submodules left out).
-    pub fn head_files(&self) -> Vec<(&str, &str)> {
-        let mut files: Vec<(&str, &str)> = self
+    /// The tree entry of `path` at head (not for a submodule).
+    pub fn head_entry(&self, path: &str) -> Option<&TreeEntry> {
+        self.tree.get(path).filter(|e| !e.is_submodule())
+    }
+
+    /// Every file at head with its tree entry, in path order (submodules left out).
+    pub fn head_entries(&self) -> Vec<(&str, &TreeEntry)> {
+        let mut files: Vec<(&str, &TreeEntry)> = self
             .tree
             .iter()
             .filter(|(_, e)| !e.is_submodule())
-            .map(|(p, e)| (p.as_str(), e.oid.as_str()))
+            .map(|(p, e)| (p.as_str(), e))
             .collect();
-        files.sort_unstable();
+        files.sort_unstable_by(|a, b| a.0.cmp(b.0));
         files
+    }
+
+    /// Where a search of many files reads them: the checkout of head deep-review made, when
+    /// there is one, else git.
+    pub fn blobs(&self) -> Blobs<'_> {
+        match &self.checkout {
+            Some(dir) => Blobs::Checkout {
+                dir,
+                repo: &self.repo,
+            },
+            None => Blobs::Git { repo: &self.repo },
+        }
     }
 
     /// The text files read so far at head.

@@ -821,8 +821,11 @@ fn many_unclosed_fences_and_comments_do_not_hide_the_findings_after_them() {
     assert_eq!(to_the_end, [Some(3 + 2_999 * 9 + 2)]);
 }
 
+/// The line is read whole (its severity note after 20,000 locations, its body); the finding
+/// keeps its first `MAX_LOCATIONS` places (issue 20: every later comparison of places is
+/// bounded), with a warning.
 #[test]
-fn a_line_naming_thousands_of_locations_keeps_them_all() {
+fn a_line_naming_thousands_of_locations_is_read_whole_and_keeps_the_first_hundred() {
     let mut text = String::from("## Findings\n\n1. **Everywhere** — ");
     for k in 0..20_000 {
         text.push_str(&format!("`src/a{k}.rs:{k}`, "));
@@ -831,8 +834,13 @@ fn a_line_naming_thousands_of_locations_keeps_them_all() {
     let r = parse_review("claude", &text);
     assert_eq!(r.findings.len(), 1);
     let f = &r.findings[0];
-    assert_eq!(f.locations.len(), 20_000);
-    assert_eq!(f.locations[19_999].to_string(), "src/a19999.rs:19999");
+    assert_eq!(f.locations.len(), deep_review::parse::MAX_LOCATIONS);
+    assert_eq!(f.locations[99].to_string(), "src/a99.rs:99");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("cites 20000 places"))
+    );
     assert_eq!(f.severity, Some(Severity::Important));
     assert_eq!(f.explanation, "Body.");
 }
@@ -870,4 +878,67 @@ fn a_report_of_two_thousand_reviewers_splits_by_its_structure() {
         "{:?}",
         &src.warnings[..src.warnings.len().min(3)]
     );
+}
+
+/// A title line of 40,000 backticked locations (issue 20: quadratic, 91 s): the finding keeps
+/// its first `MAX_LOCATIONS` places, in order, and a warning with the line says how many it
+/// cited. Consolidation then compares a bounded list.
+#[test]
+fn a_title_of_forty_thousand_locations_keeps_the_first_hundred_with_a_warning() {
+    let locations: Vec<String> = (0..40_000)
+        .map(|i| format!("`src/f{}.rs:{}`", i % 97, i + 1))
+        .collect();
+    let text = format!(
+        "## Findings\n\n### Important Issues\n\n1. **Title here** — {} (important, gap)\n\nBody.\n",
+        locations.join(", ")
+    );
+    let r = parse_review("claude", &text);
+    assert_eq!(r.findings.len(), 1);
+    let f = &r.findings[0];
+    assert_eq!(f.title, "Title here");
+    assert_eq!(f.severity, Some(Severity::Important));
+    let kept: Vec<String> = f.locations.iter().map(|l| l.to_string()).collect();
+    let first: Vec<String> = (0..deep_review::parse::MAX_LOCATIONS)
+        .map(|i| format!("src/f{}.rs:{}", i % 97, i + 1))
+        .collect();
+    assert_eq!(kept, first);
+    let warning = r
+        .warnings
+        .iter()
+        .find(|w| w.message.contains("cites 40000 places"))
+        .expect("a warning about the cut");
+    assert_eq!(warning.line, Some(5));
+    // The same finding as JSON is cut the same way.
+    let json = serde_json::json!({"findings": [{"id": "I1", "title": "t", "severity": "important",
+        "locations": (0..40_000).map(|i| serde_json::json!({"path": "a.go", "start": i + 1})).collect::<Vec<_>>()}]});
+    let r = parse_review("codex", &json.to_string());
+    assert_eq!(
+        r.findings[0].locations.len(),
+        deep_review::parse::MAX_LOCATIONS
+    );
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("cites 40000 places"))
+    );
+}
+
+/// Lines of 40,000 `(` with no `)` (each used to be searched to its end for a `)`): the
+/// severity note after them is still read, and a note-like `(` run reads as no note.
+#[test]
+fn many_open_parentheses_before_a_severity_note() {
+    let noise = "(a ".repeat(40_000);
+    let text = format!(
+        "## Findings\n\n### Suggestions\n\n1. **Title** — {noise} `a.go:3` (important, gap)\n\nBody {}\n",
+        "(important ".repeat(40_000)
+    );
+    let r = parse_review("claude", &text);
+    assert_eq!(r.findings.len(), 1);
+    let f = &r.findings[0];
+    assert_eq!(f.severity, Some(Severity::Important));
+    assert_eq!(
+        f.category.as_ref().map(|c| c.to_string()).as_deref(),
+        Some("gap")
+    );
+    assert_eq!(f.locations[0].to_string(), "a.go:3");
 }

@@ -70,6 +70,7 @@ fn files_reviewed_and_misses_come_from_the_change() {
         repo: repo.to_path_buf(),
         head: "HEAD".to_string(),
         base: Some(base),
+        checkout: None,
     };
     let outcome = verify_reviews(&ctx, &mut reviews).expect("verify runs");
     let mut changed = outcome.changed_paths();

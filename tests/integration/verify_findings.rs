@@ -22,6 +22,7 @@ impl VerifyHere for Repo {
             repo: self.path().to_path_buf(),
             head: "HEAD".to_string(),
             base: base.map(str::to_string),
+            checkout: None,
         };
         let mut reviews = vec![Review {
             agent: "claude".to_string(),
@@ -771,6 +772,7 @@ fn a_bad_revision_is_a_clear_error() {
         repo: repo.path().to_path_buf(),
         head: "no-such-branch".to_string(),
         base: None,
+        checkout: None,
     };
     let err = verify_reviews(&ctx, &mut []).expect_err("an unknown head is an error");
     let msg = format!("{err:#}");

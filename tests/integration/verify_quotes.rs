@@ -34,6 +34,7 @@ fn verify(repo: &Repo, base: &str, findings: Vec<Finding>) -> Vec<Finding> {
         repo: repo.path().to_path_buf(),
         head: "HEAD".to_string(),
         base: Some(base.to_string()),
+        checkout: None,
     };
     let mut reviews = vec![Review {
         agent: "claude".to_string(),
@@ -403,6 +404,7 @@ fn a_finding_naming_too_many_identifiers_has_the_first_ones_looked_up() {
         repo: repo.path().to_path_buf(),
         head: "HEAD".to_string(),
         base: Some(base),
+        checkout: None,
     };
     let mut reviews = vec![Review {
         agent: "claude".to_string(),

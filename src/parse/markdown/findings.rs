@@ -705,6 +705,9 @@ pub(super) fn finish_finding(
         None => ctx.ids.numbered(letter, position as u64),
     };
     finding.id = id;
+    if let Some(message) = crate::parse::cap_locations(&mut finding) {
+        ctx.warn(at, message);
+    }
 
     if finding.severity.is_none() {
         ctx.warn(

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod agents;
+pub mod bench_gen;
 pub mod fake_github;
 pub mod fake_github_diff;
 pub mod fake_gitlab;

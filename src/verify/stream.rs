@@ -1,0 +1,383 @@
+//! Many files searched on every core, their answers taken in file order.
+//!
+//! A search of the whole tree reads every blob once; git inflating them is the floor of its
+//! cost (one `git cat-file --batch` pass). So the blobs are read by one thread from one
+//! `cat-file --batch --buffer`, asked for in one write and read in large pieces, and handed to
+//! a worker per core as they arrive; the workers' answers are put back in file order before
+//! anyone sees them, so what a search finds (the first file holding a quote, the first line
+//! adding a name) is the same on one core or many, and it stops as soon as the answers taken
+//! so far say it is done.
+//!
+//! In `run`, the head's files may instead come from the checkout deep-review made for the
+//! agents ([`Blobs::Checkout`]): a file is used only when its bytes hash to the blob id the
+//! head tree lists for its path (the name git gives those exact bytes), so it is the commit's
+//! file whatever happened to the checkout; any other (a symlink, a smudge filter's or an
+//! end-of-line conversion's output, a file that is not there) is read from git.
+
+use std::collections::BTreeMap;
+use std::io::{BufReader, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, mpsc};
+
+use anyhow::{Context, Result};
+
+use super::git::{CatFile, MAX_SCAN_BLOB, read_blob, spawn_cat_file};
+
+/// Where the blobs of a search come from.
+#[derive(Debug, Clone, Copy)]
+pub enum Blobs<'a> {
+    /// `git cat-file --batch` in the repository.
+    Git { repo: &'a Path },
+    /// A checkout of head that deep-review made itself and no agent could write; files whose
+    /// bytes do not hash to their blob id are read from git in `repo`.
+    Checkout { dir: &'a Path, repo: &'a Path },
+}
+
+/// One file to search: a path of it (read from a checkout), its blob id and tree mode.
+#[derive(Debug, Clone, Copy)]
+pub struct FileRef<'a> {
+    pub path: &'a str,
+    pub oid: &'a str,
+    pub mode: &'a str,
+}
+
+/// Bytes read from cat-file's pipe at a time.
+const READ_BUFFER: usize = 1 << 20;
+
+/// Batches read ahead of the workers, per worker: enough to keep them busy, little memory.
+const READ_AHEAD: usize = 4;
+
+/// A batch handed to a worker holds about this many bytes of blobs, or [`BATCH_FILES`] files.
+const BATCH_BYTES: usize = 256 * 1024;
+const BATCH_FILES: usize = 256;
+
+/// Blobs by their index in the files searched (`None`: no blob, or one too large).
+type Batch = Vec<(usize, Option<Vec<u8>>)>;
+
+/// Searches every file of `files` with `search` on every core and gives each answer to `apply`
+/// in file order (`None`: no blob, or one over [`MAX_SCAN_BLOB`]), until `apply` returns
+/// `false` or the files end.
+pub fn search_in_order<R: Send>(
+    blobs: Blobs<'_>,
+    files: &[FileRef<'_>],
+    search: impl Fn(usize, &[u8]) -> R + Sync,
+    apply: impl FnMut(usize, Option<R>) -> bool,
+) -> Result<()> {
+    if files.is_empty() {
+        return Ok(());
+    }
+    let workers = std::thread::available_parallelism().map_or(2, usize::from);
+    match blobs {
+        Blobs::Git { repo } => from_git(repo, files, workers, &search, apply),
+        Blobs::Checkout { dir, repo } => from_checkout(dir, repo, files, workers, &search, apply),
+    }
+}
+
+/// Puts answers that arrive in any order back in file order.
+struct InOrder<R> {
+    next: usize,
+    waiting: BTreeMap<usize, Option<R>>,
+}
+
+impl<R> InOrder<R> {
+    fn new() -> Self {
+        InOrder {
+            next: 0,
+            waiting: BTreeMap::new(),
+        }
+    }
+
+    /// Takes answer `i`; gives `apply` every answer now in order. `false` when `apply` said
+    /// stop.
+    fn take(
+        &mut self,
+        i: usize,
+        answer: Option<R>,
+        apply: &mut impl FnMut(usize, Option<R>) -> bool,
+    ) -> bool {
+        self.waiting.insert(i, answer);
+        while let Some(answer) = self.waiting.remove(&self.next) {
+            let at = self.next;
+            self.next += 1;
+            if !apply(at, answer) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// One `cat-file --batch --buffer`: a writer asks for every blob in one buffer, a reader
+/// hands the blobs to the workers, this thread applies their answers in order.
+fn from_git<R: Send>(
+    repo: &Path,
+    files: &[FileRef<'_>],
+    workers: usize,
+    search: &(impl Fn(usize, &[u8]) -> R + Sync),
+    mut apply: impl FnMut(usize, Option<R>) -> bool,
+) -> Result<()> {
+    let (child, stdin, stdout) = spawn_cat_file(repo, &["--buffer"])?;
+    widen_pipe(&stdout);
+    let child = Mutex::new(child);
+    let stop = AtomicBool::new(false);
+    let halt = || {
+        stop.store(true, Ordering::Relaxed);
+        // cat-file ends: the writer and the reader, blocked on its pipes, return.
+        let _ = child.lock().map(|mut c| c.kill());
+    };
+    let (blob_tx, blob_rx) = mpsc::sync_channel::<Batch>(READ_AHEAD * workers);
+    let blob_rx = Mutex::new(blob_rx);
+    let (answer_tx, answer_rx) = mpsc::channel::<Vec<(usize, Option<R>)>>();
+    let read = std::thread::scope(|scope| -> Result<()> {
+        scope.spawn(move || {
+            let mut requests = Vec::with_capacity(files.len() * 41);
+            for f in files {
+                requests.extend_from_slice(f.oid.as_bytes());
+                requests.push(b'\n');
+            }
+            let mut stdin = stdin;
+            // One write of every request; closing stdin then tells cat-file it has them all.
+            let _ = stdin.write_all(&requests);
+        });
+        // The reader owns the sending end: when it ends, the workers' channel closes. Blobs go
+        // to the workers in batches of about BATCH_BYTES: one hand-over (and one wake-up) per
+        // batch, not per file.
+        let stop_reading = &stop;
+        let reader = scope.spawn(move || -> Result<()> {
+            let stop = stop_reading;
+            let mut reader = BufReader::with_capacity(READ_BUFFER, stdout);
+            let mut batch: Batch = Vec::new();
+            let mut bytes = 0usize;
+            for (i, f) in files.iter().enumerate() {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                let mut body = Vec::new();
+                let blob = read_blob(&mut reader, f.oid, &mut body)?;
+                bytes += body.len() + 64;
+                batch.push((i, blob.then_some(body)));
+                if bytes >= BATCH_BYTES || batch.len() >= BATCH_FILES {
+                    bytes = 0;
+                    if blob_tx.send(std::mem::take(&mut batch)).is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+            if !batch.is_empty() {
+                let _ = blob_tx.send(batch);
+            }
+            Ok(())
+        });
+        for _ in 0..workers {
+            let answer_tx = answer_tx.clone();
+            let (blob_rx, stop) = (&blob_rx, &stop);
+            // A worker takes batches until the reader ends, searching none once stopped: the
+            // reader is never left blocked on a full channel.
+            scope.spawn(move || {
+                loop {
+                    let next = blob_rx.lock().map(|rx| rx.recv());
+                    let Ok(Ok(batch)) = next else { break };
+                    let answers: Vec<(usize, Option<R>)> = batch
+                        .into_iter()
+                        .map(|(i, blob)| match blob {
+                            Some(bytes) if !stop.load(Ordering::Relaxed) => {
+                                (i, Some(search(i, &bytes)))
+                            }
+                            _ => (i, None),
+                        })
+                        .collect();
+                    let _ = answer_tx.send(answers);
+                }
+            });
+        }
+        drop(answer_tx);
+        let mut in_order = InOrder::new();
+        'answers: for answers in answer_rx.iter() {
+            for (i, answer) in answers {
+                if !in_order.take(i, answer, &mut apply) {
+                    halt();
+                    break 'answers;
+                }
+            }
+        }
+        drop(answer_rx);
+        let outcome = reader
+            .join()
+            .map_err(|_| anyhow::anyhow!("the git cat-file reader panicked"))?;
+        if stop.load(Ordering::Relaxed) {
+            return Ok(()); // stopped early: the reader's broken pipe is no error
+        }
+        outcome
+    });
+    halt();
+    if let Ok(mut c) = child.lock() {
+        let _ = c.wait();
+    }
+    read.context("could not read the files through git cat-file")
+}
+
+/// Files read from the checkout by every worker, each checked against its blob id.
+fn from_checkout<R: Send>(
+    dir: &Path,
+    repo: &Path,
+    files: &[FileRef<'_>],
+    workers: usize,
+    search: &(impl Fn(usize, &[u8]) -> R + Sync),
+    mut apply: impl FnMut(usize, Option<R>) -> bool,
+) -> Result<()> {
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (answer_tx, answer_rx) = mpsc::channel::<Result<Vec<(usize, Option<R>)>>>();
+    std::thread::scope(|scope| -> Result<()> {
+        for _ in 0..workers {
+            let answer_tx = answer_tx.clone();
+            let (next, stop) = (&next, &stop);
+            scope.spawn(move || {
+                // Started only when a file of the checkout is not its blob.
+                let mut git: Option<CatFile> = None;
+                // Files are taken BATCH_FILES at a time: one hand-over per batch.
+                loop {
+                    let first = next.fetch_add(BATCH_FILES, Ordering::Relaxed);
+                    if first >= files.len() || stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let batch: Result<Vec<(usize, Option<R>)>> = (first
+                        ..(first + BATCH_FILES).min(files.len()))
+                        .map(|i| {
+                            checked_file(dir, repo, &files[i], &mut git)
+                                .map(|bytes| (i, bytes.map(|b| search(i, &b))))
+                        })
+                        .collect();
+                    if answer_tx.send(batch).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(answer_tx);
+        let mut in_order = InOrder::new();
+        for answers in answer_rx.iter() {
+            let answers = match answers {
+                Ok(a) => a,
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            };
+            for (i, answer) in answers {
+                if !in_order.take(i, answer, &mut apply) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The bytes of `file` at head: the checkout's file when it is a regular file whose bytes
+/// hash to the blob id, else the blob from git. `None` for a missing blob or one over
+/// [`MAX_SCAN_BLOB`].
+fn checked_file(
+    dir: &Path,
+    repo: &Path,
+    file: &FileRef<'_>,
+    git: &mut Option<CatFile>,
+) -> Result<Option<Vec<u8>>> {
+    let regular = matches!(file.mode, "100644" | "100755");
+    if regular {
+        let path = dir.join(file.path);
+        let is_file = std::fs::symlink_metadata(&path)
+            .is_ok_and(|m| m.file_type().is_file() && m.len() <= MAX_SCAN_BLOB as u64);
+        if is_file
+            && let Ok(bytes) = std::fs::read(&path)
+            && blob_id_matches(&bytes, file.oid)
+        {
+            return Ok(Some(bytes));
+        }
+    }
+    let cat = match git {
+        Some(cat) => cat,
+        None => git.insert(CatFile::start(repo)?),
+    };
+    Ok(cat.read(file.oid)?.filter(|b| b.len() <= MAX_SCAN_BLOB))
+}
+
+/// Whether `bytes` are the blob git names `oid`: SHA-1 (or, in a SHA-256 repository, SHA-256)
+/// of `blob <length>\0` and the bytes.
+pub fn blob_id_matches(bytes: &[u8], oid: &str) -> bool {
+    use sha2::Digest as _;
+    fn hex_eq(digest: &[u8], oid: &str) -> bool {
+        oid.len() == digest.len() * 2
+            && digest.iter().zip(oid.as_bytes().chunks(2)).all(|(b, h)| {
+                std::str::from_utf8(h)
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    == Some(*b)
+            })
+    }
+    let header = format!("blob {}\0", bytes.len());
+    match oid.len() {
+        40 => {
+            let mut h = sha1::Sha1::new();
+            h.update(header.as_bytes());
+            h.update(bytes);
+            hex_eq(&h.finalize(), oid)
+        }
+        64 => {
+            let mut h = sha2::Sha256::new();
+            h.update(header.as_bytes());
+            h.update(bytes);
+            hex_eq(&h.finalize(), oid)
+        }
+        _ => false,
+    }
+}
+
+/// Asks the kernel for a 1 MB pipe from cat-file (64 kB by default): fewer wake-ups of the
+/// reader and of git per megabyte. Refused (an unprivileged limit) changes nothing else.
+fn widen_pipe(stdout: &std::process::ChildStdout) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_SETPIPE_SZ on a pipe we own; failure is reported and ignored.
+    unsafe {
+        libc::fcntl(
+            stdout.as_raw_fd(),
+            libc::F_SETPIPE_SZ,
+            READ_BUFFER as libc::c_int,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blob_ids_are_git_s() {
+        // `printf 'hello\n' | git hash-object --stdin`
+        assert!(blob_id_matches(
+            b"hello\n",
+            "ce013625030ba8dba906f756967f9e9ca394464a"
+        ));
+        assert!(!blob_id_matches(
+            b"hello\r\n",
+            "ce013625030ba8dba906f756967f9e9ca394464a"
+        ));
+        assert!(!blob_id_matches(b"hello\n", "not-an-id"));
+    }
+
+    #[test]
+    fn answers_are_applied_in_order() {
+        let mut seen = Vec::new();
+        let mut apply = |i: usize, a: Option<u32>| {
+            seen.push((i, a));
+            i < 2
+        };
+        let mut in_order = InOrder::new();
+        assert!(in_order.take(1, Some(10), &mut apply));
+        assert!(in_order.take(2, None, &mut apply));
+        assert!(!in_order.take(0, Some(5), &mut apply), "stops after 2");
+        assert_eq!(seen, [(0, Some(5)), (1, Some(10)), (2, None)]);
+    }
+}
