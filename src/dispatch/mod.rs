@@ -54,6 +54,35 @@ pub struct DispatchOutcome {
     pub cancelled: bool,
     /// The whole dispatch, from the first checkout to the last cleanup.
     pub wall_clock_s: f64,
+    /// The agents' shared checkout, kept when asked ([`DispatchOptions::keep_checkout`]) for
+    /// verification to read; removed when dropped.
+    pub checkout: Option<KeptCheckout>,
+}
+
+/// The shared checkout of a dispatch, kept after the agents ended: a checkout of the head
+/// that deep-review made and no agent could write (they ran in their sandboxes), which
+/// verification reads instead of inflating blobs. Dropping it removes it and its temporary
+/// directory.
+#[derive(Debug, Clone)]
+pub struct KeptCheckout(Arc<KeptParts>);
+
+#[derive(Debug)]
+struct KeptParts {
+    // Dropped in this order: the checkout, then the directory that held it.
+    worktree: worktree::Worktree,
+    _work_root: stale::WorkRoot,
+}
+
+impl KeptCheckout {
+    pub fn path(&self) -> &Path {
+        self.0.worktree.path()
+    }
+}
+
+impl PartialEq for KeptCheckout {
+    fn eq(&self, other: &Self) -> bool {
+        self.path() == other.path()
+    }
 }
 
 /// Knobs of [`dispatch_with`] that the CLI leaves at their defaults.
@@ -84,6 +113,9 @@ pub struct DispatchOptions {
     /// When every agent must have stopped, whatever its own timeout (the run's deadline less
     /// the time its reviews take to read).
     pub deadline: Option<std::time::Instant>,
+    /// Keep the agents' shared checkout after they end, unchanged, for verification
+    /// ([`DispatchOutcome::checkout`]); when one changed, it is removed all the same.
+    pub keep_checkout: bool,
     /// The run's cost meter (`--budget-usd`), shared by every dispatch of the run.
     pub meter: Arc<budget::CostMeter>,
     /// Prices that turn tokens into dollars.
@@ -104,6 +136,7 @@ impl Default for DispatchOptions {
             sandbox_helper: sandbox::default_helper(),
             handle_signals: true,
             deadline: None,
+            keep_checkout: false,
             prompts: BTreeMap::new(),
             meter: budget::CostMeter::unlimited(),
             prices: Arc::new(crate::cost::PriceTable::default()),
@@ -236,11 +269,26 @@ pub async fn dispatch_with(
     let mut reviews = collect_reviews(running, agents).await;
     cancel_note.abort();
     drop(shared);
-    if let Some(checkout) = checkout {
-        check_and_remove_shared_checkout(checkout, &mut reviews).await;
-    }
-    // Every checkout is gone by now; the temporary directory that held them goes too.
-    let _ = work_root.close();
+    let kept = match checkout {
+        Some(checkout) => {
+            let unchanged = check_shared_checkout(&checkout, &mut reviews).await;
+            if unchanged && options.keep_checkout {
+                Some(KeptCheckout(Arc::new(KeptParts {
+                    worktree: checkout,
+                    _work_root: work_root,
+                })))
+            } else {
+                remove_checkout(checkout, &mut reviews).await;
+                let _ = work_root.close();
+                None
+            }
+        }
+        None => {
+            // Every checkout is gone by now; the temporary directory that held them goes too.
+            let _ = work_root.close();
+            None
+        }
+    };
     events.emit(
         None,
         EventKind::Done {
@@ -251,6 +299,7 @@ pub async fn dispatch_with(
         reviews,
         cancelled: options.cancel.is_cancelled(),
         wall_clock_s: started.elapsed().as_secs_f64(),
+        checkout: kept,
     }
 }
 
@@ -312,6 +361,7 @@ fn fail_every_agent(
         reviews,
         cancelled: cancel.is_cancelled(),
         wall_clock_s: started.elapsed().as_secs_f64(),
+        checkout: None,
     }
 }
 
@@ -415,18 +465,28 @@ async fn collect_reviews(slots: Vec<Slot>, agents: &[AgentSpec]) -> Vec<RawRevie
     reviews
 }
 
-/// Checks that no agent changed the shared checkout, removes it, and names what changed on
-/// every agent's record (they all shared it).
-async fn check_and_remove_shared_checkout(checkout: worktree::Worktree, reviews: &mut [RawReview]) {
-    let changes = tokio::task::spawn_blocking(move || {
-        let mut changes = checkout.changes();
-        if let Err(err) = checkout.remove() {
-            changes.push(format!("the checkout could not be removed: {err:#}"));
-        }
-        changes
-    })
-    .await
-    .unwrap_or_else(|err| vec![format!("the checkout could not be checked: {err}")]);
+/// Checks that no agent changed the shared checkout, naming what changed on every agent's
+/// record (they all shared it); true when nothing did.
+async fn check_shared_checkout(checkout: &worktree::Worktree, reviews: &mut [RawReview]) -> bool {
+    let changes = tokio::task::spawn_blocking(checkout.change_probe())
+        .await
+        .unwrap_or_else(|err| vec![format!("the checkout could not be checked: {err}")]);
+    note_checkout_changes(&changes, reviews);
+    changes.is_empty()
+}
+
+/// Removes the shared checkout, naming a failure on every agent's record.
+async fn remove_checkout(checkout: worktree::Worktree, reviews: &mut [RawReview]) {
+    let removed = tokio::task::spawn_blocking(move || checkout.remove()).await;
+    let problem = match removed {
+        Ok(Ok(())) => return,
+        Ok(Err(err)) => format!("the checkout could not be removed: {err:#}"),
+        Err(err) => format!("the checkout could not be removed: {err}"),
+    };
+    note_checkout_changes(&[problem], reviews);
+}
+
+fn note_checkout_changes(changes: &[String], reviews: &mut [RawReview]) {
     for review in reviews {
         review
             .worktree_changes

@@ -228,43 +228,16 @@ impl Worktree {
         &self.path
     }
 
+    /// [`Worktree::changes`] as a task that owns what it needs, for a blocking thread.
+    pub fn change_probe(&self) -> impl FnOnce() -> Vec<String> + Send + 'static {
+        let (path, head) = (self.path.clone(), self.head.clone());
+        move || changes_in(&path, &head)
+    }
+
     /// What changed since the worktree was made: `git status --porcelain` lines (ignored files
     /// included: a fresh checkout has none) and a moved HEAD. Empty when untouched.
     pub fn changes(&self) -> Vec<String> {
-        let mut changes = Vec::new();
-        match git(
-            &self.path,
-            [
-                "status",
-                "--porcelain",
-                "--ignored",
-                "--untracked-files=all",
-            ],
-        ) {
-            Ok(out) if out.status.success() => {
-                changes.extend(
-                    String::from_utf8_lossy(&out.stdout)
-                        .lines()
-                        .filter(|l| !l.trim().is_empty())
-                        .map(str::to_string),
-                );
-            }
-            Ok(out) => changes.push(format!(
-                "git status failed in the worktree: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )),
-            Err(err) => changes.push(format!("git status could not run in the worktree: {err}")),
-        }
-        match git(&self.path, ["rev-parse", "HEAD"]) {
-            Ok(out) if out.status.success() => {
-                let now = String::from_utf8_lossy(&out.stdout).trim().to_string();
-                if now != self.head {
-                    changes.push(format!("HEAD moved from {} to {now}", self.head));
-                }
-            }
-            _ => changes.push("HEAD could not be read in the worktree".to_string()),
-        }
-        changes
+        changes_in(&self.path, &self.head)
     }
 
     /// Removes the worktree and its directory (for a linked one, git then forgets it: `prune`).
@@ -283,6 +256,44 @@ impl Worktree {
             Ok(())
         }
     }
+}
+
+/// The changes of the checkout at `path` whose HEAD should be `head`.
+fn changes_in(path: &Path, head: &str) -> Vec<String> {
+    let mut changes = Vec::new();
+    match git(
+        path,
+        [
+            "status",
+            "--porcelain",
+            "--ignored",
+            "--untracked-files=all",
+        ],
+    ) {
+        Ok(out) if out.status.success() => {
+            changes.extend(
+                String::from_utf8_lossy(&out.stdout)
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(str::to_string),
+            );
+        }
+        Ok(out) => changes.push(format!(
+            "git status failed in the worktree: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+        Err(err) => changes.push(format!("git status could not run in the worktree: {err}")),
+    }
+    match git(path, ["rev-parse", "HEAD"]) {
+        Ok(out) if out.status.success() => {
+            let now = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            if now != head {
+                changes.push(format!("HEAD moved from {head} to {now}"));
+            }
+        }
+        _ => changes.push("HEAD could not be read in the worktree".to_string()),
+    }
+    changes
 }
 
 impl Drop for Worktree {
