@@ -295,7 +295,7 @@ fn sigint_mid_run_leaves_no_agent_and_no_worktree() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    let worktrees = fx.linked_worktrees();
+    let worktrees = fx.agent_checkouts(pid);
     // Sandboxed agents share one read-only checkout; unsandboxed ones get one each.
     let expected = if deep_review::dispatch::sandbox::available() {
         1

@@ -619,3 +619,48 @@ fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     }
     None
 }
+
+/// The repository's git directory holds more than objects: its `config` (where CI's checkout
+/// writes the job's token as `http.extraheader`) and deep-review's store. An agent reads the
+/// objects (its git works in its checkout) and nothing else of it.
+#[test]
+#[ignore = "needs bubblewrap, openssh-client and curl: scripts/install-sandbox-tools.sh (apt-get), then --run-ignored all"]
+fn the_repositorys_git_config_and_the_store_are_not_readable() {
+    needs_bwrap();
+    let attack = Attack::new();
+    attack.repo.git(&[
+        "config",
+        "http.https://github.com/.extraheader",
+        "AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzX2NpLXRva2Vu",
+    ]);
+    let git_dir = attack.repo.path().join(".git");
+    std::fs::create_dir_all(git_dir.join("deep-review")).unwrap();
+    std::fs::write(
+        git_dir.join("deep-review/earlier.json"),
+        "store-record-secret-19",
+    )
+    .unwrap();
+    attack.probe(&format!(
+        "cat '{g}/config' >> \"$R\" 2>&1\n\
+         cat '{g}/deep-review/earlier.json' >> \"$R\" 2>&1\n\
+         git config --get-regexp extraheader >> \"$R\" 2>&1\n\
+         cat .git/config >> \"$R\" 2>&1\n\
+         try git-log \"git log --oneline -1\"\n\
+         try git-show \"git show HEAD:src/auth.rs\"",
+        g = git_dir.display()
+    ));
+    for mode in ["auto", "landlock"] {
+        attack.clear_results();
+        attack.run(mode);
+        let results = attack.results();
+        // The agent's git still reads the history.
+        assert!(results.contains("ALLOWED git-log\n"), "{mode}:\n{results}");
+        assert!(results.contains("ALLOWED git-show\n"), "{mode}:\n{results}");
+        for secret in ["eC1hY2Nlc3MtdG9rZW46", "store-record-secret-19"] {
+            assert!(
+                !results.contains(secret),
+                "{mode}: the agent read `{secret}`:\n{results}"
+            );
+        }
+    }
+}
