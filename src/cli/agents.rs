@@ -8,6 +8,7 @@ use clap::Args;
 use crate::config;
 use crate::dispatch::AgentSpec;
 use crate::dispatch::backend::commands::{VERSION_TIMEOUT, find_program, probe_version};
+use crate::dispatch::sandbox;
 use crate::types::AgentKind;
 
 #[derive(Debug, Args)]
@@ -31,6 +32,12 @@ struct Found {
     problem: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     npm_package: Option<&'static str>,
+    /// The sandbox layers an agent process runs under (none for a model API).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sandbox: Option<String>,
+    /// Where it may connect.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    network: Option<String>,
 }
 
 /// Lists the agents `run` would use, with the commands the config gives them (the repository's
@@ -59,11 +66,15 @@ pub fn execute(args: AgentsArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    let plan = sandbox::Plan::new(
+        sandbox::Mode::from_env().map_err(anyhow::Error::msg)?,
+        sandbox::default_helper(),
+    );
     // Probed side by side: each `--version` starts a node process (a second or more).
     let found: Vec<Found> = std::thread::scope(|scope| {
         let probes: Vec<_> = specs
             .iter()
-            .map(|spec| scope.spawn(move || probe(spec)))
+            .map(|spec| scope.spawn(|| probe(spec, &plan)))
             .collect();
         probes
             .into_iter()
@@ -76,22 +87,28 @@ pub fn execute(args: AgentsArgs) -> anyhow::Result<ExitCode> {
                     version: None,
                     problem: Some("its check stopped unexpectedly".into()),
                     npm_package: AgentKind::from_name(&spec.name).npm_package(),
+                    sandbox: None,
+                    network: None,
                 })
             })
             .collect()
     });
+    if !args.json {
+        super::print_out(&format!("sandbox: {}\n", sandbox::describe_machine(&plan)))?;
+    }
     print_and_exit_code(&found, args.json)
 }
 
 /// Finds one agent's command and asks it for its version (the registry's agents only: a custom
 /// agent's command need not know `--version`).
-fn probe(spec: &AgentSpec) -> Found {
+fn probe(spec: &AgentSpec, plan: &sandbox::Plan) -> Found {
     let kind = AgentKind::from_name(&spec.name);
     let npm_package = kind.npm_package();
     let install = match npm_package {
         Some(pkg) => format!("install it with `npm install -g {pkg}`"),
         None => "fix `command` in its config".to_string(),
     };
+    let process = !spec.kind.is_http();
     let found = |status, path: Option<String>, version, problem| Found {
         agent: spec.name.clone(),
         status,
@@ -99,6 +116,8 @@ fn probe(spec: &AgentSpec) -> Found {
         version,
         problem,
         npm_package,
+        sandbox: process.then(|| plan.layers.name()),
+        network: process.then(|| sandbox::describe_network(spec, plan)),
     };
     // A model API: nothing to find on PATH; its key must be set (never probed over the network).
     if spec.kind.is_http() {
@@ -161,12 +180,17 @@ fn print_and_exit_code(found: &[Found], json: bool) -> anyhow::Result<ExitCode> 
     } else {
         for f in found {
             match f.status {
-                "found" => super::print_out(&format!(
-                    "{:<7} {:<32} {}\n",
-                    f.agent,
-                    f.version.as_deref().unwrap_or(""),
-                    f.path.as_deref().unwrap_or("")
-                ))?,
+                "found" => {
+                    super::print_out(&format!(
+                        "{:<7} {:<32} {}\n",
+                        f.agent,
+                        f.version.as_deref().unwrap_or(""),
+                        f.path.as_deref().unwrap_or("")
+                    ))?;
+                    if let Some(network) = &f.network {
+                        super::print_out(&format!("        network: {network}\n"))?;
+                    }
+                }
                 _ => super::print_out(&format!(
                     "{:<7} {:<32} {}\n",
                     f.agent,

@@ -40,7 +40,8 @@ Exit codes:
   1    the gate failed: a finding at the --fail-on level or above stands
   2    usage or input error (the message says what to fix)
   3    no review: every agent failed or wrote no review (the report says why)
-  130  interrupted (Ctrl-C, SIGTERM, SIGHUP): what the agents wrote is kept
+  124  the run passed its deadline (run --timeout): what the agents wrote is kept
+  130  interrupted (Ctrl-C, SIGTERM, SIGHUP) at any stage: what the agents wrote is kept
 ";
 
 /// Runs several AI code reviewers on one change, checks their findings against the code and

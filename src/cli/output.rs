@@ -14,6 +14,7 @@ use crate::types::{Report, RunStatus, Severity, Verdict};
 pub const EXIT_GATE: u8 = 1;
 pub const EXIT_NO_REVIEW: u8 = 3;
 pub const EXIT_INTERRUPTED: u8 = 130;
+pub const EXIT_DEADLINE: u8 = 124;
 
 /// `--fail-on LEVEL`: the least severity of a shown finding that fails the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -97,6 +97,12 @@ pub struct RunArgs {
     #[arg(long, value_name = "AGENT")]
     pub synthesize: Option<String>,
 
+    /// The longest the whole run may take, reading and consolidating the reviews included
+    /// (`90m`, `1h30m`); the agents are stopped a little before it. Default: the slowest
+    /// agent's timeout and 5 minutes more. Past it the run exits 124.
+    #[arg(long, value_name = "DURATION", value_parser = parse_run_timeout)]
+    pub timeout: Option<std::time::Duration>,
+
     /// Where each agent's record, weighed into every finding's confidence, comes from:
     /// `outcomes` (what authors did with the findings of the store's other changes: Fixed,
     /// Skipped, ...), `agreement` (how the agents agreed across the store, no decision read) or
@@ -129,8 +135,8 @@ impl RunArgs {
         }
     }
 
-    fn options(&self) -> RunOptions {
-        RunOptions {
+    fn options(&self) -> anyhow::Result<RunOptions> {
+        let mut options = RunOptions {
             progress: if self.quiet {
                 ProgressMode::Plain
             } else {
@@ -139,8 +145,22 @@ impl RunArgs {
             formats: self.format.clone(),
             budget_usd: self.budget_usd,
             ..RunOptions::default()
-        }
+        };
+        options.dispatch.sandbox =
+            dispatch::sandbox::Mode::from_env().map_err(anyhow::Error::msg)?;
+        Ok(options)
     }
+}
+
+/// `--timeout DURATION`: a duration longer than zero (`90m`, `1h30m`).
+fn parse_run_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let d = crate::text::parse_duration(text)?;
+    if d.is_zero() {
+        return Err(format!(
+            "`{text}` is zero: give the run some time, e.g. 45m"
+        ));
+    }
+    Ok(d)
 }
 
 /// `--budget-usd N`: a number of dollars, 0 or more.
@@ -159,8 +179,20 @@ fn parse_budget(text: &str) -> Result<f64, String> {
 }
 
 pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
+    // From here a signal stops the run at whatever stage it is in.
+    let started = std::time::Instant::now();
+    let signals_watched = pipeline::interrupt::install();
+    // A deadline the user gave holds from the start; the default one needs the agents' timeouts.
+    if let Some(timeout) = args.timeout
+        && let Some(deadline) = started.checked_add(timeout)
+    {
+        pipeline::interrupt::watch_deadline(
+            deadline,
+            format!("--timeout {}", crate::text::duration_short(timeout)),
+        );
+    }
     if let Some(id) = &args.resume {
-        return resume(&args, id);
+        return resume(&args, id, started, signals_watched);
     }
     let plan = pipeline::plan(&args.request())?;
     for note in &plan.notes {
@@ -182,8 +214,9 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             printable_line(&plan.target.label)
         );
     }
-    let mut options = args.options();
+    let mut options = args.options()?;
     options.synthesizer = plan.synthesizer.clone();
+    bound_the_run(&mut options, &args, &plan.agents, started, signals_watched);
     let outcome = pipeline::execute(&plan, &options)?;
     let code = finish(&outcome, &args)?;
     post_outcome(&args, &plan.target, &outcome)?;
@@ -211,7 +244,12 @@ fn post_outcome(
 }
 
 /// `run --resume ID`: the agents come from today's config, by the names the run recorded.
-fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
+fn resume(
+    args: &RunArgs,
+    id: &str,
+    started: std::time::Instant,
+    signals_watched: bool,
+) -> anyhow::Result<ExitCode> {
     let root = crate::git::git_text(&args.repo, &["rev-parse", "--show-toplevel"])
         .map(PathBuf::from)
         .map_err(|_| {
@@ -233,21 +271,66 @@ fn resume(args: &RunArgs, id: &str) -> anyhow::Result<ExitCode> {
     for note in &notes {
         crate::say!("deep-review: {}", printable_line(note));
     }
-    let mut options = args.options();
+    let mut options = args.options()?;
     options.brief_template = crate::brief::template_path(None, config.brief_template.as_deref());
     options.dispatch.prices =
         std::sync::Arc::new(crate::cost::PriceTable::new(config.prices.clone()));
     if let Some(name) = &args.synthesize {
         options.synthesizer = Some(pipeline::plan::synthesizer_spec(&config, name)?);
     }
+    bound_the_run(&mut options, args, &agents, started, signals_watched);
     let outcome = pipeline::resume(&store, &bundle.id, &agents, &options)?;
     let code = finish(&outcome, args)?;
     post_outcome(args, &saved.target, &outcome)?;
     Ok(code)
 }
 
+/// Extra time the default deadline gives a run beyond its slowest agent's timeout: checkouts,
+/// reading, verifying and consolidating the reviews.
+const DEADLINE_MARGIN: std::time::Duration = std::time::Duration::from_secs(5 * 60);
+
+/// Puts the run under its deadline (`--timeout`, watched from the start, else the slowest
+/// agent's timeout and [`DEADLINE_MARGIN`]): the agents stop a little before it, any later
+/// stage at it.
+fn bound_the_run(
+    options: &mut RunOptions,
+    args: &RunArgs,
+    agents: &[dispatch::AgentSpec],
+    started: std::time::Instant,
+    signals_watched: bool,
+) {
+    options.dispatch.handle_signals = !signals_watched;
+    let total = args.timeout.unwrap_or_else(|| {
+        let slowest = agents.iter().map(|a| a.timeout).max().unwrap_or_default();
+        slowest.saturating_add(DEADLINE_MARGIN)
+    });
+    // A deadline past what the clock can hold is no deadline.
+    let (Some(deadline), Some(agents_deadline)) = (
+        started.checked_add(total),
+        started.checked_add(pipeline::interrupt::agents_share(total)),
+    ) else {
+        return;
+    };
+    options.dispatch.deadline = Some(agents_deadline);
+    if args.timeout.is_none() {
+        let what = format!(
+            "{}: the slowest agent's timeout and 5 minutes",
+            crate::text::duration_short(total)
+        );
+        pipeline::interrupt::watch_deadline(deadline, what);
+    }
+}
+
 /// Prints where the report went and what it says, and ends with the exit code.
 fn finish(outcome: &RunOutcome, args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if outcome.cancelled && pipeline::interrupt::deadline_passed() {
+        crate::say!(
+            "deep-review: the run passed its deadline; what the agents wrote is kept in {} (`deep-review run --resume {}` finishes it)",
+            outcome.bundle_dir.display(),
+            outcome.id
+        );
+        return Ok(ExitCode::from(output::EXIT_DEADLINE));
+    }
     if outcome.cancelled {
         crate::say!(
             "deep-review: cancelled; what the agents wrote so far is kept in {} (`deep-review run --resume {}` finishes it)",
@@ -427,6 +510,14 @@ pub fn dry_run_text(p: &Plan) -> String {
             .collect();
         out.push_str(&format!("Config:  {}\n", files.join(", ")));
     }
+    let sandbox = dispatch::sandbox::Plan::new(
+        dispatch::sandbox::Mode::from_env().unwrap_or_default(),
+        dispatch::sandbox::default_helper(),
+    );
+    out.push_str(&format!(
+        "Sandbox: {}\n",
+        dispatch::sandbox::describe_machine(&sandbox)
+    ));
     out.push_str(&format!(
         "Agents:  {}\n",
         p.agents.len() + p.not_installed.len()
@@ -520,10 +611,11 @@ pub fn dry_run_text(p: &Plan) -> String {
             spec.brief_budget()
         ));
         out.push_str(&format!(
-            "  {} ({}):\n    {}\n",
+            "  {} ({}):\n    {}\n    network: {}\n",
             printable_line(&spec.name),
             printable_line(&details.join(", ")),
-            command.display()
+            command.display(),
+            printable_line(&dispatch::sandbox::describe_network(spec, &sandbox))
         ));
         if dispatch::backend::commands::find_program(&spec.command).is_none() {
             let what = if p.agents.iter().any(|a| a.name == spec.name) {

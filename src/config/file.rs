@@ -41,6 +41,11 @@ struct RawAgent {
     sandbox_read: Vec<String>,
     #[serde(default)]
     sandbox_write: Vec<String>,
+    #[serde(default)]
+    sandbox_sockets: Vec<String>,
+    network: Option<Spanned<String>>,
+    #[serde(default)]
+    network_allow: Vec<String>,
     args: Option<Vec<String>>,
     model: Option<String>,
     effort: Option<String>,
@@ -68,6 +73,12 @@ pub struct AgentLayer {
     pub pass_env: Vec<String>,
     pub sandbox_read: Vec<PathBuf>,
     pub sandbox_write: Vec<PathBuf>,
+    /// UNIX sockets of the user's the agent may use (an execution key: trusted config only).
+    pub sandbox_sockets: Vec<PathBuf>,
+    /// `network = "provider" | "open"` (an execution key: trusted config only).
+    pub network: Option<crate::types::NetworkMode>,
+    /// More hosts the agent may reach (an execution key: trusted config only).
+    pub network_allow: Vec<String>,
     pub args: Option<Vec<String>>,
     pub model: Option<String>,
     pub effort: Option<String>,
@@ -101,7 +112,8 @@ pub struct Layer {
 impl Layer {
     /// This layer without what decides which programs run, what they see, which files are
     /// read and where prompts and keys are sent: `command`, `args`, `env`, `pass_env`,
-    /// `pass_forge_tokens`, `brief_template`, `sandbox_read`, `sandbox_write`, `kind`,
+    /// `pass_forge_tokens`, `brief_template`, `sandbox_read`, `sandbox_write`,
+    /// `sandbox_sockets`, `network`, `network_allow`, `kind`,
     /// `base_url`, `api_key_env`, `[prices]` (a repository must not price its own review under
     /// the user's budget), and agents the registry does not know (they are nothing but a
     /// command or an endpoint). Returns the layer and the settings it dropped, by key.
@@ -145,6 +157,9 @@ impl Layer {
             if agent.api_key_env.take().is_some() {
                 dropped.push(format!("`agents.{name}.api_key_env`"));
             }
+            if agent.network.take().is_some() {
+                dropped.push(format!("`agents.{name}.network`"));
+            }
             for (key, list) in [
                 ("pass_env", std::mem::take(&mut agent.pass_env).len()),
                 (
@@ -154,6 +169,14 @@ impl Layer {
                 (
                     "sandbox_write",
                     std::mem::take(&mut agent.sandbox_write).len(),
+                ),
+                (
+                    "sandbox_sockets",
+                    std::mem::take(&mut agent.sandbox_sockets).len(),
+                ),
+                (
+                    "network_allow",
+                    std::mem::take(&mut agent.network_allow).len(),
                 ),
             ] {
                 if list > 0 {
@@ -294,6 +317,16 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
                 Some(value)
             }
         };
+        let network = match agent.network {
+            None => None,
+            Some(n) => {
+                let span = n.span();
+                Some(
+                    crate::types::NetworkMode::from_config(n.get_ref())
+                        .map_err(|msg| at(span, msg))?,
+                )
+            }
+        };
         let request_timeout = match agent.request_timeout {
             None => None,
             Some(t) => {
@@ -324,6 +357,13 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
                     .iter()
                     .map(|p| expand_path(p, dir))
                     .collect(),
+                sandbox_sockets: agent
+                    .sandbox_sockets
+                    .iter()
+                    .map(|p| expand_path(p, dir))
+                    .collect(),
+                network,
+                network_allow: agent.network_allow,
                 args: agent.args,
                 model: agent.model,
                 effort: agent.effort,
@@ -619,5 +659,39 @@ output_per_mtok = 0.0
         ] {
             assert!(dropped.iter().any(|d| d == key), "{key} in {dropped:?}");
         }
+    }
+
+    #[test]
+    fn an_untrusted_config_does_not_open_the_sandbox() {
+        let text = r#"
+[agents.claude]
+network = "open"
+network_allow = ["attacker.example"]
+sandbox_sockets = ["/run/docker.sock"]
+"#;
+        let layer = parse_layer(text, Path::new("/r/.deep-review.toml"), KNOWN).unwrap();
+        assert_eq!(
+            layer.agents["claude"].network,
+            Some(crate::types::NetworkMode::Open)
+        );
+        let (layer, dropped) = layer.without_execution(KNOWN);
+        let c = &layer.agents["claude"];
+        assert_eq!(c.network, None);
+        assert!(c.network_allow.is_empty() && c.sandbox_sockets.is_empty());
+        for key in [
+            "`agents.claude.network`",
+            "`agents.claude.network_allow`",
+            "`agents.claude.sandbox_sockets`",
+        ] {
+            assert!(dropped.iter().any(|d| d == key), "{key} in {dropped:?}");
+        }
+        let e = parse_layer(
+            "[agents.claude]\nnetwork = \"everywhere\"\n",
+            Path::new("/c.toml"),
+            KNOWN,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("line 2") && e.contains("\"open\""), "{e}");
     }
 }

@@ -276,12 +276,15 @@ impl Config {
                 temperature,
                 request_timeout,
                 api_key_env,
-                structured_output
+                structured_output,
+                network
             );
             base.env.extend(over.env);
             base.pass_env.extend(over.pass_env);
             base.sandbox_read.extend(over.sandbox_read);
             base.sandbox_write.extend(over.sandbox_write);
+            base.sandbox_sockets.extend(over.sandbox_sockets);
+            base.network_allow.extend(over.network_allow);
         }
     }
 
@@ -363,6 +366,9 @@ impl Config {
             pass_env: layer.pass_env,
             sandbox_read: layer.sandbox_read,
             sandbox_write: layer.sandbox_write,
+            sandbox_sockets: layer.sandbox_sockets,
+            network: layer.network.unwrap_or_default(),
+            network_allow: layer.network_allow,
             extra_args: layer.args.unwrap_or_default(),
             model: layer.model,
             effort: layer.effort,

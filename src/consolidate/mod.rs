@@ -1326,6 +1326,7 @@ mod tests {
             retries: 0,
             worktree_changes: vec![],
             sandbox: None,
+            network: None,
         }
     }
 

@@ -84,6 +84,7 @@ pub fn agent_retro(
         error: run.and_then(|r| r.error.clone()),
         worktree_changes: run.map(|r| r.worktree_changes.clone()).unwrap_or_default(),
         sandbox: run.and_then(|r| r.sandbox.clone()),
+        network: run.and_then(|r| r.network.clone()),
         output_cut_bytes: run.and_then(|r| r.output_cut_bytes),
     }
 }

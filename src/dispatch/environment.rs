@@ -2,7 +2,9 @@
 //! runs model-driven tools on someone else's change; whatever is in the environment, the agent
 //! can read and send away. So an agent gets:
 //!
-//! - what any program needs: `PATH`, `HOME`, `USER`, `SHELL`, locale, terminal, time zone;
+//! - what any program needs: `PATH`, `HOME`, `USER`, `SHELL`, locale, terminal, time zone
+//!   (never `XDG_RUNTIME_DIR` or `SSH_AUTH_SOCK`: they lead to the user's sockets; `HOME` and
+//!   the XDG directories are then pointed at the agent's throwaway home by the sandbox);
 //! - how to reach the network: proxy variables and CA certificates;
 //! - its own provider's variables only: `ANTHROPIC_*` and `CLAUDE_*` for Claude, `OPENAI_*`,
 //!   `CODEX_*` and the `env_key` its Codex config names for Codex, `GEMINI_*` and `GOOGLE_*` for
@@ -46,7 +48,6 @@ const BASE: &[&str] = &[
     "XDG_CACHE_HOME",
     "XDG_DATA_HOME",
     "XDG_STATE_HOME",
-    "XDG_RUNTIME_DIR",
 ];
 
 /// Prefixes every agent gets: locale categories and deep-review's own variables.

@@ -74,10 +74,13 @@ pub trait EventSink: Send + Sync {
 }
 
 /// Fans events out to every sink, stamping them with the time since the dispatch started.
+/// Stamping and fan-out happen under one lock, so every sink sees events in the order of their
+/// times (agents emit from several threads at once; `events.jsonl` must read in time order).
 #[derive(Clone)]
 pub struct Emitter {
     start: Instant,
     sinks: Arc<Vec<Arc<dyn EventSink>>>,
+    order: Arc<Mutex<()>>,
 }
 
 impl Emitter {
@@ -85,6 +88,7 @@ impl Emitter {
         Emitter {
             start: Instant::now(),
             sinks: Arc::new(sinks),
+            order: Arc::new(Mutex::new(())),
         }
     }
 
@@ -94,6 +98,7 @@ impl Emitter {
     }
 
     pub fn emit(&self, agent: Option<&str>, kind: EventKind) {
+        let _in_order = self.order.lock().unwrap_or_else(|e| e.into_inner());
         let event = Event {
             at_s: (self.elapsed_s() * 1000.0).round() / 1000.0,
             agent: agent.map(str::to_string),

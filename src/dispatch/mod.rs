@@ -22,6 +22,7 @@ pub mod budget;
 pub mod environment;
 pub mod events;
 pub mod failure;
+pub mod network;
 pub mod output;
 pub mod progress;
 pub mod redact;
@@ -53,6 +54,35 @@ pub struct DispatchOutcome {
     pub cancelled: bool,
     /// The whole dispatch, from the first checkout to the last cleanup.
     pub wall_clock_s: f64,
+    /// The agents' shared checkout, kept when asked ([`DispatchOptions::keep_checkout`]) for
+    /// verification to read; removed when dropped.
+    pub checkout: Option<KeptCheckout>,
+}
+
+/// The shared checkout of a dispatch, kept after the agents ended: a checkout of the head
+/// that deep-review made and no agent could write (they ran in their sandboxes), which
+/// verification reads instead of inflating blobs. Dropping it removes it and its temporary
+/// directory.
+#[derive(Debug, Clone)]
+pub struct KeptCheckout(Arc<KeptParts>);
+
+#[derive(Debug)]
+struct KeptParts {
+    // Dropped in this order: the checkout, then the directory that held it.
+    worktree: worktree::Worktree,
+    _work_root: stale::WorkRoot,
+}
+
+impl KeptCheckout {
+    pub fn path(&self) -> &Path {
+        self.0.worktree.path()
+    }
+}
+
+impl PartialEq for KeptCheckout {
+    fn eq(&self, other: &Self) -> bool {
+        self.path() == other.path()
+    }
 }
 
 /// Knobs of [`dispatch_with`] that the CLI leaves at their defaults.
@@ -68,10 +98,24 @@ pub struct DispatchOptions {
     pub output_limit: u64,
     /// Sinks that get every event besides the progress display and `events.jsonl`.
     pub sinks: Vec<Arc<dyn EventSink>>,
-    /// Run agents under the OS sandbox when the kernel has one ([`sandbox`]); on by default.
-    pub sandbox: bool,
+    /// The OS sandbox agents run under ([`sandbox`]): the strongest this machine has by
+    /// default.
+    pub sandbox: sandbox::Mode,
+    /// deep-review's own executable, run inside bwrap as the sandbox's helper: the running
+    /// program when it is deep-review. A program that calls the library must name it, or its
+    /// agents get Landlock alone.
+    pub sandbox_helper: Option<std::path::PathBuf>,
     /// Prompts of their own by agent name (a model API's packed prompt); the rest get the brief.
     pub prompts: BTreeMap<String, Arc<String>>,
+    /// Installs dispatch's own signal handling for its duration (the library's default); off
+    /// when the caller watches signals for the whole run ([`crate::pipeline::interrupt`]).
+    pub handle_signals: bool,
+    /// When every agent must have stopped, whatever its own timeout (the run's deadline less
+    /// the time its reviews take to read).
+    pub deadline: Option<std::time::Instant>,
+    /// Keep the agents' shared checkout after they end, unchanged, for verification
+    /// ([`DispatchOutcome::checkout`]); when one changed, it is removed all the same.
+    pub keep_checkout: bool,
     /// The run's cost meter (`--budget-usd`), shared by every dispatch of the run.
     pub meter: Arc<budget::CostMeter>,
     /// Prices that turn tokens into dollars.
@@ -88,7 +132,11 @@ impl Default for DispatchOptions {
             cancel: CancelToken::new(),
             output_limit: DEFAULT_OUTPUT_LIMIT,
             sinks: Vec::new(),
-            sandbox: true,
+            sandbox: sandbox::Mode::Auto,
+            sandbox_helper: sandbox::default_helper(),
+            handle_signals: true,
+            deadline: None,
+            keep_checkout: false,
             prompts: BTreeMap::new(),
             meter: budget::CostMeter::unlimited(),
             prices: Arc::new(crate::cost::PriceTable::default()),
@@ -129,6 +177,9 @@ pub async fn dispatch_handling_signals(
     progress: ProgressMode,
     options: DispatchOptions,
 ) -> DispatchOutcome {
+    if !options.handle_signals {
+        return dispatch_with(repo, head, brief, agents, bundle_dir, progress, &options).await;
+    }
     // Handlers are installed here, before the first checkout exists, so no signal can slip
     // through to the default action (exit without cleanup).
     let watcher = tokio::spawn(cancel_on_signal(options.cancel.clone(), install_signals()));
@@ -169,89 +220,33 @@ pub async fn dispatch_with(
     options: &DispatchOptions,
 ) -> DispatchOutcome {
     let started = Instant::now();
-    let names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
-    let mut sinks: Vec<Arc<dyn EventSink>> =
-        vec![Arc::new(progress::Progress::new(progress, &names))];
-    sinks.extend(options.sinks.iter().cloned());
-
     // Problems shared by every agent fail every agent, each with the reason.
     let prepared = prepare(repo, head, bundle_dir);
-    if let Ok((_, _, jsonl)) = &prepared {
-        sinks.push(Arc::clone(jsonl) as Arc<dyn EventSink>);
-    }
-    let events = Emitter::new(sinks);
-    let (head_sha, work_root) = match prepared {
-        Ok((sha, root, _)) => (sha, root),
+    let events = emitter(
+        agents,
+        progress,
+        options,
+        prepared.as_ref().ok().map(|p| &p.events_log),
+    );
+    let Prepared {
+        head_sha,
+        work_root,
+        ..
+    } = match prepared {
+        Ok(prepared) => prepared,
         Err(reason) => {
-            let reviews: Vec<RawReview> = agents
-                .iter()
-                .map(|spec| {
-                    failed(
-                        spec,
-                        Failure::CouldNotStart {
-                            reason: reason.clone(),
-                        },
-                    )
-                })
-                .collect();
-            for r in &reviews {
-                events.agent(
-                    &r.agent,
-                    EventKind::Failed {
-                        status: r.status,
-                        failure: r.failure.clone().unwrap_or(Failure::NoReview),
-                        message: r.error.clone().unwrap_or_default(),
-                        duration_s: 0.0,
-                        retries: 0,
-                    },
-                );
-            }
-            events.emit(None, EventKind::Done { duration_s: 0.0 });
-            return DispatchOutcome {
-                reviews,
-                cancelled: options.cancel.is_cancelled(),
-                wall_clock_s: started.elapsed().as_secs_f64(),
-            };
+            let failure = Failure::CouldNotStart { reason };
+            return fail_every_agent(agents, failure, &events, started, &options.cancel);
         }
     };
-
-    // Sandboxed agents cannot write to their checkout, so one checkout serves them all: one
-    // checkout's cost instead of one per agent.
-    let sandboxed = options.sandbox && sandbox::available();
-    let shared_checkout = if sandboxed {
-        let path = work_root.path().join("checkout");
-        match worktree::Worktree::add(repo, &head_sha, &path, &options.cancel).await {
-            Ok(wt) => Some(wt),
-            Err(err) => {
-                let failure = if options.cancel.is_cancelled() {
-                    Failure::Cancelled
-                } else {
-                    Failure::CouldNotStart {
-                        reason: output::one_sentence(&format!(
-                            "could not create the checkout: {err:#}"
-                        )),
-                    }
-                };
-                let reviews: Vec<RawReview> = agents
-                    .iter()
-                    .map(|spec| failed(spec, failure.clone()))
-                    .collect();
-                events.emit(
-                    None,
-                    EventKind::Done {
-                        duration_s: started.elapsed().as_secs_f64(),
-                    },
-                );
-                return DispatchOutcome {
-                    reviews,
-                    cancelled: options.cancel.is_cancelled(),
-                    wall_clock_s: started.elapsed().as_secs_f64(),
-                };
+    let sandbox = sandbox::Plan::new(options.sandbox, options.sandbox_helper.clone());
+    let checkout =
+        match shared_checkout(repo, &head_sha, work_root.path(), &sandbox, &options.cancel).await {
+            Ok(checkout) => checkout,
+            Err(failure) => {
+                return fail_every_agent(agents, failure, &events, started, &options.cancel);
             }
-        }
-    } else {
-        None
-    };
+        };
     let shared = Arc::new(Shared {
         repo: repo.to_path_buf(),
         head: head_sha,
@@ -261,29 +256,165 @@ pub async fn dispatch_with(
         cancel: options.cancel.clone(),
         events: events.clone(),
         output_limit: options.output_limit,
-        checkout: shared_checkout.as_ref().map(|w| w.path().to_path_buf()),
-        sandboxed,
+        checkout: checkout.as_ref().map(|w| w.path().to_path_buf()),
+        sandbox,
         prompts: options.prompts.clone(),
         meter: Arc::clone(&options.meter),
         prices: Arc::clone(&options.prices),
         meter_scope: options.meter_scope.clone(),
+        deadline: options.deadline.map(tokio::time::Instant::from_std),
     });
+    let cancel_note = announce_cancel(&options.cancel, &events);
+    let running = start_reviewers(&shared, agents, options);
+    let mut reviews = collect_reviews(running, agents).await;
+    cancel_note.abort();
+    drop(shared);
+    let kept = match checkout {
+        Some(checkout) => {
+            let unchanged = check_shared_checkout(&checkout, &mut reviews).await;
+            if unchanged && options.keep_checkout {
+                Some(KeptCheckout(Arc::new(KeptParts {
+                    worktree: checkout,
+                    _work_root: work_root,
+                })))
+            } else {
+                remove_checkout(checkout, &mut reviews).await;
+                let _ = work_root.close();
+                None
+            }
+        }
+        None => {
+            // Every checkout is gone by now; the temporary directory that held them goes too.
+            let _ = work_root.close();
+            None
+        }
+    };
+    events.emit(
+        None,
+        EventKind::Done {
+            duration_s: started.elapsed().as_secs_f64(),
+        },
+    );
+    DispatchOutcome {
+        reviews,
+        cancelled: options.cancel.is_cancelled(),
+        wall_clock_s: started.elapsed().as_secs_f64(),
+        checkout: kept,
+    }
+}
+
+/// The events of the dispatch go to the progress display, the caller's sinks and, once the
+/// bundle exists, its `events.jsonl`.
+fn emitter(
+    agents: &[AgentSpec],
+    progress: ProgressMode,
+    options: &DispatchOptions,
+    events_log: Option<&Arc<JsonlSink>>,
+) -> Emitter {
+    let names: Vec<String> = agents.iter().map(|a| a.name.clone()).collect();
+    let mut sinks: Vec<Arc<dyn EventSink>> =
+        vec![Arc::new(progress::Progress::new(progress, &names))];
+    sinks.extend(options.sinks.iter().cloned());
+    if let Some(log) = events_log {
+        sinks.push(Arc::clone(log) as Arc<dyn EventSink>);
+    }
+    Emitter::new(sinks)
+}
+
+/// Every agent failed with one reason before any could start (no commit to review, no bundle
+/// directory, no checkout): each is reported with it.
+fn fail_every_agent(
+    agents: &[AgentSpec],
+    failure: Failure,
+    events: &Emitter,
+    started: Instant,
+    cancel: &CancelToken,
+) -> DispatchOutcome {
+    let failure = if cancel.is_cancelled() {
+        Failure::Cancelled
+    } else {
+        failure
+    };
+    let reviews: Vec<RawReview> = agents
+        .iter()
+        .map(|spec| failed(spec, failure.clone()))
+        .collect();
+    for r in &reviews {
+        events.agent(
+            &r.agent,
+            EventKind::Failed {
+                status: r.status,
+                failure: r.failure.clone().unwrap_or(Failure::NoReview),
+                message: r.error.clone().unwrap_or_default(),
+                duration_s: 0.0,
+                retries: 0,
+            },
+        );
+    }
+    events.emit(
+        None,
+        EventKind::Done {
+            duration_s: started.elapsed().as_secs_f64(),
+        },
+    );
+    DispatchOutcome {
+        reviews,
+        cancelled: cancel.is_cancelled(),
+        wall_clock_s: started.elapsed().as_secs_f64(),
+        checkout: None,
+    }
+}
+
+/// The one checkout every sandboxed agent shares (they cannot write to it, so one checkout's
+/// cost instead of one per agent): a repository of its own that borrows the objects, so that
+/// agents read the objects and nothing else of the repository's git directory (its config with
+/// CI's token, deep-review's store). `None` where agents are not confined and each gets its own
+/// worktree.
+async fn shared_checkout(
+    repo: &Path,
+    head_sha: &str,
+    work_root: &Path,
+    sandbox: &sandbox::Plan,
+    cancel: &CancelToken,
+) -> Result<Option<worktree::Worktree>, Failure> {
+    if !sandbox.layers.confines_files() {
+        return Ok(None);
+    }
+    let path = work_root.join("checkout");
+    worktree::Worktree::borrowing(repo, head_sha, &path, cancel)
+        .await
+        .map(Some)
+        .map_err(|err| Failure::CouldNotStart {
+            reason: output::one_sentence(&format!("could not create the checkout: {err:#}")),
+        })
+}
+
+/// Says on the event stream, once, that the dispatch is being cancelled.
+fn announce_cancel(cancel: &CancelToken, events: &Emitter) -> tokio::task::JoinHandle<()> {
+    let cancel = cancel.clone();
+    let events = events.clone();
+    tokio::spawn(async move {
+        cancel.cancelled().await;
+        events.emit(None, EventKind::Cancelling);
+    })
+}
+
+/// One reviewer's place in the dispatch: its task, or its result when it could not start.
+type Slot = Result<tokio::task::JoinHandle<RawReview>, RawReview>;
+
+/// Starts every reviewer, in the order listed (so the budget lets the first ones start); an
+/// agent listed twice fails the second time.
+fn start_reviewers(
+    shared: &Arc<Shared>,
+    agents: &[AgentSpec],
+    options: &DispatchOptions,
+) -> Vec<Slot> {
     let policy = supervisor::RetryPolicy {
         max_retries: options.max_retries,
         backoff: options.retry_backoff,
     };
-
-    let cancel_note = {
-        let cancel = options.cancel.clone();
-        let events = events.clone();
-        tokio::spawn(async move {
-            cancel.cancelled().await;
-            events.emit(None, EventKind::Cancelling);
-        })
-    };
-
     let mut seen = HashSet::new();
-    let mut slots: Vec<Result<tokio::task::JoinHandle<RawReview>, RawReview>> = Vec::new();
+    let mut slots = Vec::with_capacity(agents.len());
     for spec in agents {
         let dir_name = backend::commands::safe_name(&spec.name);
         if !seen.insert(dir_name.clone()) {
@@ -296,27 +427,25 @@ pub async fn dispatch_with(
                     ),
                 },
             );
-            supervisor::announce(&shared, &r);
+            supervisor::announce(shared, &r);
             slots.push(Err(r));
             continue;
         }
-        // Admitted in the order listed, so the budget lets the first agents start.
         let estimate = crate::cost::estimate(
             &shared.prices,
             spec,
             crate::types::brief::estimate_tokens(shared.prompt_for(spec).len()),
         );
         let admitted = shared.meter.admit(&shared.meter_key(spec), estimate);
-        let task = supervisor::run_reviewer(
-            Arc::clone(&shared),
-            spec.clone(),
-            dir_name,
-            policy,
-            admitted,
-        );
+        let task =
+            supervisor::run_reviewer(Arc::clone(shared), spec.clone(), dir_name, policy, admitted);
         slots.push(Ok(tokio::spawn(task)));
     }
+    slots
+}
 
+/// Every reviewer's result, in the order listed, whatever happened to the others.
+async fn collect_reviews(slots: Vec<Slot>, agents: &[AgentSpec]) -> Vec<RawReview> {
     let mut reviews = Vec::with_capacity(slots.len());
     for (slot, spec) in slots.into_iter().zip(agents) {
         let review = match slot {
@@ -333,47 +462,48 @@ pub async fn dispatch_with(
         };
         reviews.push(review);
     }
-    cancel_note.abort();
-    drop(shared);
-    if let Some(checkout) = shared_checkout {
-        let changes = tokio::task::spawn_blocking(move || {
-            let mut changes = checkout.changes();
-            if let Err(err) = checkout.remove() {
-                changes.push(format!("the checkout could not be removed: {err:#}"));
-            }
-            changes
-        })
+    reviews
+}
+
+/// Checks that no agent changed the shared checkout, naming what changed on every agent's
+/// record (they all shared it); true when nothing did.
+async fn check_shared_checkout(checkout: &worktree::Worktree, reviews: &mut [RawReview]) -> bool {
+    let changes = tokio::task::spawn_blocking(checkout.change_probe())
         .await
         .unwrap_or_else(|err| vec![format!("the checkout could not be checked: {err}")]);
-        // Every agent shared it: each is named with what changed.
-        for review in &mut reviews {
-            review
-                .worktree_changes
-                .extend(changes.iter().map(|c| format!("shared checkout: {c}")));
-        }
+    note_checkout_changes(&changes, reviews);
+    changes.is_empty()
+}
+
+/// Removes the shared checkout, naming a failure on every agent's record.
+async fn remove_checkout(checkout: worktree::Worktree, reviews: &mut [RawReview]) {
+    let removed = tokio::task::spawn_blocking(move || checkout.remove()).await;
+    let problem = match removed {
+        Ok(Ok(())) => return,
+        Ok(Err(err)) => format!("the checkout could not be removed: {err:#}"),
+        Err(err) => format!("the checkout could not be removed: {err}"),
+    };
+    note_checkout_changes(&[problem], reviews);
+}
+
+fn note_checkout_changes(changes: &[String], reviews: &mut [RawReview]) {
+    for review in reviews {
+        review
+            .worktree_changes
+            .extend(changes.iter().map(|c| format!("shared checkout: {c}")));
     }
-    // Every checkout is gone by now; the temporary directory that held them goes too.
-    let _ = work_root.close();
-    events.emit(
-        None,
-        EventKind::Done {
-            duration_s: started.elapsed().as_secs_f64(),
-        },
-    );
-    DispatchOutcome {
-        reviews,
-        cancelled: options.cancel.is_cancelled(),
-        wall_clock_s: started.elapsed().as_secs_f64(),
-    }
+}
+
+/// What every agent of a dispatch needs before any starts.
+struct Prepared {
+    head_sha: String,
+    work_root: stale::WorkRoot,
+    events_log: Arc<JsonlSink>,
 }
 
 /// Resolves the head commit, creates the bundle directory, the events log and the checkouts'
 /// temporary home (first pruning what killed runs left behind).
-fn prepare(
-    repo: &Path,
-    head: &str,
-    bundle_dir: &Path,
-) -> Result<(String, stale::WorkRoot, Arc<JsonlSink>), String> {
+fn prepare(repo: &Path, head: &str, bundle_dir: &Path) -> Result<Prepared, String> {
     let sha = crate::git::resolve_commit(repo, head).map_err(|e| format!("{e:#}"))?;
     std::fs::create_dir_all(bundle_dir).map_err(|e| {
         format!(
@@ -387,7 +517,11 @@ fn prepare(
     stale::prune(repo);
     let work_root = stale::WorkRoot::create()
         .map_err(|e| format!("could not create a temporary directory for the checkouts: {e}"))?;
-    Ok((sha, work_root, Arc::new(jsonl)))
+    Ok(Prepared {
+        head_sha: sha,
+        work_root,
+        events_log: Arc::new(jsonl),
+    })
 }
 
 fn failed(spec: &AgentSpec, failure: Failure) -> RawReview {
@@ -426,14 +560,16 @@ pub(crate) fn not_yet_run(spec: &AgentSpec) -> RawReview {
         retries: 0,
         worktree_changes: Vec::new(),
         sandbox: None,
+        network: None,
     }
 }
 
 /// The signals that stop a run: Ctrl-C, `kill`, the terminal closing, Ctrl-\\. `None` for one
 /// that could not be installed.
-type Signals = [Option<tokio::signal::unix::Signal>; 4];
+pub(crate) type Signals = [Option<tokio::signal::unix::Signal>; 4];
 
-fn install_signals() -> Signals {
+/// Registers the handlers of the signals that stop a run (in the current tokio runtime).
+pub(crate) fn install_signals() -> Signals {
     use tokio::signal::unix::{SignalKind, signal};
     [
         SignalKind::interrupt(),
@@ -445,7 +581,7 @@ fn install_signals() -> Signals {
 }
 
 /// Completes on the next of any of the signals.
-async fn next_signal(signals: &mut Signals) {
+pub(crate) async fn next_signal(signals: &mut Signals) {
     async fn next(sig: &mut Option<tokio::signal::unix::Signal>) {
         match sig {
             Some(sig) => {

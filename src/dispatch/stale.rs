@@ -12,6 +12,7 @@ const PREFIX: &str = "deep-review-run-";
 const MARKER: &str = ".deep-review-run";
 
 /// This run's temporary directory for checkouts: removed when dropped or closed.
+#[derive(Debug)]
 pub struct WorkRoot(tempfile::TempDir);
 
 impl WorkRoot {

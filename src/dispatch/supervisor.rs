@@ -44,81 +44,163 @@ impl RetryPolicy {
     }
 }
 
+/// One reviewer's record as it is being made: the review and what `meta.json` adds.
+struct Record {
+    review: RawReview,
+    extra: MetaExtra,
+}
+
+/// Why a reviewer stopped before its attempts, and whether its bundle folder exists to write
+/// its results in.
+struct Stopped {
+    failure: Failure,
+    folder: bool,
+}
+
 /// Runs one reviewer to its end and writes its files in the bundle. Never fails.
 pub async fn run_reviewer(
     shared: Arc<Shared>,
-    spec: AgentSpec,
+    mut spec: AgentSpec,
     dir_name: String,
     policy: RetryPolicy,
     admitted: Result<(), Failure>,
 ) -> RawReview {
-    let events = shared.events.clone();
-    events.agent(&spec.name, EventKind::Queued);
+    shared.events.agent(&spec.name, EventKind::Queued);
     let agent_dir = bundle::agent_dir(&shared.bundle_dir, &dir_name);
-    let mut review = super::not_yet_run(&spec);
-    let mut extra = MetaExtra {
-        head: Some(shared.head.clone()),
-        ..MetaExtra::default()
+    let mut record = Record {
+        review: super::not_yet_run(&spec),
+        extra: MetaExtra {
+            head: Some(shared.head.clone()),
+            ..MetaExtra::default()
+        },
     };
-    if let Err(err) = std::fs::create_dir_all(&agent_dir) {
-        let failure = Failure::CouldNotStart {
-            reason: format!(
-                "could not create the bundle directory {}: {err}",
-                agent_dir.display()
-            ),
-        };
-        set_failure(&mut review, failure);
-        announce(&shared, &review);
-        return review;
-    }
-    if shared.cancel.is_cancelled() {
-        set_failure(&mut review, Failure::Cancelled);
-        finish(&shared, &agent_dir, &mut review, &extra);
-        return review;
-    }
-    // The budget decided before the run started whether this reviewer may start.
-    if let Err(failure) = admitted {
-        set_failure(&mut review, failure);
-        finish(&shared, &agent_dir, &mut review, &extra);
-        return review;
-    }
-    let meter_key = shared.meter_key(&spec);
-
-    let backend = backend::for_spec(&spec);
-    let setup_started = Instant::now();
-    let session = backend.prepare(&shared, &spec, &dir_name).await;
-    extra.worktree_setup_s = Some(setup_started.elapsed().as_secs_f64());
+    let session = match may_start(&shared, &agent_dir, admitted) {
+        Ok(()) => start_session(&shared, &spec, &dir_name, &agent_dir, &mut record).await,
+        Err(stopped) => Err(stopped),
+    };
     let mut session = match session {
         Ok(session) => session,
-        Err(failure) => {
-            set_failure(&mut review, failure);
-            finish(&shared, &agent_dir, &mut review, &extra);
-            return review;
+        Err(Stopped { failure, folder }) => {
+            set_failure(&mut record.review, failure);
+            if folder {
+                finish(&shared, &agent_dir, &mut record);
+            } else {
+                announce(&shared, &record.review);
+            }
+            return record.review;
         }
     };
-    review.sandbox = Some(session.sandbox());
-    if let Err(err) = bundle::write_command(&agent_dir, &session.describe()) {
-        review.worktree_changes = session.close().await;
-        set_failure(
-            &mut review,
-            Failure::CouldNotStart {
-                reason: crate::dispatch::output::one_sentence(&format!("{err:#}")),
-            },
-        );
-        finish(&shared, &agent_dir, &mut review, &extra);
-        return review;
-    }
-
     // The reviewer's own time starts here: its checkout is ready.
     let started = Instant::now();
-    let deadline = Instant::from_std(crate::text::deadline(started.into_std(), spec.timeout));
+    bound_by_the_run(&shared, &mut spec, started);
+    let last = attempts(
+        &shared,
+        &spec,
+        session.as_mut(),
+        &agent_dir,
+        policy,
+        &mut record,
+    )
+    .await;
+    keep_output(&shared, &spec, &mut record, last, started);
+    record.review.network = session.network();
+    let cleanup_started = Instant::now();
+    record.review.worktree_changes = session.close().await;
+    record.extra.worktree_cleanup_s = Some(cleanup_started.elapsed().as_secs_f64());
+    finish(&shared, &agent_dir, &mut record);
+    record.review
+}
+
+/// Whether the reviewer may start at all: its bundle folder made, the run not cancelled, and
+/// the budget (decided before the run started) letting it in.
+fn may_start(
+    shared: &Shared,
+    agent_dir: &Path,
+    admitted: Result<(), Failure>,
+) -> Result<(), Stopped> {
+    if let Err(err) = std::fs::create_dir_all(agent_dir) {
+        return Err(Stopped {
+            failure: Failure::CouldNotStart {
+                reason: format!(
+                    "could not create the bundle directory {}: {err}",
+                    agent_dir.display()
+                ),
+            },
+            folder: false,
+        });
+    }
+    if shared.cancel.is_cancelled() {
+        return Err(Stopped {
+            failure: Failure::Cancelled,
+            folder: true,
+        });
+    }
+    admitted.map_err(|failure| Stopped {
+        failure,
+        folder: true,
+    })
+}
+
+/// Readies the reviewer's session (its checkout and sandbox, or its endpoint) and records its
+/// command line in the bundle.
+async fn start_session(
+    shared: &Shared,
+    spec: &AgentSpec,
+    dir_name: &str,
+    agent_dir: &Path,
+    record: &mut Record,
+) -> Result<Box<dyn backend::Session>, Stopped> {
+    let backend = backend::for_spec(spec);
+    let setup_started = Instant::now();
+    let session = backend.prepare(shared, spec, dir_name).await;
+    record.extra.worktree_setup_s = Some(setup_started.elapsed().as_secs_f64());
+    let session = session.map_err(|failure| Stopped {
+        failure,
+        folder: true,
+    })?;
+    record.review.sandbox = Some(session.sandbox());
+    if let Err(err) = bundle::write_command(agent_dir, &session.describe()) {
+        record.review.worktree_changes = session.close().await;
+        return Err(Stopped {
+            failure: Failure::CouldNotStart {
+                reason: crate::dispatch::output::one_sentence(&format!("{err:#}")),
+            },
+            folder: true,
+        });
+    }
+    Ok(session)
+}
+
+/// The run's deadline, when it comes first, shortens the reviewer's timeout (and the timeout
+/// it is reported to have had).
+fn bound_by_the_run(shared: &Shared, spec: &mut AgentSpec, started: Instant) {
+    if let Some(run_deadline) = shared.deadline {
+        let left = run_deadline.saturating_duration_since(started);
+        spec.timeout = spec.timeout.min(left);
+    }
+}
+
+/// Runs attempts until one succeeds, fails for good, or the retries, the deadline, the budget
+/// or a cancel end them; returns the last.
+async fn attempts(
+    shared: &Shared,
+    spec: &AgentSpec,
+    session: &mut dyn backend::Session,
+    agent_dir: &Path,
+    policy: RetryPolicy,
+    record: &mut Record,
+) -> Attempt {
+    let deadline = Instant::from_std(crate::text::deadline(
+        std::time::Instant::now(),
+        spec.timeout,
+    ));
     let mut attempt_no = 0u32;
-    let last: Attempt = loop {
+    loop {
         attempt_no += 1;
         if attempt_no > 1 {
-            bundle::keep_attempt_stdout(&agent_dir, attempt_no - 1);
+            bundle::keep_attempt_stdout(agent_dir, attempt_no - 1);
         }
-        events.agent(
+        shared.events.agent(
             &spec.name,
             EventKind::Started {
                 attempt: attempt_no,
@@ -126,61 +208,82 @@ pub async fn run_reviewer(
         );
         let mut attempt = session
             .attempt(AttemptRequest {
-                shared: &shared,
-                spec: &spec,
-                agent_dir: &agent_dir,
+                shared,
+                spec,
+                agent_dir,
                 deadline,
             })
             .await;
-        let mut record = AttemptRecord {
+        let mut tried = AttemptRecord {
             duration_s: attempt.elapsed.as_secs_f64(),
             exit_code: attempt.exit_code,
             outcome: status_of(attempt.failure.as_ref()).as_str().into(),
             error: attempt.failure.as_ref().map(Failure::sentence),
             retried_because: None,
         };
-        if let Some(failure) = attempt.failure.clone()
-            && failure.is_transient()
-            && attempt_no <= policy.max_retries
-        {
-            let wait = policy.wait(&failure, attempt_no + 1);
-            // A retry is new work: not once the budget is spent.
-            if shared.meter.tripped().is_cancelled() {
-                attempt.failure = Some(shared.meter.stop(&meter_key));
-                extra.attempts.push(record);
-                break attempt;
-            }
-            if crate::text::deadline(std::time::Instant::now(), wait) < deadline.into_std() {
-                let reason = failure.short();
-                record.retried_because = Some(reason.clone());
-                extra.attempts.push(record);
-                review.retries += 1;
-                events.agent(
-                    &spec.name,
-                    EventKind::Retry {
-                        attempt: attempt_no,
-                        max: policy.max_retries,
-                        reason,
-                        wait_s: wait.as_secs_f64(),
-                    },
-                );
-                tokio::select! {
-                    _ = tokio::time::sleep(wait) => continue,
-                    _ = shared.cancel.cancelled() => {
-                        attempt.failure = Some(Failure::Cancelled);
-                        break attempt;
-                    }
-                }
+        let Some(wait) = retry_wait(&attempt, attempt_no, policy) else {
+            record.extra.attempts.push(tried);
+            return attempt;
+        };
+        // A retry is new work: not once the budget is spent.
+        if shared.meter.tripped().is_cancelled() {
+            attempt.failure = Some(shared.meter.stop(&shared.meter_key(spec)));
+            record.extra.attempts.push(tried);
+            return attempt;
+        }
+        // Nor when its wait alone would pass the deadline.
+        if crate::text::deadline(std::time::Instant::now(), wait) >= deadline.into_std() {
+            record.extra.attempts.push(tried);
+            return attempt;
+        }
+        let reason = attempt
+            .failure
+            .as_ref()
+            .map(Failure::short)
+            .unwrap_or_default();
+        tried.retried_because = Some(reason.clone());
+        record.extra.attempts.push(tried);
+        record.review.retries += 1;
+        shared.events.agent(
+            &spec.name,
+            EventKind::Retry {
+                attempt: attempt_no,
+                max: policy.max_retries,
+                reason,
+                wait_s: wait.as_secs_f64(),
+            },
+        );
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = shared.cancel.cancelled() => {
+                attempt.failure = Some(Failure::Cancelled);
+                return attempt;
             }
         }
-        extra.attempts.push(record);
-        break attempt;
-    };
+    }
+}
 
+/// How long to wait before trying again after `attempt`: only after a transient failure, while
+/// retries are left.
+fn retry_wait(attempt: &Attempt, attempt_no: u32, policy: RetryPolicy) -> Option<Duration> {
+    let failure = attempt.failure.as_ref().filter(|f| f.is_transient())?;
+    (attempt_no <= policy.max_retries).then(|| policy.wait(failure, attempt_no + 1))
+}
+
+/// Keeps what the last attempt produced in the record: its text (secrets redacted), tokens,
+/// cost, tool calls, the end of its stderr and how it ended.
+fn keep_output(
+    shared: &Shared,
+    spec: &AgentSpec,
+    record: &mut Record,
+    last: Attempt,
+    started: Instant,
+) {
+    let review = &mut record.review;
     review.exit_code = last.exit_code;
     review.stderr_tail = redact(&tail(&last.stderr, STDERR_TAIL)).into_owned();
     review.output_cut_bytes = last.output_cut;
-    extra.cli_duration_s = last.output.duration_s;
+    record.extra.cli_duration_s = last.output.duration_s;
     let output = last.output;
     review.text = match redact(&output.text) {
         std::borrow::Cow::Borrowed(_) => output.text,
@@ -191,24 +294,20 @@ pub async fn run_reviewer(
     if review.cost_usd.is_some() {
         review.cost_basis = Some("reported by the agent".into());
     }
-    count_cost(&shared, &spec, &mut review);
-    shared.meter.finish(&meter_key, review.cost_usd);
+    count_cost(shared, spec, review);
+    shared
+        .meter
+        .finish(&shared.meter_key(spec), review.cost_usd);
     review.tool_calls = output.tool_calls;
     review.duration_s = started.elapsed().as_secs_f64();
     match last.failure {
-        Some(failure) => set_failure(&mut review, failure),
+        Some(failure) => set_failure(review, failure),
         None => {
             review.status = RunStatus::Ok;
             review.error = None;
             review.failure = None;
         }
     }
-
-    let cleanup_started = Instant::now();
-    review.worktree_changes = session.close().await;
-    extra.worktree_cleanup_s = Some(cleanup_started.elapsed().as_secs_f64());
-    finish(&shared, &agent_dir, &mut review, &extra);
-    review
 }
 
 /// Tokens and cost where the agent reported none: tokens at four bytes a token (the prompt
@@ -250,7 +349,8 @@ fn set_failure(review: &mut RawReview, failure: Failure) {
 
 /// Writes the bundle's result files and announces the end. A bundle write error is recorded in
 /// the review (the review itself is still returned to the caller).
-fn finish(shared: &Shared, dir: &Path, review: &mut RawReview, extra: &MetaExtra) {
+fn finish(shared: &Shared, dir: &Path, record: &mut Record) {
+    let Record { review, extra } = record;
     if let Err(err) = bundle::write_results(dir, review, extra) {
         let note = format!("the run bundle could not be written: {err:#}");
         review.error = Some(match review.error.take() {

@@ -317,6 +317,7 @@ mod tests {
             cost_basis: None,
             error: None,
             synthesis_note: None,
+            network: None,
             worktree_changes: vec![],
             sandbox: None,
             output_cut_bytes: None,

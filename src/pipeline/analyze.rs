@@ -116,20 +116,22 @@ fn bounded(text: &str) -> (&str, bool) {
 }
 
 /// Parse, verify against `target`, consolidate; `history` holds the change's earlier rounds,
-/// `reliability` the agents' records (`None`: no agent has one).
+/// `reliability` the agents' records (`None`: no agent has one); `checkout` a checkout of the
+/// head deep-review made and no agent could write, which verification may read.
 pub fn analyze_runs(
     runs: &[RawReview],
     target: &Target,
     meta: ReportMeta,
     history: History,
     reliability: Option<Reliability>,
+    checkout: Option<std::path::PathBuf>,
 ) -> Analysis {
     let reviews = parse_runs(runs);
     let ctx = VerifyContext {
         repo: target.repo.clone(),
         head: target.head.clone(),
         base: Some(target.merge_base.clone()),
-        checkout: None,
+        checkout,
     };
     let changed = Some(
         target
@@ -283,6 +285,7 @@ fn set_aside_non_reviews(
                 retries: 0,
                 worktree_changes: Vec::new(),
                 sandbox: None,
+                network: None,
             }),
         }
         false
@@ -354,7 +357,7 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
     let reliability = saved.reliability.clone();
     let mut analysis = if crate::git::resolve_commit(&saved.target.repo, &saved.target.head).is_ok()
     {
-        analyze_runs(&saved.runs, &saved.target, meta, history, reliability)
+        analyze_runs(&saved.runs, &saved.target, meta, history, reliability, None)
     } else {
         let mut a = analyze(
             parse_runs(&saved.runs),

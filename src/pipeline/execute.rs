@@ -99,13 +99,20 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
     bundle.save_json(bundle::RUN_FILE, &record)?;
 
     let mut run_dispatch = options.run_dispatch();
+    run_dispatch.keep_checkout = true;
     run_dispatch.prompts = plan
         .prompts
         .iter()
         .map(|(name, b)| (name.clone(), Arc::new(b.text.clone())))
         .collect();
     run_dispatch.prices = Arc::new(plan.prices.clone());
+    super::interrupt::set_resume_hint(format!(
+        "what the agents wrote is kept in {} (`deep-review run --resume {}` finishes it)",
+        bundle.dir.display(),
+        bundle.id
+    ));
     let before = super::checkout::snapshot(&plan.target.repo, plan.store.dir());
+    let phase = super::interrupt::dispatching(&run_dispatch.cancel);
     let dispatched = dispatch::dispatch_blocking(
         &plan.target.repo,
         &plan.target.head,
@@ -115,6 +122,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         options.progress,
         run_dispatch.clone(),
     )?;
+    drop(phase);
     let checkout = super::checkout::compare(
         &before,
         &super::checkout::snapshot(&plan.target.repo, plan.store.dir()),
@@ -124,14 +132,17 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         bundle,
         record,
         &plan.target,
-        dispatched.reviews,
-        dispatched.cancelled,
+        Dispatched {
+            runs: dispatched.reviews,
+            cancelled: dispatched.cancelled,
+            users_checkout: Some(checkout),
+            agents_checkout: dispatched.checkout,
+        },
         clock,
         options,
         &run_dispatch,
         plan.history.clone(),
         plan.reliability.clone(),
-        Some(checkout),
         &plan.notes,
     )?;
     outcome.written.retain(|p| p.is_file());
@@ -183,6 +194,7 @@ pub fn resume(
     // Its earlier rounds: the reports of the change older than this run.
     let history = crate::rounds::history::in_store(store, &saved.target, Some(&bundle.id));
     let mut run_dispatch = options.run_dispatch();
+    run_dispatch.keep_checkout = true;
     // The model APIs that run again get their packed prompts again, from the run's own target.
     run_dispatch.prompts = super::plan::packed_prompts(
         &saved.target,
@@ -199,8 +211,15 @@ pub fn resume(
             reviews: Vec::new(),
             cancelled: false,
             wall_clock_s: 0.0,
+            checkout: None,
         }
     } else {
+        super::interrupt::set_resume_hint(format!(
+            "what the agents wrote is kept in {} (`deep-review run --resume {}` finishes it)",
+            bundle.dir.display(),
+            bundle.id
+        ));
+        let _phase = super::interrupt::dispatching(&run_dispatch.cancel);
         dispatch::dispatch_blocking(
             &saved.target.repo,
             &saved.target.head,
@@ -235,16 +254,30 @@ pub fn resume(
         bundle,
         record,
         &saved.target,
-        runs,
-        rerun.cancelled,
+        Dispatched {
+            runs,
+            cancelled: rerun.cancelled,
+            users_checkout: checkout,
+            agents_checkout: rerun.checkout,
+        },
         clock,
         options,
         &run_dispatch,
         history,
         saved.reliability.clone(),
-        checkout,
         &[],
     )
+}
+
+/// What the agents' stage leaves for the rest of the run.
+struct Dispatched {
+    /// Every reviewer's run, in the run's order.
+    runs: Vec<RawReview>,
+    cancelled: bool,
+    /// What the check of the user's checkout found.
+    users_checkout: Option<crate::types::CheckoutCheck>,
+    /// The agents' own checkout of the head, which verification reads (dropped after it).
+    agents_checkout: Option<dispatch::KeptCheckout>,
 }
 
 /// Analysis and the report files, after dispatch.
@@ -254,16 +287,20 @@ fn finish(
     bundle: RunBundle,
     mut record: RunRecord,
     target: &Target,
-    runs: Vec<RawReview>,
-    cancelled: bool,
+    dispatched: Dispatched,
     clock: Instant,
     options: &RunOptions,
     run_dispatch: &DispatchOptions,
     history: History,
     reliability: Option<crate::types::Reliability>,
-    checkout: Option<crate::types::CheckoutCheck>,
     notes: &[String],
 ) -> anyhow::Result<RunOutcome> {
+    let Dispatched {
+        runs,
+        cancelled,
+        users_checkout: checkout,
+        agents_checkout,
+    } = dispatched;
     let formats = &options.formats;
     if cancelled {
         return Ok(RunOutcome {
@@ -291,7 +328,16 @@ fn finish(
         &bundle.id,
         record.started_at.naive_local(),
     );
-    let mut analysis = analyze::analyze_runs(&runs, target, meta, history, reliability);
+    let mut analysis = analyze::analyze_runs(
+        &runs,
+        target,
+        meta,
+        history,
+        reliability,
+        agents_checkout.as_ref().map(|c| c.path().to_path_buf()),
+    );
+    // Verification was its last reader.
+    drop(agents_checkout);
     if let Some(spec) = &options.synthesizer {
         crate::synthesize::synthesize(
             &mut analysis,
@@ -315,6 +361,10 @@ fn finish(
             .warnings
             .extend(budget_notes(budget, &analysis.report));
     }
+    analysis
+        .report
+        .warnings
+        .extend(crate::dispatch::network::notes(&runs, &bundle.id));
     analysis.report.checkout = checkout;
     // What the plan noticed (ignored config keys, the context file read at the base, a brief cut
     // to its budget) is part of how the review was made: the report says it.

@@ -14,6 +14,7 @@
 pub mod analyze;
 pub mod checkout;
 pub mod execute;
+pub mod interrupt;
 pub mod plan;
 pub mod resolve;
 

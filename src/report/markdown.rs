@@ -733,6 +733,14 @@ pub(crate) fn retro_rows(agents: &[AgentRetro]) -> Vec<(&'static str, Vec<String
     if agents.iter().any(|a| a.sandbox.is_some()) {
         rows.push(row("Sandbox", &|a| a.sandbox.clone().unwrap_or_else(dash)));
     }
+    if agents.iter().any(|a| a.network.is_some()) {
+        rows.push(row("Network", &|a| {
+            a.network
+                .as_ref()
+                .map(crate::dispatch::network::summary)
+                .unwrap_or_else(dash)
+        }));
+    }
     rows
 }
 

@@ -15,6 +15,7 @@
 //! <bundle>/<agent>/stdout.attempt-N.jsonl   stdout of an attempt that was retried
 //! <bundle>/<agent>/review.md         the final review text
 //! <bundle>/<agent>/stderr-tail.txt   the end of stderr
+//! <bundle>/<agent>/network.jsonl     every connection the agent made through its proxy, refused or not
 //! <bundle>/<agent>/meta.json         the RawReview without its text, plus the attempts
 //! ```
 
@@ -36,6 +37,7 @@ pub const STDOUT_FILE: &str = "stdout.jsonl";
 pub const REVIEW_FILE: &str = "review.md";
 pub const STDERR_FILE: &str = "stderr-tail.txt";
 pub const META_FILE: &str = "meta.json";
+pub const NETWORK_FILE: &str = "network.jsonl";
 
 /// One attempt of a run, as `meta.json` lists it.
 #[derive(Debug, Clone, Serialize)]

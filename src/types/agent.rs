@@ -186,11 +186,42 @@ pub struct AgentSpec {
     /// (`dispatch::sandbox`).
     pub sandbox_read: Vec<std::path::PathBuf>,
     pub sandbox_write: Vec<std::path::PathBuf>,
+    /// UNIX sockets of the user's the agent may connect to (`sandbox_sockets`: an ssh-agent,
+    /// a docker socket); none by default.
+    pub sandbox_sockets: Vec<std::path::PathBuf>,
+    /// Its network: its provider only (the default) or the host's network (`network = "open"`).
+    pub network: NetworkMode,
+    /// More destinations it may reach (`network_allow`: `host`, `host:port`, `*.domain`, a
+    /// URL).
+    pub network_allow: Vec<String>,
     /// The model's context window in tokens (`context_tokens` in config), else the kind's
     /// default ([`AgentKind::default_context_tokens`]).
     pub context_tokens: Option<usize>,
     /// How a model API is called; unused by local processes.
     pub http: HttpSettings,
+}
+
+/// What network an agent process gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NetworkMode {
+    /// Its provider's hosts (and `network_allow`) only, through deep-review's filtering proxy.
+    #[default]
+    Provider,
+    /// The host's network, unfiltered (`network = "open"`): the report says so.
+    Open,
+}
+
+impl NetworkMode {
+    /// The mode config names (`network = "provider" | "open"`).
+    pub fn from_config(text: &str) -> Result<NetworkMode, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "provider" | "allowlist" => Ok(NetworkMode::Provider),
+            "open" => Ok(NetworkMode::Open),
+            other => Err(format!(
+                "`{other}` is not a network mode: use \"provider\" (the default: its provider's hosts only) or \"open\""
+            )),
+        }
+    }
 }
 
 /// The settings of a reviewer that is a model API (`kind = "anthropic"`, ...). Where to send
@@ -268,6 +299,9 @@ impl AgentSpec {
             pass_env: Vec::new(),
             sandbox_read: Vec::new(),
             sandbox_write: Vec::new(),
+            sandbox_sockets: Vec::new(),
+            network: NetworkMode::default(),
+            network_allow: Vec::new(),
             context_tokens: None,
             http: HttpSettings::default(),
         }

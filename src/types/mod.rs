@@ -14,12 +14,12 @@ pub mod verification;
 
 pub use agent::{
     AgentKind, AgentSpec, BackendKind, DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT, HttpSettings,
-    KNOWN_AGENTS,
+    KNOWN_AGENTS, NetworkMode,
 };
 pub use brief::Brief;
 pub use change::{ChangeKind, ChangedFile, Hunk, Target};
 pub use finding::{Category, CodeSnippet, Finding, Location, Severity};
-pub use raw::{Failure, RawReview, RunStatus, TokenUsage};
+pub use raw::{Failure, NetworkRecord, RawReview, RunStatus, TokenUsage};
 pub use reliability::{AgentRecord, Reliability, ReliabilityMethod};
 pub use report::{
     AgentRetro, AppendixEntry, AttributedNote, BudgetReport, CheckoutCheck, CommitInfo, FileCount,

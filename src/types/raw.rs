@@ -216,9 +216,34 @@ pub struct RawReview {
     /// What the agent changed in its worktree, if anything (it must change nothing).
     #[serde(default)]
     pub worktree_changes: Vec<String>,
-    /// The sandbox it ran under ("landlock", or none with the reason).
+    /// The sandbox layers it ran under (`bwrap+landlock`, `landlock only: ...`, `none ...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// Where it could connect, and what it tried that was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkRecord>,
+}
+
+/// An agent's network during its run: the allowlist it had and what its connections did
+/// (each one is in `network.jsonl` in its folder of the run bundle).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NetworkRecord {
+    /// `allowlist` (its provider's hosts only, through deep-review's proxy), `open` (the host's
+    /// network, as config asked), or `proxy only` (the proxy asked politely: without bwrap the
+    /// agent could still connect elsewhere on the proxy's port).
+    pub mode: String,
+    /// The destinations it was allowed (empty for `open`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_hosts: Vec<String>,
+    /// Connections let through.
+    #[serde(default)]
+    pub connections: u64,
+    /// Connections refused.
+    #[serde(default)]
+    pub refused: u64,
+    /// The first distinct refused destinations (`host:port`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_hosts: Vec<String>,
 }
 
 impl RawReview {

@@ -400,9 +400,12 @@ pub struct AgentRetro {
     /// What the agent changed in its read-only worktree (it must change nothing).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worktree_changes: Vec<String>,
-    /// The sandbox it ran under.
+    /// The sandbox layers it ran under (`bwrap+landlock`, `landlock only: ...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<String>,
+    /// Where it could connect, and what was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::types::NetworkRecord>,
     /// Bytes of output beyond the limit that were not kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_cut_bytes: Option<u64>,

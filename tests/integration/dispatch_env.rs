@@ -50,7 +50,10 @@ async fn agents_get_an_allowlisted_environment_and_secrets_are_not_saved() {
         &agents,
         &bundle,
         ProgressMode::Silent,
-        &DispatchOptions::default(),
+        &DispatchOptions {
+            sandbox_helper: Some(env!("CARGO_BIN_EXE_deep-review").into()),
+            ..DispatchOptions::default()
+        },
     )
     .await;
     for r in &outcome.reviews {
@@ -74,12 +77,14 @@ async fn agents_get_an_allowlisted_environment_and_secrets_are_not_saved() {
         "{strict}"
     );
     assert!(strict.contains("AGENT_OWN=own-strict"), "{strict}");
+    // HOME is a throwaway home made for the run, never the user's own.
     if let Ok(home) = std::env::var("HOME") {
         assert!(
-            strict.contains(&format!("HOME={home}\n")),
-            "HOME is the user's"
+            !strict.contains(&format!("HOME={home}\n")),
+            "HOME is the user's: {strict}"
         );
     }
+    assert!(strict.contains("/home-strict\n"), "{strict}");
 
     // Forge tokens pass when config says so, and their values never reach a saved file.
     let forge = &outcome.reviews[1].text;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use crate::support::procs;
 use deep_review::dispatch::{
     AgentSpec, CancelToken, DispatchOptions, DispatchOutcome, ProgressMode, dispatch_with,
 };
@@ -71,6 +72,7 @@ fn spec(name: &str, command: &Path, timeout: Duration) -> AgentSpec {
 
 fn options() -> DispatchOptions {
     DispatchOptions {
+        sandbox_helper: Some(env!("CARGO_BIN_EXE_deep-review").into()),
         max_retries: 2,
         retry_backoff: Duration::from_millis(20),
         cancel: CancelToken::new(),
@@ -119,35 +121,6 @@ fn extra_worktrees(repo: &Path) -> Vec<String> {
         .skip(1)
         .map(str::to_string)
         .collect()
-}
-
-/// Is a process still running? A zombie waiting to be reaped counts as gone.
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-        Err(_) => false,
-    }
-}
-
-fn wait_gone(pid: i32) -> bool {
-    for _ in 0..100 {
-        if !alive(pid) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
-}
-
-fn read_pid(path: &Path) -> i32 {
-    std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .trim()
-        .parse()
-        .unwrap()
 }
 
 const CLAUDE_STREAM: &str = r###"{"type":"system","subtype":"init","session_id":"s"}
@@ -354,13 +327,9 @@ echo '{{"type":"turn.completed","usage":{{"input_tokens":100,"cached_input_token
 async fn a_hanging_agent_is_timed_out_with_its_whole_process_group() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, head) = repo(tmp.path());
-    let pidfile = tmp.path().join("child.pid");
     // The CLI starts a child of its own (as node CLIs do) and hangs.
-    let hang = script(
-        tmp.path(),
-        "hang",
-        &format!("sleep 300 &\necho $! > '{}'\nwait", pidfile.display()),
-    );
+    let marker = procs::marker("hang");
+    let hang = script(tmp.path(), "hang", &procs::child_with(&marker));
     let ok = recording_agent(tmp.path(), "claude", CLAUDE_STREAM);
     let agents = [
         spec("gemini", &hang, Duration::from_secs(2)),
@@ -379,10 +348,10 @@ async fn a_hanging_agent_is_timed_out_with_its_whole_process_group() {
         g.error
     );
     assert_eq!(g.retries, 0, "a timeout is not retried");
-    let child = read_pid(&pidfile);
     assert!(
-        wait_gone(child),
-        "the agent's child {child} outlived the timeout"
+        procs::wait_gone(&marker, Duration::from_secs(5)),
+        "the agent's child outlived the timeout: {:?}",
+        procs::with_marker(&marker)
     );
     // The other agent's result stands.
     assert_eq!(by_name(&outcome, "claude").status, RunStatus::Ok);
@@ -599,7 +568,7 @@ async fn without_the_sandbox_changes_an_agent_makes_to_its_worktree_are_reported
         &tmp.path().join("b"),
         ProgressMode::Plain,
         &DispatchOptions {
-            sandbox: false,
+            sandbox: deep_review::dispatch::sandbox::Mode::Off,
             ..options()
         },
     )
@@ -640,10 +609,15 @@ async fn cancel_kills_every_agent_and_removes_the_worktrees() {
     let tmp = tempfile::tempdir().unwrap();
     let (repo, head) = repo(tmp.path());
     let mut agents = Vec::new();
-    for name in ["claude", "codex", "gemini"] {
+    let markers: Vec<String> = ["claude", "codex", "gemini"]
+        .iter()
+        .map(|n| procs::marker(n))
+        .collect();
+    for (name, marker) in ["claude", "codex", "gemini"].iter().zip(&markers) {
         let body = format!(
-            "pwd > '{d}/{name}.pwd'\necho '{{\"type\":\"init\"}}'\nsleep 300 &\necho $! > '{d}/{name}.pid'\nwait",
-            d = tmp.path().display()
+            "pwd > '{d}/{name}.pwd'\necho '{{\"type\":\"init\"}}'\n{child}",
+            d = tmp.path().display(),
+            child = procs::child_with(marker)
         );
         let path = script(tmp.path(), &format!("slow-{name}"), &body);
         agents.push(spec(name, &path, Duration::from_secs(600)));
@@ -667,19 +641,13 @@ async fn cancel_kills_every_agent_and_removes_the_worktrees() {
             .await
         })
     };
-    // Wait until every agent runs and has started its child.
-    let pidfiles: Vec<PathBuf> = ["claude", "codex", "gemini"]
-        .iter()
-        .map(|n| tmp.path().join(format!("{n}.pid")))
-        .collect();
-    for _ in 0..200 {
-        if pidfiles
-            .iter()
-            .all(|p| std::fs::read_to_string(p).is_ok_and(|s| s.ends_with('\n')))
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    // Wait until every agent runs and has started its child (off the runtime's one thread,
+    // which the dispatch needs).
+    for marker in markers.clone() {
+        let started = tokio::task::spawn_blocking(move || {
+            procs::wait_present(&marker, Duration::from_secs(20))
+        });
+        assert!(started.await.unwrap(), "an agent never started its child");
     }
     cancel.cancel();
     let outcome = tokio::time::timeout(Duration::from_secs(60), task)
@@ -691,9 +659,11 @@ async fn cancel_kills_every_agent_and_removes_the_worktrees() {
     for r in &outcome.reviews {
         assert_eq!(r.status, RunStatus::Cancelled, "{}: {:?}", r.agent, r.error);
     }
-    for (name, pidfile) in ["claude", "codex", "gemini"].iter().zip(&pidfiles) {
-        let pid = read_pid(pidfile);
-        assert!(wait_gone(pid), "{name}'s child {pid} survived the cancel");
+    for (name, marker) in ["claude", "codex", "gemini"].iter().zip(&markers) {
+        assert!(
+            procs::wait_gone(marker, Duration::from_secs(5)),
+            "{name}'s child survived the cancel"
+        );
         let pwd = std::fs::read_to_string(tmp.path().join(format!("{name}.pwd"))).unwrap();
         assert!(!Path::new(pwd.trim()).exists(), "{name}'s worktree is left");
         // What was saved stays saved.

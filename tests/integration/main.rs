@@ -50,6 +50,7 @@ mod review_floods;
 mod rounds;
 mod run_dry_run;
 mod run_pipeline;
+mod sandbox_attacks;
 mod secrets_and_path;
 mod store_location;
 mod store_record;

@@ -235,13 +235,13 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
     let tools = tempfile::tempdir().unwrap();
     let xdg = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
-    let pidfile = tools.path().join("agent.pid");
+    let marker = crate::support::procs::marker("slow");
     let slow = script(
         tools.path(),
         "slow.sh",
         &format!(
-            "cat >/dev/null\necho $$ > {}\nexec sleep 60",
-            pidfile.display()
+            "cat >/dev/null\n{}",
+            crate::support::procs::child_with(&marker)
         ),
     );
     std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
@@ -266,20 +266,10 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
         .unwrap();
 
     // Wait until the agent runs, then press Ctrl-C.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let agent_pid: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pidfile)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the agent never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    };
+    assert!(
+        crate::support::procs::wait_present(&marker, std::time::Duration::from_secs(30)),
+        "the agent never started"
+    );
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
 
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -301,14 +291,11 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(out.stdout.is_empty(), "no report path printed");
-    // The agent's process is gone (ESRCH), its worktree removed, the bundle kept.
-    // (Allow a moment for the orphaned, killed process to be reaped by init.)
-    let gone_by = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while unsafe { libc::kill(agent_pid, 0) } == 0 && std::time::Instant::now() < gone_by {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let alive = unsafe { libc::kill(agent_pid, 0) } == 0;
-    assert!(!alive, "agent process {agent_pid} survived");
+    // The agent's processes are gone, its worktree removed, the bundle kept.
+    assert!(
+        crate::support::procs::wait_gone(&marker, std::time::Duration::from_secs(5)),
+        "the agent's process survived"
+    );
     assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
     let runs: Vec<_> = std::fs::read_dir(out_dir.path().join("runs"))
         .unwrap()
@@ -392,4 +379,111 @@ fn when_every_agent_fails_the_verdict_is_no_review() {
         "{}",
         report["summary"]
     );
+}
+
+/// A `deep-review run` in `repo` with `agent` (a script) as its only agent, started in the
+/// background.
+fn spawn_run(repo: &Path, agent: &Path, extra: &[&str], store: &Path) -> std::process::Child {
+    let xdg = store.join("xdg");
+    std::fs::create_dir_all(xdg.join("deep-review")).unwrap();
+    std::fs::write(
+        xdg.join("deep-review/config.toml"),
+        format!("[agents.slow]\ncommand = \"{}\"\n", agent.display()),
+    )
+    .unwrap();
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("deep-review"))
+        .current_dir(repo)
+        .env("XDG_CONFIG_HOME", &xdg)
+        .args(["run", "--agents", "slow", "--quiet", "--store"])
+        .arg(store.join("store"))
+        .args(extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits up to `within` for `child` to exit; kills it and fails the test otherwise.
+fn exit_within(mut child: std::process::Child, within: std::time::Duration) -> (i32, String) {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            return (
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            );
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "deep-review did not stop: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// A stage that is not the agents' (here the brief's template, a FIFO no one writes to, so
+/// reading it blocks) stops at a signal with exit 130, and at the run's deadline with exit 124.
+/// Before, only the agents' stage listened: a signal later was swallowed and the run went on.
+#[test]
+fn a_signal_or_the_deadline_stops_the_run_outside_the_agents_stage() {
+    let repo = repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = script(
+        tmp.path(),
+        "agent.sh",
+        "cat >/dev/null\necho '**Verdict**: Merge'",
+    );
+    let fifo = tmp.path().join("template.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let template = fifo.to_str().unwrap();
+
+    for signal in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        let child = spawn_run(
+            repo.path(),
+            &agent,
+            &["--brief-template", template],
+            tmp.path(),
+        );
+        // The run is blocked reading the template: give it time to get there.
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        // SAFETY: kill(2) on the child we started.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let (code, stderr) = exit_within(child, std::time::Duration::from_secs(20));
+        assert_eq!(code, 130, "signal {signal}: {stderr}");
+        assert!(stderr.contains("stopped"), "{stderr}");
+    }
+
+    let child = spawn_run(
+        repo.path(),
+        &agent,
+        &["--brief-template", template, "--timeout", "2s"],
+        tmp.path(),
+    );
+    let (code, stderr) = exit_within(child, std::time::Duration::from_secs(30));
+    assert_eq!(code, 124, "{stderr}");
+    assert!(stderr.contains("deadline (--timeout 2s)"), "{stderr}");
+}
+
+/// The run's deadline shortens an agent's own timeout: an agent that would take 60 s is stopped
+/// a little before the run's 3 s, and the run still writes its report.
+#[test]
+fn the_run_deadline_stops_agents_in_time_to_write_the_report() {
+    let repo = repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let agent = script(tmp.path(), "agent.sh", "cat >/dev/null\nexec sleep 60");
+    let started = std::time::Instant::now();
+    let child = spawn_run(repo.path(), &agent, &["--timeout", "3s"], tmp.path());
+    let (code, stderr) = exit_within(child, std::time::Duration::from_secs(30));
+    assert_eq!(code, 3, "no review: {stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(stderr.contains("timed out after 2"), "{stderr}");
 }

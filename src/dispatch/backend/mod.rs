@@ -53,8 +53,8 @@ pub struct Shared {
     /// The checkout every agent shares, when they run sandboxed (they cannot write to it);
     /// `None`: each agent gets its own worktree.
     pub checkout: Option<PathBuf>,
-    /// Whether agents run under Landlock.
-    pub sandboxed: bool,
+    /// The sandbox agent processes run under.
+    pub sandbox: crate::dispatch::sandbox::Plan,
     /// Prompts of their own, by agent name (a model API's packed prompt); the others get
     /// `brief`.
     pub prompts: BTreeMap<String, Arc<String>>,
@@ -64,6 +64,8 @@ pub struct Shared {
     /// Prefixed to agent names in the meter, so the synthesizer's run is counted apart from the
     /// same agent's review.
     pub meter_scope: String,
+    /// When every reviewer must have stopped, whatever its own timeout.
+    pub deadline: Option<Instant>,
 }
 
 impl Shared {
@@ -128,6 +130,12 @@ pub trait Session: Send {
 
     /// The sandbox it runs under, as the report names it.
     fn sandbox(&self) -> String;
+
+    /// What its network did (a local process behind deep-review's proxy); `None` for a
+    /// reviewer that is not a process.
+    fn network(&self) -> Option<crate::types::NetworkRecord> {
+        None
+    }
 
     /// Runs one attempt to its end, timeout or cancellation. Never fails: a failure is in the
     /// result.

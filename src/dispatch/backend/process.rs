@@ -1,10 +1,12 @@
 //! The local-process backend: an agent CLI (or a custom command) run in a checkout of the head
-//! commit, in a process group of its own.
+//! commit, in its sandbox ([`crate::dispatch::sandbox`]), in a session of its own.
 //!
-//! Each child is started in its own group (`process_group(0)`), so stopping the group also
-//! stops what the CLI started (node workers, shells, MCP servers), and a Ctrl-C in the terminal
-//! reaches deep-review only: agents are stopped by deep-review, on purpose. Stopping is TERM to
-//! the group, a grace period for it to flush and exit, then KILL. Every live group is also
+//! Each child starts a new session (`setsid`, which also makes it a process group leader with no
+//! controlling terminal), so stopping the group also stops what the CLI started (node workers,
+//! shells, MCP servers), and a Ctrl-C in the terminal reaches deep-review only: agents are stopped
+//! by deep-review, on purpose. Stopping is TERM to the group, a grace period for it to flush and
+//! exit, then KILL (under bubblewrap the group is bwrap's, and its death takes the agent's whole
+//! PID namespace with it, daemons that left the group included). Every live group is also
 //! recorded in [`LIVE_GROUPS`], so a second Ctrl-C can kill them all at once
 //! ([`kill_all_now`]).
 //!
@@ -24,6 +26,7 @@ use super::commands::{AgentCommand, command_for};
 use super::{Attempt, AttemptRequest, Backend, BoxFuture, Session, Shared};
 use crate::dispatch::events::EventKind;
 use crate::dispatch::output::StreamReader;
+use crate::dispatch::sandbox::launch::{self, AgentSandbox};
 use crate::dispatch::worktree::Worktree;
 use crate::dispatch::{environment, failure, redact, sandbox};
 use crate::store::bundle;
@@ -134,17 +137,26 @@ impl Backend for ProcessBackend {
             {
                 command.program = found.display().to_string();
             }
-            let policy = shared.sandboxed.then(|| {
-                let policy =
-                    sandbox::Policy::for_agent(spec, checkout.path(), &shared.repo, &scratch);
-                policy.ensure_dirs();
-                policy
-            });
+            let agent_dir = crate::store::bundle::agent_dir(&shared.bundle_dir, dir_name);
+            let home = launch::home_dir(&shared.work_root, dir_name);
+            let places = sandbox::AgentPlaces {
+                spec,
+                checkout: checkout.path(),
+                repo: &shared.repo,
+                scratch: &scratch,
+                home: &home,
+                helper: shared.sandbox.helper.as_deref(),
+            };
+            // The allowlist reads the base URLs the agent's environment will name.
+            let env = environment::agent_env(spec, std::env::vars_os(), &command.env);
+            let sandbox =
+                AgentSandbox::prepare(shared.sandbox.layers.clone(), &places, &env, &agent_dir)
+                    .map_err(|e| could_not(format!("could not prepare its sandbox: {e}")))?;
             Ok(Box::new(ProcessSession {
                 checkout,
                 command,
                 scratch,
-                policy,
+                sandbox,
             }) as Box<dyn Session>)
         })
     }
@@ -171,8 +183,7 @@ struct ProcessSession {
     checkout: Checkout,
     command: AgentCommand,
     scratch: std::path::PathBuf,
-    /// The Landlock policy, when the kernel enforces one.
-    policy: Option<sandbox::Policy>,
+    sandbox: AgentSandbox,
 }
 
 impl Session for ProcessSession {
@@ -181,7 +192,11 @@ impl Session for ProcessSession {
     }
 
     fn sandbox(&self) -> String {
-        sandbox::kind_name(self.policy.is_some()).to_string()
+        self.sandbox.layers().name()
+    }
+
+    fn network(&self) -> Option<crate::types::NetworkRecord> {
+        Some(self.sandbox.network_record())
     }
 
     fn attempt<'a>(&'a mut self, request: AttemptRequest<'a>) -> BoxFuture<'a, Attempt> {
@@ -189,17 +204,8 @@ impl Session for ProcessSession {
             if let Some(path) = &self.command.last_message_file {
                 let _ = std::fs::remove_file(path);
             }
-            let prepared = match &self.policy {
-                None => None,
-                Some(policy) => match policy.build() {
-                    Ok(ruleset) => Some(Arc::new(sandbox::Prepared::new(ruleset))),
-                    Err(reason) => {
-                        return Attempt::not_run(Failure::CouldNotStart { reason });
-                    }
-                },
-            };
             let agent_dir = request.agent_dir.to_path_buf();
-            let attempt = run_attempt(&self.command, &self.scratch, prepared, request).await;
+            let attempt = run_attempt(&self.command, &self.scratch, &self.sandbox, request).await;
             // The CLI's own last-message file goes into the bundle beside its raw output.
             if let Some(path) = &self.command.last_message_file
                 && let Ok(text) = std::fs::read_to_string(path)
@@ -248,7 +254,7 @@ enum End {
 async fn run_attempt(
     command: &AgentCommand,
     scratch: &std::path::Path,
-    sandbox: Option<Arc<sandbox::Prepared>>,
+    sandbox: &AgentSandbox,
     request: AttemptRequest<'_>,
 ) -> Attempt {
     let AttemptRequest {
@@ -271,24 +277,42 @@ async fn run_attempt(
         }
     };
 
-    let mut cmd = tokio::process::Command::new(&command.program);
-    cmd.args(&command.args)
+    // A program that is not there fails here, with how to install it: inside the sandbox the
+    // helper could only say that its `exec` failed.
+    if let Err(err) = std::fs::metadata(&command.program) {
+        return Attempt::not_run(Failure::CouldNotStart {
+            reason: spawn_error(&command.program, spec.kind, &err),
+        });
+    }
+    let mut set = command.env.clone();
+    set.insert("TMPDIR".into(), scratch.display().to_string());
+    set.extend(sandbox.home_env().clone());
+    let env = environment::agent_env(spec, std::env::vars_os(), &set);
+    let launch = match sandbox
+        .launch(&command.program, &command.args, &command.cwd, env)
+        .await
+    {
+        Ok(launch) => launch,
+        Err(err) => {
+            return Attempt::not_run(Failure::CouldNotStart {
+                reason: format!("could not set up its sandbox: {err}"),
+            });
+        }
+    };
+    let mut cmd = tokio::process::Command::new(&launch.program);
+    cmd.args(&launch.args)
         .current_dir(&command.cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
-        .process_group(0);
-    let mut set = command.env.clone();
-    set.insert("TMPDIR".into(), scratch.display().to_string());
-    cmd.env_clear()
-        .envs(environment::agent_env(spec, std::env::vars_os(), &set));
-    if let Some(sandbox) = sandbox {
-        // SAFETY: runs in the child between fork and exec; it only takes the ruleset out of
-        // this child's own copy of the mutex and makes the two Landlock system calls.
-        unsafe {
-            cmd.pre_exec(move || sandbox.enforce());
-        }
+        .env_clear()
+        .envs(&launch.env);
+    let setup = launch.setup;
+    // SAFETY: runs in the child between fork and exec: setsid, prctl, dup2 and the Landlock
+    // and capability system calls, on values prepared in the parent (ChildSetup::run).
+    unsafe {
+        cmd.pre_exec(move || setup.run());
     }
     let mut child = match cmd.spawn() {
         Ok(child) => child,
@@ -301,6 +325,7 @@ async fn run_attempt(
             };
         }
     };
+    // The child started a session of its own (setsid): its group is its pid.
     let group = Group::new(child.id());
 
     // The brief on stdin, then EOF. A CLI that exits without reading it all is not an error
@@ -330,6 +355,8 @@ async fn run_attempt(
         child.stderr.take(),
         Arc::clone(&stderr_buf),
     ));
+    // The agent's network: served while it runs, stopped with it.
+    let serving = sandbox.serve(launch.network).await;
 
     let end = tokio::select! {
         status = child.wait() => match status {
@@ -354,6 +381,7 @@ async fn run_attempt(
     }
     // Whatever happened, nothing of this run outlives it.
     drop(group);
+    drop(serving);
     stdin_task.abort();
     let (mut stdout_task, mut stderr_task) = (stdout_task, stderr_task);
     let drained = tokio::time::timeout(DRAIN_GRACE, async {

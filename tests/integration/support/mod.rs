@@ -13,6 +13,7 @@ pub mod git;
 pub mod github_graphql;
 pub mod github_rest;
 pub mod http_server;
+pub mod procs;
 pub mod repo;
 pub mod run;
 pub mod sdks;

@@ -190,6 +190,24 @@ impl RunFixture {
             .collect()
     }
 
+    /// The agents' checkouts of run process `pid`: linked worktrees git knows of (each agent's,
+    /// unsandboxed) and the one checkout sandboxed agents share, a repository of its own in the
+    /// run's temporary directory (`deep-review-run-<pid>-*/checkout`).
+    pub fn agent_checkouts(&self, pid: u32) -> Vec<PathBuf> {
+        let mut all = self.linked_worktrees();
+        let prefix = format!("deep-review-run-{pid}-");
+        if let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) {
+            all.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                    .map(|e| e.path().join("checkout"))
+                    .filter(|p| p.is_dir()),
+            );
+        }
+        all
+    }
+
     /// The user's checkout is as it was: same HEAD, no tracked file changed, no stray file the
     /// models asked for.
     pub fn assert_checkout_untouched(&self) {

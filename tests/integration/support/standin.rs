@@ -93,6 +93,14 @@ impl Agents {
         std::fs::write(config, text).unwrap();
     }
 
+    /// Appends `text` to the user config: after [`Agents::add`], keys of the agent added last.
+    pub fn append_config(&self, text: &str) {
+        let config = self.xdg.path().join("deep-review/config.toml");
+        let mut all = std::fs::read_to_string(&config).unwrap_or_default();
+        all.push_str(text);
+        std::fs::write(config, all).unwrap();
+    }
+
     /// An agent that prints `review`.
     pub fn reviewing(&self, name: &str, review: &str) {
         let file = self.path(&format!("{name}.md"));
