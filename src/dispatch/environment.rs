@@ -106,16 +106,27 @@ pub fn agent_env(
 /// `$CODEX_HOME/config.toml` (`~/.codex/config.toml`) and in `-c model_providers.X.env_key=NAME`
 /// arguments. The user's own Codex config is trusted: it is theirs, not the change's.
 fn codex_key_names(spec: &AgentSpec) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
+    codex_provider_settings(spec, "env_key")
+        .into_iter()
+        .collect()
+}
+
+/// One setting (`env_key`, `base_url`) of every Codex model provider the user configured: in
+/// `$CODEX_HOME/config.toml` (`~/.codex/config.toml`) and in `-c model_providers.X.KEY=VALUE`
+/// arguments. Empty for an agent that is not Codex. The user's own Codex config is trusted: it
+/// is theirs, not the change's.
+pub fn codex_provider_settings(spec: &AgentSpec, setting: &str) -> Vec<String> {
+    let mut values = Vec::new();
     if spec.kind != AgentKind::Codex {
-        return names;
+        return values;
     }
+    let suffix = format!(".{setting}");
     for arg in &spec.extra_args {
         if let Some((key, value)) = arg.split_once('=')
             && key.starts_with("model_providers.")
-            && key.ends_with(".env_key")
+            && key.ends_with(&suffix)
         {
-            names.insert(value.trim_matches('"').to_string());
+            values.push(value.trim_matches('"').to_string());
         }
     }
     let home = std::env::var_os("CODEX_HOME")
@@ -126,12 +137,12 @@ fn codex_key_names(spec: &AgentSpec) -> BTreeSet<String> {
         && let Some(providers) = value.get("model_providers").and_then(|p| p.as_table())
     {
         for provider in providers.values() {
-            if let Some(key) = provider.get("env_key").and_then(|k| k.as_str()) {
-                names.insert(key.to_string());
+            if let Some(v) = provider.get(setting).and_then(|k| k.as_str()) {
+                values.push(v.to_string());
             }
         }
     }
-    names
+    values
 }
 
 #[cfg(test)]

@@ -46,13 +46,10 @@ impl Worktree {
         path: &Path,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Worktree> {
-        let wt = {
-            let (repo, sha, path) = (repo.to_path_buf(), sha.to_string(), path.to_path_buf());
-            tokio::task::spawn_blocking(move || Worktree::register(&repo, &sha, &path))
-                .await
-                .context("the worktree task stopped unexpectedly")??
-        };
-        wt.check_out(cancel).await
+        Worktree::make(repo, sha, path, Worktree::register)
+            .await?
+            .check_out(cancel)
+            .await
     }
 
     /// A repository of its own at `path` (which must not exist yet) whose objects are the
@@ -66,13 +63,23 @@ impl Worktree {
         path: &Path,
         cancel: &tokio_util::sync::CancellationToken,
     ) -> Result<Worktree> {
-        let wt = {
-            let (repo, sha, path) = (repo.to_path_buf(), sha.to_string(), path.to_path_buf());
-            tokio::task::spawn_blocking(move || Worktree::init_borrowing(&repo, &sha, &path))
-                .await
-                .context("the checkout task stopped unexpectedly")??
-        };
-        wt.check_out(cancel).await
+        Worktree::make(repo, sha, path, Worktree::init_borrowing)
+            .await?
+            .check_out(cancel)
+            .await
+    }
+
+    /// Runs `step` (git's bookkeeping of a new checkout: quick, blocking) on a blocking thread.
+    async fn make(
+        repo: &Path,
+        sha: &str,
+        path: &Path,
+        step: fn(&Path, &str, &Path) -> Result<Worktree>,
+    ) -> Result<Worktree> {
+        let (repo, sha, path) = (repo.to_path_buf(), sha.to_string(), path.to_path_buf());
+        tokio::task::spawn_blocking(move || step(&repo, &sha, &path))
+            .await
+            .context("the checkout task stopped unexpectedly")?
     }
 
     /// Writes the files of the head commit into the worktree (the slow part on a big

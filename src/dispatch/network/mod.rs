@@ -114,10 +114,8 @@ impl Allowlist {
                 list.push_url(url);
             }
         }
-        if spec.kind == AgentKind::Codex {
-            for url in codex_provider_urls(spec) {
-                list.push_url(&url);
-            }
+        for url in crate::dispatch::environment::codex_provider_settings(spec, "base_url") {
+            list.push_url(&url);
         }
         for entry in &spec.network_allow {
             list.push_entry(entry);
@@ -208,34 +206,6 @@ pub fn is_loopback(host: &str) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
-}
-
-/// The `base_url` of every Codex provider in the user's `config.toml` and in `-c
-/// model_providers.X.base_url=...` arguments: Codex reaches its provider there.
-fn codex_provider_urls(spec: &AgentSpec) -> Vec<String> {
-    let mut urls = Vec::new();
-    for arg in &spec.extra_args {
-        if let Some((key, value)) = arg.split_once('=')
-            && key.starts_with("model_providers.")
-            && key.ends_with(".base_url")
-        {
-            urls.push(value.trim_matches('"').to_string());
-        }
-    }
-    let home = std::env::var_os("CODEX_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| dirs::home_dir().map(|h| h.join(".codex")));
-    if let Some(text) = home.and_then(|h| std::fs::read_to_string(h.join("config.toml")).ok())
-        && let Ok(value) = text.parse::<toml::Table>()
-        && let Some(providers) = value.get("model_providers").and_then(|p| p.as_table())
-    {
-        for provider in providers.values() {
-            if let Some(url) = provider.get("base_url").and_then(|k| k.as_str()) {
-                urls.push(url.to_string());
-            }
-        }
-    }
-    urls
 }
 
 /// An agent's network in a few words, for the retro table: `allowlist, 2 refused`.
