@@ -41,7 +41,7 @@ use crate::types::{
     Observation, ObservationKind, PriorRounds, RawReview, Report, ReportMeta, Review, Reviewer,
     RoundStatus, Severity, SourceRef, Tier, Verdict, Verification, VerificationStatus,
 };
-use crate::verify::coverage::paths_match;
+use crate::verify::coverage::PathSet;
 
 use calibrate::{CalibrationContext, Vote};
 use noted::LocatedNote;
@@ -413,20 +413,19 @@ impl<'a> Clustered<'a> {
             .filter(|p| !p.fingerprint.is_empty())
             .map(|p| (p.key(), p.fingerprint.as_str()))
             .collect();
+        let inputs = MergeInputs::new(
+            &self.sources,
+            roster,
+            reviews,
+            &self.corpus,
+            tuning,
+            opts.reliability.as_ref(),
+        );
         self.clusters
             .par_iter()
             .zip(support)
             .map(|(members, support)| {
-                let mut f = merge_cluster(
-                    members,
-                    support,
-                    &self.sources,
-                    roster,
-                    reviews,
-                    &self.corpus,
-                    tuning,
-                    opts.reliability.as_ref(),
-                );
+                let mut f = inputs.merge_cluster(members, support);
                 opts.overrides.apply(&mut f);
                 let fate = members
                     .iter()
@@ -711,151 +710,233 @@ fn counts_as_review(review: &Review, runs: &[RawReview]) -> bool {
     says_something && completed
 }
 
-/// Builds the merged finding of one cluster.
-#[allow(clippy::too_many_arguments)]
-fn merge_cluster(
-    members: &[usize],
-    support: &[&LocatedNote],
-    sources: &[SourceFinding<'_>],
-    roster: &Roster,
-    reviews: &[Review],
-    corpus: &Corpus,
+/// What merging any cluster reads: this round's findings, the agents, their reviews and what
+/// each review's coverage names, prepared once for every cluster.
+struct MergeInputs<'a> {
+    sources: &'a [SourceFinding<'a>],
+    roster: &'a Roster,
+    reviews: &'a [Review],
+    corpus: &'a Corpus,
     tuning: Tuning,
-    reliability: Option<&crate::types::Reliability>,
-) -> MergedFinding {
-    let votes: Vec<Vote<'_>> = members
-        .iter()
-        .map(|&i| Vote {
-            display: &roster.displays[sources[i].agent],
-            severity: sources[i].finding.severity,
-        })
-        .collect();
+    reliability: Option<&'a crate::types::Reliability>,
+    /// Per review, the paths its coverage summary names ([`others_saw_the_code`]).
+    coverage: Vec<PathSet<'a>>,
+    /// Agents that reported at least one finding: those that reported nothing may have failed,
+    /// so their silence is no evidence against a finding.
+    reporting_agents: usize,
+}
 
-    let ctx = CalibrationContext {
-        others_saw_the_code: others_saw_the_code(members, sources, roster, reviews),
-        quote_missing: members.iter().all(|&i| {
-            sources[i]
-                .finding
-                .verification
-                .as_ref()
-                .is_some_and(|v| v.quote_ok == Some(false))
-        }),
-        known_issue_comment: members.iter().find_map(|&i| {
-            sources[i]
-                .finding
-                .verification
-                .as_ref()
-                .and_then(|v| v.known_issue_comment.as_deref())
-        }),
-    };
-    let calibration = calibrate::calibrate(&votes, ctx);
-    let representative = choose_representative(members, sources, calibration.severity, corpus);
-    let rep = sources[representative].finding;
-    let verification = rep.verification.clone();
-
-    // The representative first: it is the source the report shows.
-    let mut ordered: Vec<usize> = members.to_vec();
-    ordered.sort_by_key(|&i| (i != representative, sources[i].agent));
-    let mut sources_out: Vec<SourceRef> = ordered
-        .iter()
-        .map(|&i| SourceRef {
-            agent: roster.names[sources[i].agent].clone(),
-            id: sources[i].finding.id.clone(),
-            severity: sources[i].finding.severity,
-            noted_in: None,
-        })
-        .collect();
-    let mut agent_idx: Vec<usize> = members.iter().map(|&i| sources[i].agent).collect();
-    // An agent whose note backs the finding supports it, once.
-    for note in support {
-        if !agent_idx.contains(&note.agent) {
-            agent_idx.push(note.agent);
-            sources_out.push(SourceRef {
-                agent: roster.names[note.agent].clone(),
-                id: note.id(),
-                severity: None,
-                noted_in: Some(note.section.to_string()),
-            });
+impl<'a> MergeInputs<'a> {
+    fn new(
+        sources: &'a [SourceFinding<'a>],
+        roster: &'a Roster,
+        reviews: &'a [Review],
+        corpus: &'a Corpus,
+        tuning: Tuning,
+        reliability: Option<&'a crate::types::Reliability>,
+    ) -> Self {
+        MergeInputs {
+            sources,
+            roster,
+            reviews,
+            corpus,
+            tuning,
+            reliability,
+            coverage: reviews
+                .iter()
+                .map(|r| PathSet::new(r.coverage.iter().map(|c| c.path.as_str())))
+                .collect(),
+            reporting_agents: reviews.iter().filter(|r| !r.findings.is_empty()).count(),
         }
     }
-    agent_idx.sort_unstable();
-    let agents: Vec<String> = agent_idx.iter().map(|&a| roster.names[a].clone()).collect();
 
-    let located = members.iter().any(|&i| {
-        let f = sources[i].finding;
-        !f.locations.is_empty() || f.code.is_some()
-    });
-    let names_identifiers = !similarity::backticked(&rep.explanation).is_empty();
-    let best_verification = members
-        .iter()
-        .filter_map(|&i| sources[i].finding.verification.as_ref().map(|v| v.status))
-        .min_by_key(|s| match s {
-            VerificationStatus::Grounded => 0,
-            VerificationStatus::Relocated => 1,
-            VerificationStatus::Unchecked => 2,
-            VerificationStatus::Ungrounded => 3,
+    fn finding(&self, i: usize) -> &'a Finding {
+        self.sources[i].finding
+    }
+
+    /// Builds the merged finding of one cluster: its severity calibrated, the member the report
+    /// shows, who raised or noted it, and how confident the evidence makes it.
+    fn merge_cluster(&self, members: &[usize], support: &[&LocatedNote]) -> MergedFinding {
+        let calibration = self.calibrate(members);
+        let representative =
+            choose_representative(members, self.sources, calibration.severity, self.corpus);
+        let rep = self.finding(representative);
+        // The representative first: it is the source the report shows.
+        let mut ordered: Vec<usize> = members.to_vec();
+        ordered.sort_by_key(|&i| (i != representative, self.sources[i].agent));
+        let (sources_out, agent_idx) = self.attribution(members, &ordered, support);
+        let written = members.iter().any(|&i| self.finding(i).severity.is_some());
+        let evidence = self.evidence(
+            members,
+            rep,
+            agent_idx.len(),
+            written.then_some(calibration.severity),
+        );
+        let record = self.record(rep, &agent_idx);
+        let score = match &record {
+            Some(term) => confidence::confidence_with_record(&evidence, term),
+            None => confidence::confidence(&evidence),
+        };
+        let verification = rep.verification.clone();
+        let mut merged = MergedFinding {
+            id: String::new(),
+            title: rep.title.clone(),
+            body: rep.explanation.clone(),
+            severity: calibration.severity,
+            category: rep.category.clone(),
+            locations: merged_locations(&ordered, self.sources),
+            code: rep.code.clone(),
+            fix: rep.fix.clone(),
+            fix_diff: rep.fix_diff.clone(),
+            agents: agent_idx
+                .iter()
+                .map(|&a| self.roster.names[a].clone())
+                .collect(),
+            sources: sources_out,
+            calibration: calibration.reason,
+            confidence: Some((score * 100.0).round() / 100.0),
+            confidence_reason: record.map(|r| r.reason),
+            tier: tier(
+                confidence::log_odds_of(score) >= self.tuning.keep_log_odds,
+                agent_idx.len(),
+                verification.as_ref(),
+            ),
+            verification,
+            fingerprint: String::new(),
+            round_status: RoundStatus::New,
+            prior: None,
+        };
+        merged.fingerprint = fingerprint::fingerprint(&merged);
+        merged
+    }
+
+    /// The cluster's severity from its members' votes, lowered when another agent reviewed the
+    /// code and did not raise it, when no quote is at head, or when the code marks it as known.
+    fn calibrate(&self, members: &[usize]) -> calibrate::Calibration {
+        let votes: Vec<Vote<'_>> = members
+            .iter()
+            .map(|&i| Vote {
+                display: &self.roster.displays[self.sources[i].agent],
+                severity: self.finding(i).severity,
+            })
+            .collect();
+        let verification = |i: usize| self.finding(i).verification.as_ref();
+        let ctx = CalibrationContext {
+            others_saw_the_code: self.others_saw_the_code(members),
+            quote_missing: members
+                .iter()
+                .all(|&i| verification(i).is_some_and(|v| v.quote_ok == Some(false))),
+            known_issue_comment: members
+                .iter()
+                .find_map(|&i| verification(i).and_then(|v| v.known_issue_comment.as_deref())),
+        };
+        calibrate::calibrate(&votes, ctx)
+    }
+
+    /// True when an agent outside the cluster says in its coverage that it reviewed a file the
+    /// cluster's findings are in.
+    fn others_saw_the_code(&self, members: &[usize]) -> bool {
+        let paths: Vec<&str> = members
+            .iter()
+            .flat_map(|&i| self.finding(i).locations.iter().map(|l| l.path.as_str()))
+            .collect();
+        let inside: Vec<&str> = members
+            .iter()
+            .map(|&i| self.roster.names[self.sources[i].agent].as_str())
+            .collect();
+        self.reviews
+            .iter()
+            .zip(&self.coverage)
+            .filter(|(r, _)| !inside.contains(&r.agent.as_str()))
+            .any(|(_, covered)| paths.iter().any(|p| covered.matches(p)))
+    }
+
+    /// The merged finding's sources, `ordered` (the representative first) and then each agent
+    /// whose note backs it, once; and the indices of every agent among them, sorted.
+    fn attribution(
+        &self,
+        members: &[usize],
+        ordered: &[usize],
+        support: &[&LocatedNote],
+    ) -> (Vec<SourceRef>, Vec<usize>) {
+        let mut sources_out: Vec<SourceRef> = ordered
+            .iter()
+            .map(|&i| SourceRef {
+                agent: self.roster.names[self.sources[i].agent].clone(),
+                id: self.finding(i).id.clone(),
+                severity: self.finding(i).severity,
+                noted_in: None,
+            })
+            .collect();
+        let mut agent_idx: Vec<usize> = members.iter().map(|&i| self.sources[i].agent).collect();
+        // An agent whose note backs the finding supports it, once.
+        for note in support {
+            if !agent_idx.contains(&note.agent) {
+                agent_idx.push(note.agent);
+                sources_out.push(SourceRef {
+                    agent: self.roster.names[note.agent].clone(),
+                    id: note.id(),
+                    severity: None,
+                    noted_in: Some(note.section.to_string()),
+                });
+            }
+        }
+        agent_idx.sort_unstable();
+        (sources_out, agent_idx)
+    }
+
+    /// What the confidence of a cluster of `agents` agents rests on, `rep` its representative.
+    fn evidence(
+        &self,
+        members: &[usize],
+        rep: &Finding,
+        agents: usize,
+        severity: Option<Severity>,
+    ) -> confidence::Evidence {
+        let located = members.iter().any(|&i| {
+            let f = self.finding(i);
+            !f.locations.is_empty() || f.code.is_some()
         });
-    let written = members
-        .iter()
-        .any(|&i| sources[i].finding.severity.is_some());
-    let evidence = confidence::Evidence {
-        agents: agents.len(),
-        // Agents that reported nothing may have failed: no evidence against this finding.
-        total_agents: reviews.iter().filter(|r| !r.findings.is_empty()).count(),
-        verification: best_verification,
-        located,
-        names_identifiers,
-        severity: written.then_some(calibration.severity),
-        wording: confidence::Wording::of_findings(members.iter().map(|&i| sources[i].finding)),
-    };
-    let record = reliability.and_then(|table| {
+        let best_verification = members
+            .iter()
+            .filter_map(|&i| self.finding(i).verification.as_ref().map(|v| v.status))
+            .min_by_key(|s| match s {
+                VerificationStatus::Grounded => 0,
+                VerificationStatus::Relocated => 1,
+                VerificationStatus::Unchecked => 2,
+                VerificationStatus::Ungrounded => 3,
+            });
+        confidence::Evidence {
+            agents,
+            total_agents: self.reporting_agents,
+            verification: best_verification,
+            located,
+            names_identifiers: !similarity::backticked(&rep.explanation).is_empty(),
+            severity,
+            wording: confidence::Wording::of_findings(members.iter().map(|&i| self.finding(i))),
+        }
+    }
+
+    /// The agents' records as a term of the confidence, when the store holds them: those of
+    /// `raised` (agent indices) for it, those of the other reporting agents against it.
+    fn record(&self, rep: &Finding, raised: &[usize]) -> Option<confidence::RecordTerm> {
+        let table = self.reliability?;
         let category = rep.category.as_ref().map(|c| c.as_str());
         let named = |a: usize| confidence::Named {
-            name: &roster.names[a],
-            display: &roster.displays[a],
+            name: &self.roster.names[a],
+            display: &self.roster.displays[a],
         };
-        let raised: Vec<_> = agent_idx.iter().map(|&a| named(a)).collect();
-        let silent: Vec<_> = reviews
+        let raised_by: Vec<_> = raised.iter().map(|&a| named(a)).collect();
+        let silent: Vec<_> = self
+            .reviews
             .iter()
             .filter(|r| !r.findings.is_empty())
-            .map(|r| roster.index(&r.agent))
-            .filter(|a| !agent_idx.contains(a))
+            .map(|r| self.roster.index(&r.agent))
+            .filter(|a| !raised.contains(a))
             .map(named)
             .collect();
-        confidence::record_term(table, &raised, &silent, category)
-    });
-    let score = match &record {
-        Some(term) => confidence::confidence_with_record(&evidence, term),
-        None => confidence::confidence(&evidence),
-    };
-
-    let mut merged = MergedFinding {
-        id: String::new(),
-        title: rep.title.clone(),
-        body: rep.explanation.clone(),
-        severity: calibration.severity,
-        category: rep.category.clone(),
-        locations: merged_locations(&ordered, sources),
-        code: rep.code.clone(),
-        fix: rep.fix.clone(),
-        fix_diff: rep.fix_diff.clone(),
-        agents,
-        sources: sources_out,
-        calibration: calibration.reason,
-        confidence: Some((score * 100.0).round() / 100.0),
-        confidence_reason: record.map(|r| r.reason),
-        tier: tier(
-            confidence::log_odds_of(score) >= tuning.keep_log_odds,
-            agent_idx.len(),
-            verification.as_ref(),
-        ),
-        verification,
-        fingerprint: String::new(),
-        round_status: RoundStatus::New,
-        prior: None,
-    };
-    merged.fingerprint = fingerprint::fingerprint(&merged);
-    merged
+        confidence::record_term(table, &raised_by, &silent, category)
+    }
 }
 
 /// Every place the members cite, the representative's first: a location another member cites
@@ -910,32 +991,6 @@ fn choose_representative(
             )
         })
         .unwrap_or(&members[0])
-}
-
-/// True when an agent outside the cluster says in its coverage that it reviewed a file the
-/// cluster's findings are in.
-fn others_saw_the_code(
-    members: &[usize],
-    sources: &[SourceFinding<'_>],
-    roster: &Roster,
-    reviews: &[Review],
-) -> bool {
-    let paths: Vec<&str> = members
-        .iter()
-        .flat_map(|&i| sources[i].finding.locations.iter().map(|l| l.path.as_str()))
-        .collect();
-    let inside: Vec<&str> = members
-        .iter()
-        .map(|&i| roster.names[sources[i].agent].as_str())
-        .collect();
-    reviews
-        .iter()
-        .filter(|r| !inside.contains(&r.agent.as_str()))
-        .any(|r| {
-            r.coverage
-                .iter()
-                .any(|c| paths.iter().any(|p| paths_match(&c.path, p)))
-        })
 }
 
 /// Numbers the findings within each section: `C1`, `I1`, `S1` for those shown, `U1` for the

@@ -7,6 +7,8 @@
 
 use crate::types::Review;
 
+type FastSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
+
 /// One agent's coverage of the change.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Coverage {
@@ -36,15 +38,19 @@ pub fn coverage_of(review: &Review, files: &[String]) -> Coverage {
         .iter()
         .filter_map(|entry| Entry::new(&entry.path))
         .collect();
-    let mut misses = Vec::new();
-    for file in files {
-        let named = entries.iter().any(|entry| entry.covers(file));
-        let cited = review
+    // Every file is compared with every cited path: a set answers for all of them at once
+    // (a review of 1,000 findings cites about as many paths, and the files number hundreds).
+    let cited = PathSet::new(
+        review
             .findings
             .iter()
             .flat_map(|f| f.locations.iter())
-            .any(|loc| paths_match(&loc.path, file));
-        if !named && !cited {
+            .map(|loc| loc.path.as_str()),
+    );
+    let mut misses = Vec::new();
+    for file in files {
+        let named = entries.iter().any(|entry| entry.covers(file));
+        if !named && !cited.matches(file) {
             misses.push(file.clone());
         }
     }
@@ -125,6 +131,43 @@ pub fn paths_match(a: &str, b: &str) -> bool {
     !short.is_empty() && long.ends_with(short) && long[..long.len() - short.len()].ends_with('/')
 }
 
+/// Paths that answer "does any of you [`paths_match`] this one?" in a few look-ups, whatever
+/// their number: each path is kept whole and by every tail that follows a `/`.
+#[derive(Debug, Default)]
+pub struct PathSet<'a> {
+    /// The paths, [`clean`]ed.
+    whole: FastSet<&'a str>,
+    /// Every part of a path after one of its `/` (`b/c.go` and `c.go` of `a/b/c.go`).
+    tails: FastSet<&'a str>,
+}
+
+impl<'a> PathSet<'a> {
+    pub fn new(paths: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut set = PathSet::default();
+        for path in paths {
+            let path = clean(path);
+            if set.whole.insert(path) {
+                for (slash, _) in path.match_indices('/') {
+                    set.tails.insert(&path[slash + 1..]);
+                }
+            }
+        }
+        set
+    }
+
+    /// Whether [`paths_match`] holds between `file` and a path of the set: the same path, one
+    /// of the set that ends in `/` and `file`, or `file` ending in `/` and one of the set.
+    pub fn matches(&self, file: &str) -> bool {
+        let file = clean(file);
+        self.whole.contains(file)
+            || (!file.is_empty() && self.tails.contains(file))
+            || file.match_indices('/').any(|(slash, _)| {
+                let tail = &file[slash + 1..];
+                !tail.is_empty() && self.whole.contains(tail)
+            })
+    }
+}
+
 fn clean(p: &str) -> &str {
     p.trim().trim_matches('`').trim().trim_start_matches("./")
 }
@@ -173,6 +216,49 @@ mod tests {
         // An exponential matcher does not return here (nextest's timeout then fails the test).
         assert!(!entry_covers(&pattern, &file));
         assert!(entry_covers(&pattern, "src/a/b/x"));
+    }
+
+    /// The set answers as [`paths_match`] against each of its paths would, for every pair of
+    /// spellings: equal, suffixes at and off a `/`, `./`, backticks, empty, doubled slashes.
+    #[test]
+    fn a_path_set_matches_as_paths_match_does() {
+        let spellings = [
+            "",
+            "/",
+            "a.go",
+            "app.go",
+            "pkg/app.go",
+            "./pkg/app.go",
+            "`pkg/app.go`",
+            "x/pkg/app.go",
+            "pkg//app.go",
+            "/app.go",
+            "p.go",
+            "pkg/",
+            "pkg",
+            "a/",
+            "src/a/b.rs",
+            "a/b.rs",
+            "b.rs",
+            " b.rs ",
+            "ab.rs",
+        ];
+        for set_paths in [
+            &spellings[..],
+            &spellings[2..5],
+            &spellings[..1],
+            &spellings[13..],
+        ] {
+            let set = PathSet::new(set_paths.iter().copied());
+            for file in spellings {
+                let expected = set_paths.iter().any(|p| paths_match(p, file));
+                assert_eq!(
+                    set.matches(file),
+                    expected,
+                    "{file:?} against {set_paths:?}"
+                );
+            }
+        }
     }
 
     #[test]
