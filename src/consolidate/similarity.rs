@@ -940,9 +940,11 @@ pub fn centrality(corpus: &Corpus, i: usize, members: &[usize]) -> u64 {
 }
 
 /// Whether `word` (lower case) is a stopword: a set look-up, as every token of every finding
-/// asks (a scan of the list was a tenth of consolidation's time).
+/// asks (a scan of the list was a tenth of consolidation's time), with the fast hash of the
+/// interners (SipHash was a visible part of tokenizing).
 fn is_stopword(word: &str) -> bool {
-    static SET: std::sync::LazyLock<std::collections::HashSet<&'static str>> =
+    type Set = std::collections::HashSet<&'static str, foldhash::fast::RandomState>;
+    static SET: std::sync::LazyLock<Set> =
         std::sync::LazyLock::new(|| STOPWORDS.iter().copied().collect());
     SET.contains(word)
 }
@@ -955,24 +957,24 @@ pub fn tokenize(text: &str) -> Vec<String> {
     tokens.iter().map(str::to_string).collect()
 }
 
-/// [`tokenize`], appending to `out`.
+/// [`tokenize`], appending to `out`. The buffers for the parts of a word and its lower case
+/// are reused from word to word: a profile tokenizes every word of every finding, and an
+/// allocation or two per word were most of the tokenizer's time.
 pub fn tokenize_into(text: &str, out: &mut Tokens) {
     let mut lower = String::new();
+    let mut parts = Vec::new();
     for raw in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
         if raw.is_empty() {
             continue;
         }
-        let parts = split_identifier(raw);
+        parts.clear();
+        split_identifier_into(raw, &mut parts);
         if parts.len() > 1 {
-            out.push(&raw.to_lowercase());
+            lowercase_into(raw, &mut lower);
+            out.push(&lower);
         }
-        for p in parts {
-            lower.clear();
-            if p.is_ascii() {
-                lower.extend(p.chars().map(|c| c.to_ascii_lowercase()));
-            } else {
-                lower.push_str(&p.to_lowercase());
-            }
+        for &p in &parts {
+            lowercase_into(p, &mut lower);
             let keep = if lower.bytes().all(|c| c.is_ascii_digit()) {
                 lower.len() >= 2
             } else {
@@ -982,6 +984,17 @@ pub fn tokenize_into(text: &str, out: &mut Tokens) {
                 out.push(stem(&lower));
             }
         }
+    }
+}
+
+/// `word` in lower case into `buf` (replacing what it held), as `str::to_lowercase` gives it:
+/// byte by byte when it is ASCII, the common case.
+fn lowercase_into(word: &str, buf: &mut String) {
+    buf.clear();
+    if word.is_ascii() {
+        buf.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+    } else {
+        buf.push_str(&word.to_lowercase());
     }
 }
 
@@ -998,29 +1011,61 @@ fn stem(word: &str) -> &str {
 /// Splits `ObservedGeneration`, `observed_generation`, `HTTPServer2` into their words.
 pub fn split_identifier(s: &str) -> Vec<&str> {
     let mut parts = Vec::new();
+    split_identifier_into(s, &mut parts);
+    parts
+}
+
+/// [`split_identifier`], appending to `parts`.
+fn split_identifier_into<'s>(s: &'s str, parts: &mut Vec<&'s str>) {
     for piece in s.split('_').filter(|p| !p.is_empty()) {
         // Most words are one part: no boundary to look for.
         if piece.bytes().all(|b| b.is_ascii_lowercase()) {
             parts.push(piece);
-            continue;
+        } else if piece.is_ascii() {
+            split_ascii_piece(piece, parts);
+        } else {
+            split_piece(piece, parts);
         }
-        let chars: Vec<(usize, char)> = piece.char_indices().collect();
-        let mut start = 0;
-        for i in 1..chars.len() {
-            let (idx, c) = chars[i];
-            let prev = chars[i - 1].1;
-            let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
-            let boundary = (c.is_uppercase() && (prev.is_lowercase() || prev.is_ascii_digit()))
-                || (c.is_uppercase() && prev.is_uppercase() && next_lower)
-                || (c.is_ascii_digit() != prev.is_ascii_digit());
-            if boundary {
-                parts.push(&piece[start..idx]);
-                start = idx;
-            }
-        }
-        parts.push(&piece[start..]);
     }
-    parts
+}
+
+/// Whether a new word starts at `c`, after `prev` and before a lower-case letter or not: a
+/// capital after a small letter or a digit (`fooBar`, `v2Beta`), the last capital of a run
+/// before a small letter (`HTTPServer`), and where digits start or end.
+fn starts_word(prev: char, c: char, next_lower: bool) -> bool {
+    (c.is_uppercase() && (prev.is_lowercase() || prev.is_ascii_digit()))
+        || (c.is_uppercase() && prev.is_uppercase() && next_lower)
+        || (c.is_ascii_digit() != prev.is_ascii_digit())
+}
+
+/// The words of one ASCII piece of an identifier (no underscore), read by byte: the same
+/// boundaries as [`split_piece`] without collecting its characters first.
+fn split_ascii_piece<'s>(piece: &'s str, parts: &mut Vec<&'s str>) {
+    let bytes = piece.as_bytes();
+    let mut start = 0;
+    for i in 1..bytes.len() {
+        let next_lower = bytes.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+        if starts_word(char::from(bytes[i - 1]), char::from(bytes[i]), next_lower) {
+            parts.push(&piece[start..i]);
+            start = i;
+        }
+    }
+    parts.push(&piece[start..]);
+}
+
+/// The words of one piece of an identifier (no underscore) in any script.
+fn split_piece<'s>(piece: &'s str, parts: &mut Vec<&'s str>) {
+    let chars: Vec<(usize, char)> = piece.char_indices().collect();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (idx, c) = chars[i];
+        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+        if starts_word(chars[i - 1].1, c, next_lower) {
+            parts.push(&piece[start..idx]);
+            start = idx;
+        }
+    }
+    parts.push(&piece[start..]);
 }
 
 /// Text in single backticks that looks like an identifier or a code expression (not a path
