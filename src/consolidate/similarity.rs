@@ -27,7 +27,8 @@ const STOPWORDS: &[&str] = &[
 /// The parts of a finding that similarity looks at, computed once per finding.
 #[derive(Debug, Clone, Default)]
 pub struct FindingProfile {
-    /// Lower-case word tokens of title, explanation and code, with identifiers split into parts.
+    /// Lower-case word tokens of title, explanation and code, with identifiers split into parts;
+    /// empty once a [`Corpus`] has interned them.
     pub tokens: Tokens,
     /// Identifiers quoted in backticks in title and explanation, lower case.
     pub identifiers: BTreeSet<String>,
@@ -628,23 +629,40 @@ fn place_specificity(
 }
 
 /// The claim vector of a finding that names code: its words without the identifiers it names
-/// (they say where, not what); its whole vector when it names none.
+/// (they say where, not what; `named` holds the ids of their words); its whole vector when it
+/// names none.
 fn claim_vector(
     p: &FindingProfile,
     tf: &[(u32, f64)],
-    words: &Interner<'_>,
+    named: &[u32],
     weight: &[f64],
     whole: &SparseVector,
 ) -> SparseVector {
     if p.named.is_empty() {
         return whole.clone();
     }
-    let named: Vec<u32> = p.named.iter().filter_map(|t| words.get(t)).collect();
     unit_vector(
         tf.iter()
             .filter(|(id, _)| !named.contains(id))
             .map(|&(id, n)| (id, n, weight[id as usize])),
     )
+}
+
+/// Per finding: the ids of the words of the identifiers it names ([`FindingProfile::named`])
+/// that are words of some finding.
+fn named_ids(profiles: &[FindingProfile], words: &Interner<'_>) -> Vec<Vec<u32>> {
+    profiles
+        .iter()
+        .map(|p| p.named.iter().filter_map(|t| words.get(t)).collect())
+        .collect()
+}
+
+/// Frees the findings' tokens once they are interned: nothing reads them again, and they were
+/// the largest part of the profiles, held until the report is written.
+fn release_tokens(profiles: &mut [FindingProfile]) {
+    for p in profiles {
+        p.tokens = Tokens::default();
+    }
 }
 
 /// The rarest of `terms` (df, id) that other findings share (df >= 2), rarest first.
@@ -674,13 +692,17 @@ fn place_buckets(l: &crate::types::Location) -> Vec<u32> {
 
 impl Corpus {
     /// Prepares the findings `profiles`, whose agents are `agents` (one per profile).
-    pub fn new(profiles: Vec<FindingProfile>, agents: Vec<usize>) -> Self {
+    pub fn new(mut profiles: Vec<FindingProfile>, agents: Vec<usize>) -> Self {
         assert_eq!(profiles.len(), agents.len(), "one agent per finding");
         let agent_count = distinct_agents(&agents);
         let limit = super::cluster::max_posting(agent_count);
-        let mut words = Interner::default();
-        let terms = Terms::of(&profiles, &mut words);
-        let vocabulary = words.0.len();
+        let (terms, named_ids, vocabulary) = {
+            let mut words = Interner::default();
+            let terms = Terms::of(&profiles, &mut words);
+            let named_ids = named_ids(&profiles, &words);
+            (terms, named_ids, words.0.len())
+        };
+        release_tokens(&mut profiles);
         let quote_df = quote_frequencies(&profiles);
         let lowered: Vec<Vec<String>> = profiles
             .iter()
@@ -706,7 +728,7 @@ impl Corpus {
         for (k, (p, names)) in profiles.iter().zip(&lowered).enumerate() {
             let tf = terms.counts(k);
             let v = unit_vector(tf.iter().map(|&(id, n)| (id, n, terms.weight[id as usize])));
-            claims.push(claim_vector(p, &tf, &words, &terms.weight, &v));
+            claims.push(claim_vector(p, &tf, &named_ids[k], &terms.weight, &v));
             vectors.push(v);
             let ids = terms.identifiers(k);
             let mut q: Vec<(u32, f64, usize)> = p
