@@ -976,7 +976,7 @@ fn a_token_that_may_not_write_is_one_sentence_naming_the_operation() {
 #[test]
 #[ignore = "needs GitHub's API descriptions: scripts/install-github-descriptions.sh"]
 fn the_fake_refuses_what_github_refuses() {
-    use deep_review::forge::github::http::Client;
+    use deep_review::forge::github::http::{Client, ForgeApi as _};
     use deep_review::forge::github::location::{Location, Token};
     use reqwest::Method;
 

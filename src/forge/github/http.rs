@@ -12,10 +12,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::location::{Location, Token};
+use crate::forge::http::decode;
 use crate::forge::http::pages::{next_link_on_api, read_pages};
 pub use crate::forge::http::transport::Answer;
-use crate::forge::http::transport::{Forge, Request, Transport};
-use crate::forge::http::{decode, decode_or_null};
+pub use crate::forge::http::transport::ForgeApi;
+use crate::forge::http::transport::{Request, Transport};
 
 /// The server, as messages name it.
 const GITHUB: &str = "GitHub";
@@ -128,12 +129,6 @@ impl Client {
         Url::parse(&text).with_context(|| format!("cannot make a GitHub API address of {text}"))
     }
 
-    /// GET `url` as JSON.
-    pub fn get<T: DeserializeOwned>(&self, url: Url, what: &str) -> anyhow::Result<T> {
-        let answer = self.send(Method::GET, url, None, what)?;
-        decode(GITHUB, &answer.body, what)
-    }
-
     /// GET every page of a list (at most [`MAX_PAGES`]), following the `Link: rel="next"` header
     /// on the API's own host only. `true` when pages were left unread.
     pub fn get_all<T: DeserializeOwned>(
@@ -150,18 +145,6 @@ impl Client {
             |page| self.send(Method::GET, page, None, what),
             |headers| next_link_on_api(headers, &self.location.api, GITHUB, what),
         )
-    }
-
-    /// A request with a JSON body; returns the JSON answer (`Null` for an empty one).
-    pub fn send_json(
-        &self,
-        method: Method,
-        url: Url,
-        body: &Value,
-        what: &str,
-    ) -> anyhow::Result<Value> {
-        let answer = self.send(method, url, Some(body), what)?;
-        decode_or_null(GITHUB, &answer.body, what)
     }
 
     /// A GraphQL request: its `data` (`Null` when GitHub gave none) and `errors`.
@@ -189,26 +172,6 @@ impl Client {
         Ok((envelope.data, envelope.errors))
     }
 
-    /// One request with retries: rate limits (403/429 with `retry-after` or an exhausted
-    /// `x-ratelimit-remaining`) wait as told, up to [`MAX_RATE_LIMIT_WAIT`] in all; server errors
-    /// and network failures back off 1, 2, 4, 8 s, for requests that are safe to repeat (a POST
-    /// that failed with a 502 may have been done: it is not sent twice, except GraphQL queries).
-    pub fn send(
-        &self,
-        method: Method,
-        url: Url,
-        body: Option<&Value>,
-        what: &str,
-    ) -> anyhow::Result<Answer> {
-        let request = Request {
-            method,
-            url,
-            body,
-            what,
-        };
-        self.transport.send(self, request)
-    }
-
     /// The sentence for a 403: an App's token meets GitHub's rules for Apps, any other token
     /// lacks permissions.
     fn forbidden(&self, request: &Request, message: &str) -> anyhow::Error {
@@ -233,8 +196,10 @@ impl Client {
     }
 }
 
-/// GitHub's side of the shared retry loop.
-impl Forge for Client {
+/// GitHub's side of the shared retry loop: rate limits (403/429 with `retry-after` or an
+/// exhausted `x-ratelimit-remaining`) wait as told, up to [`MAX_RATE_LIMIT_WAIT`] in all; GraphQL
+/// queries, though POSTs, are repeated.
+impl ForgeApi for Client {
     const NAME: &'static str = GITHUB;
     const API_VARIABLE: &'static str = "GITHUB_API_URL";
     /// Secondary limits met so far: each one waits twice the one before.
@@ -280,6 +245,16 @@ impl Forge for Client {
             crate::text::duration_short(wait),
             crate::text::duration_short(waited)
         )
+    }
+
+    fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// Every address is built from the location's REST or GraphQL base (which may be two
+    /// origins); redirects are reqwest's, which drop the token on another host.
+    fn admit(&self, _url: &Url, _what: &str) -> anyhow::Result<()> {
+        Ok(())
     }
 
     /// One sentence for a refused request, kept with its status (a 422 is decided on).

@@ -16,8 +16,9 @@ use serde_json::Value;
 use super::location::{Location, Token};
 use crate::forge::http::pages::{next_link_on_api, read_pages};
 pub use crate::forge::http::transport::Answer;
-use crate::forge::http::transport::{Forge, Request, Transport};
-use crate::forge::http::{decode, decode_or_null, origin_of, same_origin};
+pub use crate::forge::http::transport::ForgeApi;
+use crate::forge::http::transport::{Request, Transport};
+use crate::forge::http::{origin_of, same_origin};
 
 /// The server, as messages name it.
 const GITLAB: &str = "GitLab";
@@ -85,12 +86,6 @@ impl Client {
         ))
     }
 
-    /// GET `url` as JSON.
-    pub fn get<T: DeserializeOwned>(&self, url: Url, what: &str) -> anyhow::Result<T> {
-        let answer = self.send(Method::GET, url, None, what)?;
-        decode(GITLAB, &answer.body, what)
-    }
-
     /// GET the pages of a list, [`PER_PAGE`] items each, at most `max_pages`: the next page is
     /// GitLab's `x-next-page` (offset pagination) or its `Link: rel="next"` (keyset
     /// pagination), on the API's own host only. `true` when pages were left unread.
@@ -124,45 +119,6 @@ impl Client {
             Some(page) => offset_page(first, page, what).map(Some),
             None => next_link_on_api(headers, &self.location.api, GITLAB, what),
         }
-    }
-
-    /// A request with a JSON body; returns the JSON answer (`Null` for an empty one).
-    pub fn send_json(
-        &self,
-        method: Method,
-        url: Url,
-        body: &Value,
-        what: &str,
-    ) -> anyhow::Result<Value> {
-        let answer = self.send(method, url, Some(body), what)?;
-        decode_or_null(GITLAB, &answer.body, what)
-    }
-
-    /// One request to the API's own origin (no other gets the token), with retries: a 429 waits
-    /// what `Retry-After` (or `RateLimit-Reset`) says, up to [`MAX_RATE_LIMIT_WAIT`] each time;
-    /// server errors and network failures back off 1, 2, 4, 8 s for requests that are safe to
-    /// repeat (a POST that failed with a 502 may have been done: it is not sent twice).
-    pub fn send(
-        &self,
-        method: Method,
-        url: Url,
-        body: Option<&Value>,
-        what: &str,
-    ) -> anyhow::Result<Answer> {
-        if !same_origin(&url, &self.location.api) {
-            anyhow::bail!(
-                "{what} would go to {}, not the GitLab API at {}: not sent",
-                origin_of(&url),
-                origin_of(&self.location.api)
-            );
-        }
-        let request = Request {
-            method,
-            url,
-            body,
-            what,
-        };
-        self.transport.send(self, request)
     }
 
     /// One sentence for a refused request.
@@ -204,8 +160,9 @@ impl Client {
     }
 }
 
-/// GitLab's side of the shared retry loop.
-impl Forge for Client {
+/// GitLab's side of the shared retry loop: requests go to the API's own origin only, and a 429
+/// waits what `Retry-After` (or `RateLimit-Reset`) says, up to [`MAX_RATE_LIMIT_WAIT`] each time.
+impl ForgeApi for Client {
     const NAME: &'static str = GITLAB;
     const API_VARIABLE: &'static str = "CI_API_V4_URL";
     /// Each 429 says how long on its own.
@@ -236,6 +193,22 @@ impl Forge for Client {
             request.what,
             crate::text::duration_short(wait)
         )
+    }
+
+    fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// The API's own origin only: no other gets the token.
+    fn admit(&self, url: &Url, what: &str) -> anyhow::Result<()> {
+        if !same_origin(url, &self.location.api) {
+            anyhow::bail!(
+                "{what} would go to {}, not the GitLab API at {}: not sent",
+                origin_of(url),
+                origin_of(&self.location.api)
+            );
+        }
+        Ok(())
     }
 
     /// A redirect is refused (the token is not carried along); any other refusal keeps its

@@ -1,7 +1,7 @@
 //! One request to a forge's API, sent until it is answered. Both forges retry the same way:
 //! network failures and server errors back off 1, 2, 4, 8 s when the request is safe to repeat
 //! (a POST that failed with a 502 may have been done), and a rate limit is waited out as long as
-//! the forge's budget allows. What differs per forge stands behind [`Forge`]: how the token
+//! the forge's budget allows. What differs per forge stands behind [`ForgeApi`]: how the token
 //! travels, which requests may be repeated, what a rate limit looks like and how long one may
 //! wait, and the sentences that say what to do.
 //!
@@ -16,7 +16,11 @@ use reqwest::header::HeaderMap;
 use reqwest::{Method, StatusCode, Url};
 use serde_json::Value;
 
-use super::{backoff, error_chain, install_crypto_provider, origin_of, read_limited};
+use serde::de::DeserializeOwned;
+
+use super::{
+    backoff, decode, decode_or_null, error_chain, install_crypto_provider, origin_of, read_limited,
+};
 
 /// Attempts per request: the first and up to four retries.
 pub const MAX_ATTEMPTS: u32 = 5;
@@ -36,8 +40,9 @@ pub struct Answer {
     pub body: Vec<u8>,
 }
 
-/// What one forge decides in the retry loop that [`Transport::send`] runs.
-pub trait Forge {
+/// One forge's API: what it decides in the retry loop that [`Transport::send`] runs, and the
+/// requests every forge client offers, built on it.
+pub trait ForgeApi: Sized {
     /// `GitHub`, `GitLab`: the server, as messages name it.
     const NAME: &'static str;
     /// The variable that sets the API's address, named when the API cannot be reached.
@@ -58,6 +63,47 @@ pub trait Forge {
     fn rate_limited(&self, request: &Request, wait: Duration, waited: Duration) -> anyhow::Error;
     /// The sentence for a refused request.
     fn refused(&self, request: &Request, answer: &Answer) -> anyhow::Error;
+    /// The transport this forge's requests go through.
+    fn transport(&self) -> &Transport;
+    /// Refuses, before anything is sent, an address the token must not go to.
+    fn admit(&self, url: &Url, what: &str) -> anyhow::Result<()>;
+
+    /// One request, retried as this module's rules and the forge's say; `what` names it in
+    /// every message.
+    fn send(
+        &self,
+        method: Method,
+        url: Url,
+        body: Option<&Value>,
+        what: &str,
+    ) -> anyhow::Result<Answer> {
+        self.admit(&url, what)?;
+        let request = Request {
+            method,
+            url,
+            body,
+            what,
+        };
+        self.transport().send(self, request)
+    }
+
+    /// GET `url` as JSON.
+    fn get<T: DeserializeOwned>(&self, url: Url, what: &str) -> anyhow::Result<T> {
+        let answer = self.send(Method::GET, url, None, what)?;
+        decode(Self::NAME, &answer.body, what)
+    }
+
+    /// A request with a JSON body; returns the JSON answer (`Null` for an empty one).
+    fn send_json(
+        &self,
+        method: Method,
+        url: Url,
+        body: &Value,
+        what: &str,
+    ) -> anyhow::Result<Value> {
+        let answer = self.send(method, url, Some(body), what)?;
+        decode_or_null(Self::NAME, &answer.body, what)
+    }
 }
 
 /// The HTTP client and the runtime it runs on, for one forge's API.
@@ -88,13 +134,13 @@ impl Transport {
         Ok(Transport { runtime, http })
     }
 
-    /// `request`, retried as [`Forge`] and this module's rules say, until it is answered or
+    /// `request`, retried as [`ForgeApi`] and this module's rules say, until it is answered or
     /// refused for good.
-    pub fn send<F: Forge>(&self, forge: &F, request: Request) -> anyhow::Result<Answer> {
+    pub fn send<F: ForgeApi>(&self, forge: &F, request: Request) -> anyhow::Result<Answer> {
         self.runtime.block_on(self.send_async(forge, &request))
     }
 
-    async fn send_async<F: Forge>(
+    async fn send_async<F: ForgeApi>(
         &self,
         forge: &F,
         request: &Request<'_>,
@@ -116,7 +162,7 @@ impl Transport {
         }
     }
 
-    async fn send_once<F: Forge>(
+    async fn send_once<F: ForgeApi>(
         &self,
         forge: &F,
         request: &Request<'_>,
@@ -141,7 +187,7 @@ enum Step {
 }
 
 /// One request's retry state: how many attempts, how long it waited for rate limits.
-struct Retry<'a, F: Forge> {
+struct Retry<'a, F: ForgeApi> {
     forge: &'a F,
     request: &'a Request<'a>,
     repeatable: bool,
@@ -150,7 +196,7 @@ struct Retry<'a, F: Forge> {
     limits: F::Limits,
 }
 
-impl<'a, F: Forge> Retry<'a, F> {
+impl<'a, F: ForgeApi> Retry<'a, F> {
     fn new(forge: &'a F, request: &'a Request<'a>) -> Self {
         Retry {
             forge,
