@@ -12,11 +12,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::location::{Location, Token};
-use crate::forge::http::decode;
 use crate::forge::http::pages::{next_link_on_api, read_pages};
 pub use crate::forge::http::transport::Answer;
 pub use crate::forge::http::transport::ForgeApi;
 use crate::forge::http::transport::{Request, Transport};
+use crate::forge::http::{decode, origin_of, same_origin};
 
 /// The server, as messages name it.
 const GITHUB: &str = "GitHub";
@@ -252,8 +252,16 @@ impl ForgeApi for Client {
     }
 
     /// Every address is built from the location's REST or GraphQL base (which may be two
-    /// origins); redirects are reqwest's, which drop the token on another host.
-    fn admit(&self, _url: &Url, _what: &str) -> anyhow::Result<()> {
+    /// origins); this holds it there whatever builds one later, so the token never leaves them.
+    fn admit(&self, url: &Url, what: &str) -> anyhow::Result<()> {
+        let api = &self.location.api;
+        if !same_origin(url, api) && !same_origin(url, &self.location.graphql) {
+            anyhow::bail!(
+                "{what} would go to {}, not the GitHub API at {}: not sent",
+                origin_of(url),
+                origin_of(api)
+            );
+        }
         Ok(())
     }
 
@@ -360,6 +368,34 @@ fn secondary_wait() -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The token goes to the REST and GraphQL origins the location names, and nowhere else,
+    /// whatever builds an address (a `Link` header, a field of an answer).
+    #[test]
+    fn requests_off_the_api_origins_are_not_sent() {
+        let location = Location {
+            owner: "o".into(),
+            name: "r".into(),
+            api: Url::parse("https://ghe.example.com/api/v3").unwrap(),
+            graphql: Url::parse("https://ghe.example.com/api/graphql").unwrap(),
+            host: "ghe.example.com".into(),
+            general: false,
+        };
+        let token = Token {
+            value: "ghs_x".into(),
+            source: "GITHUB_TOKEN",
+        };
+        let client = Client::new(location, token).unwrap();
+        let at = |u: &str| client.admit(&Url::parse(u).unwrap(), "a request");
+        assert!(at("https://ghe.example.com/api/v3/repos/o/r/pulls/1").is_ok());
+        assert!(at("https://ghe.example.com/api/graphql").is_ok());
+        let refused = at("https://evil.example.net/api/v3/x")
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("https://evil.example.net"), "{refused}");
+        assert!(at("http://ghe.example.com/api/v3/x").is_err());
+        assert!(at("https://ghe.example.com:8443/api/v3/x").is_err());
+    }
 
     #[test]
     fn rate_limits_say_how_long_to_wait() {
