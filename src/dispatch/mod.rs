@@ -37,7 +37,7 @@ pub use events::{Event, EventKind, EventSink};
 pub use progress::ProgressMode;
 pub use tokio_util::sync::CancellationToken as CancelToken;
 
-use crate::types::{Failure, RawReview, RunStatus};
+use crate::types::{Failure, RawReview};
 use backend::Shared;
 use events::{Emitter, JsonlSink};
 
@@ -526,14 +526,9 @@ fn prepare(repo: &Path, head: &str, bundle_dir: &Path) -> Result<Prepared, Strin
 
 fn failed(spec: &AgentSpec, failure: Failure) -> RawReview {
     RawReview {
-        status: if failure == Failure::Cancelled {
-            RunStatus::Cancelled
-        } else {
-            RunStatus::Failed
-        },
-        error: Some(failure.sentence()),
-        failure: Some(failure),
-        ..not_yet_run(spec)
+        model: spec.model.clone(),
+        effort: spec.effort.clone(),
+        ..RawReview::failed(&spec.name, display_name(spec), Some(failure))
     }
 }
 
@@ -541,27 +536,14 @@ fn failed(spec: &AgentSpec, failure: Failure) -> RawReview {
 /// that never got to run is reported as such.
 pub(crate) fn not_yet_run(spec: &AgentSpec) -> RawReview {
     RawReview {
-        agent: spec.name.clone(),
-        display_name: Some(spec.display.clone()).filter(|d| !d.is_empty()),
         model: spec.model.clone(),
         effort: spec.effort.clone(),
-        status: RunStatus::Failed,
-        text: String::new(),
-        exit_code: None,
-        duration_s: 0.0,
-        tokens: None,
-        cost_usd: None,
-        cost_basis: None,
-        tool_calls: BTreeMap::new(),
-        stderr_tail: String::new(),
-        error: None,
-        failure: None,
-        output_cut_bytes: None,
-        retries: 0,
-        worktree_changes: Vec::new(),
-        sandbox: None,
-        network: None,
+        ..RawReview::failed(&spec.name, display_name(spec), None)
     }
+}
+
+fn display_name(spec: &AgentSpec) -> Option<String> {
+    Some(spec.display.clone()).filter(|d| !d.is_empty())
 }
 
 /// The signals that stop a run: Ctrl-C, `kill`, the terminal closing, Ctrl-\\. `None` for one

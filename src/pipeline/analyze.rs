@@ -265,28 +265,11 @@ fn set_aside_non_reviews(
                 run.failure = Some(failure);
             }
             Some(_) => {}
-            None => runs.push(RawReview {
-                agent: review.agent.clone(),
-                display_name: review.display_name.clone(),
-                model: None,
-                effort: None,
-                status: RunStatus::Failed,
-                text: String::new(),
-                exit_code: None,
-                duration_s: 0.0,
-                tokens: None,
-                cost_usd: None,
-                cost_basis: None,
-                tool_calls: Default::default(),
-                stderr_tail: String::new(),
-                error: Some(failure.sentence()),
-                failure: Some(failure),
-                output_cut_bytes: None,
-                retries: 0,
-                worktree_changes: Vec::new(),
-                sandbox: None,
-                network: None,
-            }),
+            None => runs.push(RawReview::failed(
+                &review.agent,
+                review.display_name.clone(),
+                Some(failure),
+            )),
         }
         false
     });

@@ -247,6 +247,37 @@ pub struct NetworkRecord {
 }
 
 impl RawReview {
+    /// The record of an agent that produced no review: nothing ran, or what ran is refused for
+    /// `failure` (cancelled when the run was). Every field the run would fill stays empty.
+    pub fn failed(agent: &str, display_name: Option<String>, failure: Option<Failure>) -> Self {
+        RawReview {
+            agent: agent.to_string(),
+            display_name,
+            model: None,
+            effort: None,
+            status: if failure == Some(Failure::Cancelled) {
+                RunStatus::Cancelled
+            } else {
+                RunStatus::Failed
+            },
+            text: String::new(),
+            exit_code: None,
+            duration_s: 0.0,
+            tokens: None,
+            cost_usd: None,
+            cost_basis: None,
+            tool_calls: Default::default(),
+            stderr_tail: String::new(),
+            error: failure.as_ref().map(Failure::sentence),
+            failure,
+            output_cut_bytes: None,
+            retries: 0,
+            worktree_changes: Vec::new(),
+            sandbox: None,
+            network: None,
+        }
+    }
+
     pub fn total_tool_calls(&self) -> u64 {
         self.tool_calls.values().sum()
     }
