@@ -546,16 +546,16 @@ fn generated(dir: &Path) {
     let mut sc: Vec<f64> = stage.iter().map(|s| s.1.as_secs_f64()).collect();
     let mut aw: Vec<f64> = alone.iter().map(|s| s.0.as_secs_f64()).collect();
     let mut ac: Vec<f64> = alone.iter().map(|s| s.1.as_secs_f64()).collect();
-    show("verify (run)", &mut aw, &mut ac);
+    show("verify (git)", &mut aw, &mut ac);
     println!(
-        "{:<14} (the stage given the changed files, as `run` gives them)",
+        "{:<14} (the stage given the changed files, as `run` gives them, reading the blobs through git)",
         ""
     );
     let mut kw: Vec<f64> = from_checkout.iter().map(|s| s.0.as_secs_f64()).collect();
     let mut kc: Vec<f64> = from_checkout.iter().map(|s| s.1.as_secs_f64()).collect();
-    show("verify checkout", &mut kw, &mut kc);
+    show("from checkout", &mut kw, &mut kc);
     println!(
-        "{:<14} (the same, reading files from the agents' checkout of head as `run` does, each hashed to its blob id)",
+        "{:<14} (the same, reading the files from the agents' checkout of head as `run` does, each hashed to its blob id)",
         ""
     );
     if from_checkout.last().map(|s| &s.2) != stage.last().map(|s| &s.2) {
