@@ -1,7 +1,11 @@
-//! What the forges' HTTP clients share: the TLS provider, reading a bounded body, the `Link`
-//! header's next page, and the small rules about where a token may go. Each forge's client
-//! ([`super::github::http`], [`super::gitlab::http`]) keeps its own retry rules and error
-//! sentences: GitHub and GitLab signal rate limits and refusals differently.
+//! What the forges' HTTP clients share: the retry loop ([`transport`]), bounded pagination
+//! ([`pages`]), the TLS provider, reading and decoding a bounded body, the `Link` header's next
+//! page, and the small rules about where a token may go. Each forge's client
+//! ([`super::github::http`], [`super::gitlab::http`]) keeps what differs: how its token travels,
+//! how it signals rate limits and refusals, and its own sentences.
+
+pub mod pages;
+pub mod transport;
 
 use std::sync::Once;
 use std::time::Duration;
@@ -9,6 +13,8 @@ use std::time::Duration;
 use anyhow::Context;
 use reqwest::Url;
 use reqwest::header::HeaderMap;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 
 /// The largest response read, so a broken or hostile server cannot exhaust memory.
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
@@ -49,6 +55,21 @@ pub async fn read_limited(
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+/// `body` as `T`; `forge` names the server in the error.
+pub fn decode<T: DeserializeOwned>(forge: &str, body: &[u8], what: &str) -> anyhow::Result<T> {
+    serde_json::from_slice(body).map_err(|e| {
+        anyhow::anyhow!("{forge}'s answer for {what} is not what its API documents ({e})")
+    })
+}
+
+/// `body` as JSON, `Null` when it is empty (a 204, or a write that answers nothing).
+pub fn decode_or_null(forge: &str, body: &[u8], what: &str) -> anyhow::Result<Value> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    decode(forge, body, what)
 }
 
 /// The `rel="next"` address of a `Link` header.

@@ -136,6 +136,14 @@ fn web_host(host: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || ".-:".contains(c))
 }
 
+/// The host (lowercased) and path of the `origin` remote's web address, when it is an https one:
+/// where a repository's own forge is, when nothing else says.
+pub fn origin_web(repo: &std::path::Path) -> Option<(String, String)> {
+    let url = crate::target::web_url(repo)?;
+    let (host, path) = url.strip_prefix("https://")?.split_once('/')?;
+    Some((host.to_ascii_lowercase(), path.to_string()))
+}
+
 /// A GitLab project's full path: a group, any subgroups and the project, each a plain name.
 pub fn project_path(path: &str) -> bool {
     let parts: Vec<&str> = path.split('/').collect();

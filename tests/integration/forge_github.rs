@@ -51,31 +51,8 @@ fn world() -> World {
         .collect();
     work.write("src/table.rs", &table);
     let head = work.commit("Add login");
-    let upstream = tempfile::tempdir().unwrap();
-    work.git(&["init", "-q", "--bare", upstream.path().to_str().unwrap()]);
-    work.git(&[
-        "remote",
-        "add",
-        "upstream",
-        upstream.path().to_str().unwrap(),
-    ]);
-    work.git(&["push", "-q", "upstream", "main"]);
-    // GitHub keeps a pull request's head at refs/pull/N/head, which clones do not fetch.
-    work.git(&[
-        "push",
-        "-q",
-        "upstream",
-        &format!("login:refs/pull/{PR}/head"),
-    ]);
-    let checkout = tempfile::tempdir().unwrap();
-    // `--no-local`: over git's transport, as from a server, so only `main` comes.
-    work.git(&[
-        "clone",
-        "-q",
-        "--no-local",
-        upstream.path().to_str().unwrap(),
-        checkout.path().to_str().unwrap(),
-    ]);
+    // GitHub keeps a pull request's head at refs/pull/N/head.
+    let (upstream, checkout) = work.publish("login", &format!("refs/pull/{PR}/head"));
 
     let github = FakeGitHub::start("o", "r");
     github.set_git_dir(upstream.path());
@@ -976,7 +953,7 @@ fn a_token_that_may_not_write_is_one_sentence_naming_the_operation() {
 #[test]
 #[ignore = "needs GitHub's API descriptions: scripts/install-github-descriptions.sh"]
 fn the_fake_refuses_what_github_refuses() {
-    use deep_review::forge::github::http::Client;
+    use deep_review::forge::github::http::{Client, ForgeApi as _};
     use deep_review::forge::github::location::{Location, Token};
     use reqwest::Method;
 

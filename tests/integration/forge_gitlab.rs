@@ -104,31 +104,8 @@ fn world() -> World {
     work.commit("Wire auth");
     work.write("src/auth.rs", "pub fn login(_pw: &str) -> bool { true }\n");
     let head = work.commit("Add login");
-    let upstream = tempfile::tempdir().unwrap();
-    work.git(&["init", "-q", "--bare", upstream.path().to_str().unwrap()]);
-    work.git(&[
-        "remote",
-        "add",
-        "upstream",
-        upstream.path().to_str().unwrap(),
-    ]);
-    work.git(&["push", "-q", "upstream", "main"]);
-    // GitLab keeps a merge request's head at refs/merge-requests/N/head, which clones do not
-    // fetch.
-    work.git(&[
-        "push",
-        "-q",
-        "upstream",
-        &format!("login:refs/merge-requests/{MR}/head"),
-    ]);
-    let checkout = tempfile::tempdir().unwrap();
-    work.git(&[
-        "clone",
-        "-q",
-        "--no-local",
-        upstream.path().to_str().unwrap(),
-        checkout.path().to_str().unwrap(),
-    ]);
+    // GitLab keeps a merge request's head at refs/merge-requests/N/head.
+    let (upstream, checkout) = work.publish("login", &format!("refs/merge-requests/{MR}/head"));
 
     let gitlab = FakeGitLab::start(PROJECT, TOKEN);
     let w = World {

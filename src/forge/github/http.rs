@@ -1,9 +1,7 @@
-//! The HTTP side of the GitHub forge: REST and GraphQL requests with the token, bounded retries
-//! on rate limits and server errors, bounded pagination and bounded response sizes.
-//!
-//! Calls block: the client runs its requests on its own small tokio runtime, so the rest of
-//! deep-review (synchronous stages) calls it like any function. Never call it from inside an
-//! async task.
+//! The HTTP side of the GitHub forge: REST and GraphQL requests with the token as a bearer,
+//! GitHub's rate limits (primary, with their reset time, and secondary, which name none) and
+//! GitHub's sentences for a refusal. Retries, pagination and bounded answers are the shared
+//! [`crate::forge::http`]'s.
 
 use std::time::Duration;
 
@@ -14,12 +12,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::location::{Location, Token};
-use crate::forge::http::{
-    backoff, error_chain, install_crypto_provider, next_page, origin_of, read_limited, same_origin,
-};
+use crate::forge::http::pages::{next_link_on_api, read_pages};
+pub use crate::forge::http::transport::Answer;
+pub use crate::forge::http::transport::ForgeApi;
+use crate::forge::http::transport::{Request, Transport};
+use crate::forge::http::{decode, origin_of, same_origin};
 
-/// Attempts per request: the first and up to four retries.
-const MAX_ATTEMPTS: u32 = 5;
+/// The server, as messages name it.
+const GITHUB: &str = "GitHub";
 /// The most one request waits for rate limits in all before giving up with a time to come
 /// back: a primary limit resets within the hour, and a review should not stall that long.
 const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(300);
@@ -34,17 +34,9 @@ pub const MAX_PAGES: usize = 30;
 
 /// A GitHub API client for one repository's host.
 pub struct Client {
-    runtime: tokio::runtime::Runtime,
-    http: reqwest::Client,
+    transport: Transport,
     pub location: Location,
     token: Token,
-}
-
-/// A response: status, headers and the body read whole (bounded).
-pub struct Answer {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Vec<u8>,
 }
 
 /// A request GitHub refused: its status, and the sentence that says what to do.
@@ -104,11 +96,6 @@ pub fn graphql_error(errors: &[GraphqlError], what: &str) -> anyhow::Error {
 
 impl Client {
     pub fn new(location: Location, token: Token) -> anyhow::Result<Client> {
-        install_crypto_provider();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the runtime for GitHub requests")?;
         let mut headers = HeaderMap::new();
         headers.insert(
             reqwest::header::ACCEPT,
@@ -118,16 +105,9 @@ impl Client {
             "x-github-api-version",
             HeaderValue::from_static("2022-11-28"),
         );
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("deep-review/", env!("CARGO_PKG_VERSION")))
-            .default_headers(headers)
-            .connect_timeout(Duration::from_secs(15))
-            .timeout(Duration::from_secs(60))
-            .build()
-            .context("cannot set up the HTTP client for GitHub")?;
+        let transport = Transport::new(GITHUB, |builder| builder.default_headers(headers))?;
         Ok(Client {
-            runtime,
-            http,
+            transport,
             location,
             token,
         })
@@ -149,12 +129,6 @@ impl Client {
         Url::parse(&text).with_context(|| format!("cannot make a GitHub API address of {text}"))
     }
 
-    /// GET `url` as JSON.
-    pub fn get<T: DeserializeOwned>(&self, url: Url, what: &str) -> anyhow::Result<T> {
-        let answer = self.send(Method::GET, url, None, what)?;
-        decode(&answer.body, what)
-    }
-
     /// GET every page of a list (at most [`MAX_PAGES`]), following the `Link: rel="next"` header
     /// on the API's own host only. `true` when pages were left unread.
     pub fn get_all<T: DeserializeOwned>(
@@ -163,36 +137,14 @@ impl Client {
         what: &str,
     ) -> anyhow::Result<(Vec<T>, bool)> {
         url.query_pairs_mut().append_pair("per_page", "100");
-        let mut items = Vec::new();
-        for _ in 0..MAX_PAGES {
-            let answer = self.send(Method::GET, url.clone(), None, what)?;
-            let page: Vec<T> = decode(&answer.body, what)?;
-            items.extend(page);
-            match next_page(&answer.headers) {
-                Some(next) if same_origin(&next, &self.location.api) => url = next,
-                Some(next) => anyhow::bail!(
-                    "GitHub sent the next page of {what} to another host ({}): not followed, the token is not sent there",
-                    next.host_str().unwrap_or("?")
-                ),
-                None => return Ok((items, false)),
-            }
-        }
-        Ok((items, true))
-    }
-
-    /// A request with a JSON body; returns the JSON answer (`Null` for an empty one).
-    pub fn send_json(
-        &self,
-        method: Method,
-        url: Url,
-        body: &Value,
-        what: &str,
-    ) -> anyhow::Result<Value> {
-        let answer = self.send(method, url, Some(body), what)?;
-        if answer.body.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Value::Null);
-        }
-        decode(&answer.body, what)
+        read_pages(
+            GITHUB,
+            url,
+            MAX_PAGES,
+            what,
+            |page| self.send(Method::GET, page, None, what),
+            |headers| next_link_on_api(headers, &self.location.api, GITHUB, what),
+        )
     }
 
     /// A GraphQL request: its `data` (`Null` when GitHub gave none) and `errors`.
@@ -216,133 +168,108 @@ impl Client {
             #[serde(default)]
             errors: Vec<GraphqlError>,
         }
-        let envelope: Envelope = decode(&answer.body, what)?;
+        let envelope: Envelope = decode(GITHUB, &answer.body, what)?;
         Ok((envelope.data, envelope.errors))
     }
 
-    /// One request with retries: rate limits (403/429 with `retry-after` or an exhausted
-    /// `x-ratelimit-remaining`) wait as told, up to [`MAX_RATE_LIMIT_WAIT`]; server errors and
-    /// network failures back off 1, 2, 4, 8 s, for requests that are safe to repeat (a POST
-    /// that failed with a 502 may have been done: it is not sent twice, except GraphQL queries).
-    pub fn send(
-        &self,
-        method: Method,
-        url: Url,
-        body: Option<&Value>,
-        what: &str,
-    ) -> anyhow::Result<Answer> {
-        self.runtime
-            .block_on(self.send_async(method, url, body, what))
-    }
-
-    async fn send_async(
-        &self,
-        method: Method,
-        url: Url,
-        body: Option<&Value>,
-        what: &str,
-    ) -> anyhow::Result<Answer> {
-        let repeatable = method != Method::POST
-            || (url == self.location.graphql
-                && body
-                    .and_then(|b| b["query"].as_str())
-                    .is_some_and(|q| !q.trim_start().starts_with("mutation")));
-        let mut attempt = 0;
-        let mut waited = Duration::ZERO;
-        let mut secondary_limits = 0;
-        loop {
-            attempt += 1;
-            let mut request = self
-                .http
-                .request(method.clone(), url.clone())
-                .bearer_auth(&self.token.value);
-            if let Some(body) = body {
-                request = request.json(body);
-            }
-            let response = match request.send().await {
-                Ok(response) => response,
-                Err(_) if repeatable && attempt < MAX_ATTEMPTS => {
-                    tokio::time::sleep(backoff(attempt)).await;
-                    continue;
-                }
-                Err(err) => {
-                    anyhow::bail!(
-                        "cannot reach GitHub for {what} at {} ({}): check GITHUB_API_URL and the network",
-                        origin_of(&url),
-                        error_chain(&err)
-                    )
-                }
-            };
-            let status = response.status();
-            let headers = response.headers().clone();
-            let body_bytes = read_limited(response, "GitHub", what).await?;
-            if status.is_success() {
-                return Ok(Answer {
-                    status,
-                    headers,
-                    body: body_bytes,
-                });
-            }
-            if let Some(limit) = rate_limit(status, &headers, &body_bytes) {
-                let wait = match limit {
-                    RateLimit::Wait(wait) => wait,
-                    RateLimit::Secondary => {
-                        secondary_limits += 1;
-                        secondary_wait().saturating_mul(1 << (secondary_limits - 1).min(4))
-                    }
-                };
-                if waited + wait <= MAX_RATE_LIMIT_WAIT && attempt < MAX_ATTEMPTS {
-                    tokio::time::sleep(wait).await;
-                    waited += wait;
-                    continue;
-                }
-                anyhow::bail!(
-                    "GitHub's rate limit stops {what} ({} {}) for {} more, after {} of waiting: try again then (a token with a higher limit, such as a GitHub App's, also helps)",
-                    method,
-                    url.path(),
-                    crate::text::duration_short(wait),
-                    crate::text::duration_short(waited)
-                );
-            }
-            if status.is_server_error() && repeatable && attempt < MAX_ATTEMPTS {
-                tokio::time::sleep(backoff(attempt)).await;
-                continue;
-            }
-            return Err(self.status_error(status, &body_bytes, what, &method, &url));
-        }
-    }
-
-    /// One sentence for a refused request.
-    fn status_error(
-        &self,
-        status: StatusCode,
-        body: &[u8],
-        what: &str,
-        method: &Method,
-        url: &Url,
-    ) -> anyhow::Error {
-        let message = serde_json::from_slice::<Value>(body)
-            .ok()
-            .and_then(|v| {
-                let mut m = v["message"].as_str()?.to_string();
-                if let Some(errors) = v["errors"].as_array() {
-                    let details: Vec<String> = errors
-                        .iter()
-                        .filter_map(|e| {
-                            e.as_str()
-                                .map(str::to_string)
-                                .or_else(|| e["message"].as_str().map(str::to_string))
-                        })
-                        .collect();
-                    if !details.is_empty() {
-                        m = format!("{m}: {}", details.join("; "));
-                    }
-                }
-                Some(m)
-            })
-            .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned());
-        let message = crate::text::printable_line(&message);
+    /// The sentence for a 403: an App's token meets GitHub's rules for Apps, any other token
+    /// lacks permissions.
+    fn forbidden(&self, request: &Request, message: &str) -> anyhow::Error {
+        let Request {
+            method, url, what, ..
+        } = request;
         let slug = self.location.slug();
+        // A GitHub App's token (GITHUB_TOKEN in Actions) asked for something its permissions or
+        // GitHub's rules for Apps do not allow.
+        if message.contains("not accessible by integration") {
+            return anyhow::anyhow!(
+                "GitHub refused {what}: {method} {} answered 403 {message}: the token from {} is a GitHub App's (as GITHUB_TOKEN in Actions is), and an App may do this only with `contents: read` and `pull-requests: write` on {slug} (the workflow's `permissions:`), or not at all when GitHub does not enable the operation for Apps",
+                url.path(),
+                self.token.source
+            );
+        }
+        anyhow::anyhow!(
+            "GitHub refused {what}: {method} {} answered 403 {message}: the token from {} needs `contents: read` and `pull-requests: write` on {slug}",
+            url.path(),
+            self.token.source
+        )
+    }
+}
+
+/// GitHub's side of the shared retry loop: rate limits (403/429 with `retry-after` or an
+/// exhausted `x-ratelimit-remaining`) wait as told, up to [`MAX_RATE_LIMIT_WAIT`] in all; GraphQL
+/// queries, though POSTs, are repeated.
+impl ForgeApi for Client {
+    const NAME: &'static str = GITHUB;
+    const API_VARIABLE: &'static str = "GITHUB_API_URL";
+    /// Secondary limits met so far: each one waits twice the one before.
+    type Limits = u32;
+
+    fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        request.bearer_auth(&self.token.value)
+    }
+
+    /// Anything but a POST, and a POST of a GraphQL query (not a mutation).
+    fn repeatable(&self, request: &Request) -> bool {
+        request.method != Method::POST
+            || (request.url == self.location.graphql
+                && request
+                    .body
+                    .and_then(|b| b["query"].as_str())
+                    .is_some_and(|q| !q.trim_start().starts_with("mutation")))
+    }
+
+    fn rate_limit(&self, answer: &Answer, secondary_limits: &mut u32) -> Option<Duration> {
+        Some(
+            match rate_limit(answer.status, &answer.headers, &answer.body)? {
+                RateLimit::Wait(wait) => wait,
+                RateLimit::Secondary => {
+                    *secondary_limits += 1;
+                    secondary_wait().saturating_mul(1 << (*secondary_limits - 1).min(4))
+                }
+            },
+        )
+    }
+
+    /// Up to [`MAX_RATE_LIMIT_WAIT`] in all, for one request.
+    fn may_wait(&self, wait: Duration, waited: Duration) -> bool {
+        waited + wait <= MAX_RATE_LIMIT_WAIT
+    }
+
+    fn rate_limited(&self, request: &Request, wait: Duration, waited: Duration) -> anyhow::Error {
+        anyhow::anyhow!(
+            "GitHub's rate limit stops {} ({} {}) for {} more, after {} of waiting: try again then (a token with a higher limit, such as a GitHub App's, also helps)",
+            request.what,
+            request.method,
+            request.url.path(),
+            crate::text::duration_short(wait),
+            crate::text::duration_short(waited)
+        )
+    }
+
+    fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// Every address is built from the location's REST or GraphQL base (which may be two
+    /// origins); this holds it there whatever builds one later, so the token never leaves them.
+    fn admit(&self, url: &Url, what: &str) -> anyhow::Result<()> {
+        let api = &self.location.api;
+        if !same_origin(url, api) && !same_origin(url, &self.location.graphql) {
+            anyhow::bail!(
+                "{what} would go to {}, not the GitHub API at {}: not sent",
+                origin_of(url),
+                origin_of(api)
+            );
+        }
+        Ok(())
+    }
+
+    /// One sentence for a refused request, kept with its status (a 422 is decided on).
+    fn refused(&self, request: &Request, answer: &Answer) -> anyhow::Error {
+        let status = answer.status;
+        let message = crate::text::printable_line(&message_of(&answer.body));
+        let what = request.what;
         let sentence = match status {
             StatusCode::UNAUTHORIZED => anyhow::anyhow!(
                 "GitHub rejected the token from {} ({} {message}): {}",
@@ -350,22 +277,10 @@ impl Client {
                 status.as_u16(),
                 self.token.fix()
             ),
-            // A GitHub App's token (GITHUB_TOKEN in Actions) asked for something its permissions
-            // or GitHub's rules for Apps do not allow.
-            StatusCode::FORBIDDEN if message.contains("not accessible by integration") => {
-                anyhow::anyhow!(
-                    "GitHub refused {what}: {method} {} answered 403 {message}: the token from {} is a GitHub App's (as GITHUB_TOKEN in Actions is), and an App may do this only with `contents: read` and `pull-requests: write` on {slug} (the workflow's `permissions:`), or not at all when GitHub does not enable the operation for Apps",
-                    url.path(),
-                    self.token.source
-                )
-            }
-            StatusCode::FORBIDDEN => anyhow::anyhow!(
-                "GitHub refused {what}: {method} {} answered 403 {message}: the token from {} needs `contents: read` and `pull-requests: write` on {slug}",
-                url.path(),
-                self.token.source
-            ),
+            StatusCode::FORBIDDEN => self.forbidden(request, &message),
             StatusCode::NOT_FOUND => anyhow::anyhow!(
-                "GitHub has no {what} in {slug} (404): check the pull request number and the repository (GITHUB_REPOSITORY); a private repository also answers 404 to a token that cannot read it"
+                "GitHub has no {what} in {} (404): check the pull request number and the repository (GITHUB_REPOSITORY); a private repository also answers 404 to a token that cannot read it",
+                self.location.slug()
             ),
             _ => anyhow::anyhow!("GitHub refused {what} ({} {message})", status.as_u16()),
         };
@@ -374,6 +289,31 @@ impl Client {
             sentence: sentence.to_string(),
         })
     }
+}
+
+/// GitHub's error message: `message`, with the `errors` it lists (strings or objects with a
+/// `message`); the start of the body when it is not JSON.
+fn message_of(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            let mut m = v["message"].as_str()?.to_string();
+            if let Some(errors) = v["errors"].as_array() {
+                let details: Vec<String> = errors
+                    .iter()
+                    .filter_map(|e| {
+                        e.as_str()
+                            .map(str::to_string)
+                            .or_else(|| e["message"].as_str().map(str::to_string))
+                    })
+                    .collect();
+                if !details.is_empty() {
+                    m = format!("{m}: {}", details.join("; "));
+                }
+            }
+            Some(m)
+        })
+        .unwrap_or_else(|| String::from_utf8_lossy(&body[..body.len().min(200)]).into_owned())
 }
 
 /// A refused request that GitHub said was rate-limited.
@@ -425,15 +365,37 @@ fn secondary_wait() -> Duration {
         .unwrap_or(SECONDARY_LIMIT_WAIT)
 }
 
-fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> anyhow::Result<T> {
-    serde_json::from_slice(body).map_err(|e| {
-        anyhow::anyhow!("GitHub's answer for {what} is not what its API documents ({e})")
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The token goes to the REST and GraphQL origins the location names, and nowhere else,
+    /// whatever builds an address (a `Link` header, a field of an answer).
+    #[test]
+    fn requests_off_the_api_origins_are_not_sent() {
+        let location = Location {
+            owner: "o".into(),
+            name: "r".into(),
+            api: Url::parse("https://ghe.example.com/api/v3").unwrap(),
+            graphql: Url::parse("https://ghe.example.com/api/graphql").unwrap(),
+            host: "ghe.example.com".into(),
+            general: false,
+        };
+        let token = Token {
+            value: "ghs_x".into(),
+            source: "GITHUB_TOKEN",
+        };
+        let client = Client::new(location, token).unwrap();
+        let at = |u: &str| client.admit(&Url::parse(u).unwrap(), "a request");
+        assert!(at("https://ghe.example.com/api/v3/repos/o/r/pulls/1").is_ok());
+        assert!(at("https://ghe.example.com/api/graphql").is_ok());
+        let refused = at("https://evil.example.net/api/v3/x")
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("https://evil.example.net"), "{refused}");
+        assert!(at("http://ghe.example.com/api/v3/x").is_err());
+        assert!(at("https://ghe.example.com:8443/api/v3/x").is_err());
+    }
 
     #[test]
     fn rate_limits_say_how_long_to_wait() {

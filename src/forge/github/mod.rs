@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::{Comment, Discussion, Forge, PrRef, PullRequest, ReviewDraft, ReviewPosted, Thread};
 use crate::types::RequestKind;
-use http::Client;
+use http::{Client, ForgeApi as _};
 pub use location::MissingToken;
 
 /// Pages of review threads read at most (100 threads a page).

@@ -14,7 +14,7 @@ use reqwest::Method;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::Client;
+use super::http::{Client, ForgeApi as _};
 use crate::forge::{InlineComment, ReviewDraft, ReviewPosted};
 
 /// The most files GitHub lists for a pull request.

@@ -1,11 +1,8 @@
 //! The HTTP side of the GitLab forge: REST v4 requests with the token in its header, sent to
 //! the API's own host only (no redirect is followed, no next page on another host is read),
-//! rate limits waited out, server errors retried, lists read page by page up to a bound, and
-//! answers read up to a bound.
-//!
-//! Calls block: the client runs its requests on its own small tokio runtime, so the rest of
-//! deep-review (synchronous stages) calls it like any function. Never call it from inside an
-//! async task.
+//! GitLab's rate limits (`Retry-After` or `RateLimit-Reset`), its two ways of naming the next
+//! page, and GitLab's sentences for a refusal. Retries, pagination and bounded answers are the
+//! shared [`crate::forge::http`]'s.
 
 use std::time::Duration;
 
@@ -17,12 +14,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::location::{Location, Token};
-use crate::forge::http::{
-    backoff, error_chain, install_crypto_provider, next_page, origin_of, read_limited, same_origin,
-};
+use crate::forge::http::pages::{next_link_on_api, read_pages};
+pub use crate::forge::http::transport::Answer;
+pub use crate::forge::http::transport::ForgeApi;
+use crate::forge::http::transport::{Request, Transport};
+use crate::forge::http::{origin_of, same_origin};
 
-/// Attempts per request: the first and up to four retries.
-const MAX_ATTEMPTS: u32 = 5;
+/// The server, as messages name it.
+const GITLAB: &str = "GitLab";
 /// The longest wait for a rate limit before giving up with a time to come back.
 const MAX_RATE_LIMIT_WAIT: Duration = Duration::from_secs(90);
 /// A 429 that says nothing about when to come back: GitLab's limits are per minute.
@@ -48,37 +47,20 @@ pub fn refused_status(err: &anyhow::Error) -> Option<StatusCode> {
 
 /// A GitLab API client for one project.
 pub struct Client {
-    runtime: tokio::runtime::Runtime,
-    http: reqwest::Client,
+    transport: Transport,
     pub location: Location,
     token: Token,
 }
 
-/// A response: status, headers and the body read whole (bounded).
-pub struct Answer {
-    pub headers: HeaderMap,
-    pub body: Vec<u8>,
-}
-
 impl Client {
     pub fn new(location: Location, token: Token) -> anyhow::Result<Client> {
-        install_crypto_provider();
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .context("cannot start the runtime for GitLab requests")?;
-        let http = reqwest::Client::builder()
-            .user_agent(concat!("deep-review/", env!("CARGO_PKG_VERSION")))
+        let transport = Transport::new(GITLAB, |builder| {
             // The token is a custom header, which a redirect would carry to wherever it points:
             // none is followed.
-            .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(15))
-            .timeout(Duration::from_secs(60))
-            .build()
-            .context("cannot set up the HTTP client for GitLab")?;
+            builder.redirect(reqwest::redirect::Policy::none())
+        })?;
         Ok(Client {
-            runtime,
-            http,
+            transport,
             location,
             token,
         })
@@ -104,12 +86,6 @@ impl Client {
         ))
     }
 
-    /// GET `url` as JSON.
-    pub fn get<T: DeserializeOwned>(&self, url: Url, what: &str) -> anyhow::Result<T> {
-        let answer = self.send(Method::GET, url, None, what)?;
-        decode(&answer.body, what)
-    }
-
     /// GET the pages of a list, [`PER_PAGE`] items each, at most `max_pages`: the next page is
     /// GitLab's `x-next-page` (offset pagination) or its `Link: rel="next"` (keyset
     /// pagination), on the API's own host only. `true` when pages were left unread.
@@ -122,160 +98,26 @@ impl Client {
         url.query_pairs_mut()
             .append_pair("per_page", &PER_PAGE.to_string());
         let first = url.clone();
-        let mut items = Vec::new();
-        for _ in 0..max_pages {
-            let answer = self.send(Method::GET, url.clone(), None, what)?;
-            let page: Vec<T> = decode(&answer.body, what)?;
-            items.extend(page);
-            match self.next(&first, &answer.headers, what)? {
-                Some(next) => url = next,
-                None => return Ok((items, false)),
-            }
-        }
-        Ok((items, true))
+        read_pages(
+            GITLAB,
+            url,
+            max_pages,
+            what,
+            |page| self.send(Method::GET, page, None, what),
+            |headers| self.next(&first, headers, what),
+        )
     }
 
     /// The next page's address, if there is one.
     fn next(&self, first: &Url, headers: &HeaderMap, what: &str) -> anyhow::Result<Option<Url>> {
-        let header = |name: &str| {
-            headers
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-        };
-        if let Some(page) = header("x-next-page") {
-            let page: u32 = page.parse().map_err(|_| {
-                anyhow::anyhow!(
-                    "GitLab's x-next-page for {what} is `{}`, not a page number",
-                    crate::text::printable_line(page)
-                )
-            })?;
-            let mut next = first.clone();
-            let pairs: Vec<(String, String)> = first
-                .query_pairs()
-                .filter(|(k, _)| k != "page")
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect();
-            next.query_pairs_mut()
-                .clear()
-                .extend_pairs(pairs)
-                .append_pair("page", &page.to_string());
-            return Ok(Some(next));
-        }
-        match next_page(headers) {
-            Some(next) if same_origin(&next, &self.location.api) => Ok(Some(next)),
-            Some(next) => anyhow::bail!(
-                "GitLab sent the next page of {what} to another host ({}): not followed, the token is not sent there",
-                next.host_str().unwrap_or("?")
-            ),
-            None => Ok(None),
-        }
-    }
-
-    /// A request with a JSON body; returns the JSON answer (`Null` for an empty one).
-    pub fn send_json(
-        &self,
-        method: Method,
-        url: Url,
-        body: &Value,
-        what: &str,
-    ) -> anyhow::Result<Value> {
-        let answer = self.send(method, url, Some(body), what)?;
-        if answer.body.iter().all(u8::is_ascii_whitespace) {
-            return Ok(Value::Null);
-        }
-        decode(&answer.body, what)
-    }
-
-    /// One request with retries: a 429 waits what `Retry-After` (or `RateLimit-Reset`) says, up
-    /// to [`MAX_RATE_LIMIT_WAIT`]; server errors and network failures back off 1, 2, 4, 8 s for
-    /// requests that are safe to repeat (a POST that failed with a 502 may have been done: it
-    /// is not sent twice).
-    pub fn send(
-        &self,
-        method: Method,
-        url: Url,
-        body: Option<&Value>,
-        what: &str,
-    ) -> anyhow::Result<Answer> {
-        if !same_origin(&url, &self.location.api) {
-            anyhow::bail!(
-                "{what} would go to {}, not the GitLab API at {}: not sent",
-                origin_of(&url),
-                origin_of(&self.location.api)
-            );
-        }
-        self.runtime
-            .block_on(self.send_async(method, url, body, what))
-    }
-
-    async fn send_async(
-        &self,
-        method: Method,
-        url: Url,
-        body: Option<&Value>,
-        what: &str,
-    ) -> anyhow::Result<Answer> {
-        let repeatable = method != Method::POST;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let mut request = self
-                .http
-                .request(method.clone(), url.clone())
-                .header(self.token.header(), &self.token.value);
-            if let Some(body) = body {
-                request = request.json(body);
-            }
-            let response = match request.send().await {
-                Ok(response) => response,
-                Err(_) if repeatable && attempt < MAX_ATTEMPTS => {
-                    tokio::time::sleep(backoff(attempt)).await;
-                    continue;
-                }
-                Err(err) => anyhow::bail!(
-                    "cannot reach GitLab for {what} at {} ({}): check CI_API_V4_URL and the network",
-                    origin_of(&url),
-                    error_chain(&err)
-                ),
-            };
-            let status = response.status();
-            let headers = response.headers().clone();
-            let body_bytes = read_limited(response, "GitLab", what).await?;
-            if status.is_success() {
-                return Ok(Answer {
-                    headers,
-                    body: body_bytes,
-                });
-            }
-            if status.is_redirection() {
-                let to = headers
-                    .get("location")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("?");
-                anyhow::bail!(
-                    "GitLab answered {what} with a redirect to {} ({}): not followed with the token; set CI_API_V4_URL to the API's own address",
-                    crate::text::printable_line(to),
-                    status.as_u16()
-                );
-            }
-            if status == StatusCode::TOO_MANY_REQUESTS {
-                let wait = rate_limit_wait(&headers);
-                if wait <= MAX_RATE_LIMIT_WAIT && attempt < MAX_ATTEMPTS {
-                    tokio::time::sleep(wait).await;
-                    continue;
-                }
-                anyhow::bail!(
-                    "GitLab's rate limit stops {what} for {} more: try again then",
-                    crate::text::duration_short(wait)
-                );
-            }
-            if status.is_server_error() && repeatable && attempt < MAX_ATTEMPTS {
-                tokio::time::sleep(backoff(attempt)).await;
-                continue;
-            }
-            return Err(self.status_error(status, &body_bytes, what).into());
+        let next_page = headers
+            .get("x-next-page")
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty());
+        match next_page {
+            Some(page) => offset_page(first, page, what).map(Some),
+            None => next_link_on_api(headers, &self.location.api, GITLAB, what),
         }
     }
 
@@ -318,6 +160,98 @@ impl Client {
     }
 }
 
+/// GitLab's side of the shared retry loop: requests go to the API's own origin only, and a 429
+/// waits what `Retry-After` (or `RateLimit-Reset`) says, up to [`MAX_RATE_LIMIT_WAIT`] each time.
+impl ForgeApi for Client {
+    const NAME: &'static str = GITLAB;
+    const API_VARIABLE: &'static str = "CI_API_V4_URL";
+    /// Each 429 says how long on its own.
+    type Limits = ();
+
+    fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        request.header(self.token.header(), &self.token.value)
+    }
+
+    /// Anything but a POST.
+    fn repeatable(&self, request: &Request) -> bool {
+        request.method != Method::POST
+    }
+
+    /// A 429, and how long its headers ask to wait.
+    fn rate_limit(&self, answer: &Answer, _: &mut ()) -> Option<Duration> {
+        (answer.status == StatusCode::TOO_MANY_REQUESTS).then(|| rate_limit_wait(&answer.headers))
+    }
+
+    /// Up to [`MAX_RATE_LIMIT_WAIT`] each time.
+    fn may_wait(&self, wait: Duration, _waited: Duration) -> bool {
+        wait <= MAX_RATE_LIMIT_WAIT
+    }
+
+    fn rate_limited(&self, request: &Request, wait: Duration, _waited: Duration) -> anyhow::Error {
+        anyhow::anyhow!(
+            "GitLab's rate limit stops {} for {} more: try again then",
+            request.what,
+            crate::text::duration_short(wait)
+        )
+    }
+
+    fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// The API's own origin only: no other gets the token.
+    fn admit(&self, url: &Url, what: &str) -> anyhow::Result<()> {
+        if !same_origin(url, &self.location.api) {
+            anyhow::bail!(
+                "{what} would go to {}, not the GitLab API at {}: not sent",
+                origin_of(url),
+                origin_of(&self.location.api)
+            );
+        }
+        Ok(())
+    }
+
+    /// A redirect is refused (the token is not carried along); any other refusal keeps its
+    /// status, which callers decide on.
+    fn refused(&self, request: &Request, answer: &Answer) -> anyhow::Error {
+        let what = request.what;
+        if answer.status.is_redirection() {
+            let to = answer
+                .headers
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("?");
+            return anyhow::anyhow!(
+                "GitLab answered {what} with a redirect to {} ({}): not followed with the token; set CI_API_V4_URL to the API's own address",
+                crate::text::printable_line(to),
+                answer.status.as_u16()
+            );
+        }
+        self.status_error(answer.status, &answer.body, what).into()
+    }
+}
+
+/// `first` at page `page` (GitLab's `x-next-page`), its other query pairs kept.
+fn offset_page(first: &Url, page: &str, what: &str) -> anyhow::Result<Url> {
+    let page: u32 = page.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "GitLab's x-next-page for {what} is `{}`, not a page number",
+            crate::text::printable_line(page)
+        )
+    })?;
+    let mut next = first.clone();
+    let pairs: Vec<(String, String)> = first
+        .query_pairs()
+        .filter(|(k, _)| k != "page")
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    next.query_pairs_mut()
+        .clear()
+        .extend_pairs(pairs)
+        .append_pair("page", &page.to_string());
+    Ok(next)
+}
+
 /// GitLab's error message: `{"message": "..."}`, `{"message": {"field": ["..."]}}` or
 /// `{"error": "..."}`, in one line.
 fn message_of(body: &[u8]) -> String {
@@ -356,12 +290,6 @@ fn rate_limit_wait(headers: &HeaderMap) -> Duration {
         return Duration::from_secs(u64::try_from(reset.saturating_sub(now)).unwrap_or(0) + 1);
     }
     DEFAULT_RATE_LIMIT_WAIT
-}
-
-fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> anyhow::Result<T> {
-    serde_json::from_slice(body).map_err(|e| {
-        anyhow::anyhow!("GitLab's answer for {what} is not what its API documents ({e})")
-    })
 }
 
 #[cfg(test)]

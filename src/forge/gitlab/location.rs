@@ -6,7 +6,7 @@ use std::path::Path;
 
 use reqwest::Url;
 
-use crate::forge::{PrRef, project_path};
+use crate::forge::{PrRef, origin_web, project_path};
 
 pub const GITLAB_COM_API: &str = "https://gitlab.com/api/v4";
 
@@ -69,11 +69,7 @@ pub struct Location {
 /// else GitLab.com's.
 pub fn locate(repo: &Path, mr: &PrRef) -> anyhow::Result<Location> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let origin = crate::target::web_url(repo).and_then(|url| {
-        let rest = url.strip_prefix("https://")?;
-        let (host, path) = rest.split_once('/')?;
-        project_path(path).then(|| (host.to_ascii_lowercase(), path.to_string()))
-    });
+    let origin = origin_web(repo).filter(|(_, path)| project_path(path));
     let numeric = |v: String| v.bytes().all(|b| b.is_ascii_digit()).then_some(v);
     let (project, from) = if let Some(path) = &mr.repository {
         (path.clone(), "the merge request's address")

@@ -25,7 +25,7 @@ use serde_json::json;
 
 use super::{Comment, Discussion, Forge, PrRef, PullRequest, ReviewDraft, ReviewPosted, Thread};
 use crate::types::RequestKind;
-use http::{Client, refused_status};
+use http::{Client, ForgeApi as _, refused_status};
 pub use location::MissingToken;
 
 /// Pages of discussions read at most (100 a page).

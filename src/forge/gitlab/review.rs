@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::GitLab;
-use super::http::refused_status;
+use super::http::{ForgeApi as _, refused_status};
 use super::position::{DiffMap, DiffRefs, FileDiff};
 use crate::forge::{InlineComment, ReviewDraft, ReviewPosted, markers};
 

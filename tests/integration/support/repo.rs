@@ -65,6 +65,23 @@ impl Repo {
         std::fs::write(p, content).unwrap();
     }
 
+    /// Publishes the repository as a forge holds it: a bare upstream with `main` and `branch` at
+    /// `head_ref` (where the forge keeps a change's head, which clones do not fetch), and a
+    /// checkout cloned from it over git's transport (`--no-local`, as from a server), so only
+    /// `main` comes. Returns (upstream, checkout).
+    pub fn publish(&self, branch: &str, head_ref: &str) -> (tempfile::TempDir, tempfile::TempDir) {
+        let upstream = tempfile::tempdir().unwrap();
+        let upstream_path = upstream.path().to_str().unwrap();
+        self.git(&["init", "-q", "--bare", upstream_path]);
+        self.git(&["remote", "add", "upstream", upstream_path]);
+        self.git(&["push", "-q", "upstream", "main"]);
+        self.git(&["push", "-q", "upstream", &format!("{branch}:{head_ref}")]);
+        let checkout = tempfile::tempdir().unwrap();
+        let checkout_path = checkout.path().to_str().unwrap();
+        self.git(&["clone", "-q", "--no-local", upstream_path, checkout_path]);
+        (upstream, checkout)
+    }
+
     /// `git add -A && git commit -m MSG`, returning the new sha.
     pub fn commit(&self, msg: &str) -> String {
         self.git(&["add", "-A"]);
