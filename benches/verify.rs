@@ -19,9 +19,11 @@
 //!
 //! - **generated**: the shared generator's 50,000-file repository and its 600 findings (some
 //!   citing paths that do not exist, some naming names every file has, each naming one that
-//!   exists nowhere, so the whole tree is searched), verification as the stage and as the
-//!   `consolidate --repo` command, each beside one `git cat-file --batch` pass over the head
-//!   tree's blobs (its floor), run alternately; skipped, saying so, without `../shared`.
+//!   exists nowhere, so the whole tree is searched), verification as the stage (reading the
+//!   blobs through git, and reading the files from a checkout of head made as dispatch makes the
+//!   agents' one, as `run` does) and as the `consolidate --repo` command, each beside one
+//!   `git cat-file --batch` pass over the head tree's blobs (its floor), run alternately;
+//!   skipped, saying so, without `../shared`.
 //!
 //! Run with `nice cargo bench --bench verify` (release). The repositories are written with
 //! `git fast-import`, so making them takes seconds. `VERIFY_BENCH_ONLY=findings,hostile` runs
@@ -488,13 +490,17 @@ fn generated(dir: &Path) {
         })
         .collect();
     let bin = env!("CARGO_BIN_EXE_deep-review");
+    let checkout = head_checkout(&repo, "feat");
     let (mut stage, mut command, mut floor) = (Vec::new(), Vec::new(), Vec::new());
     let mut alone: Vec<(Duration, Duration)> = Vec::new();
+    let mut from_checkout: Vec<(Duration, Duration, String)> = Vec::new();
     for _ in 0..samples {
         floor.push(cat_file_floor(&repo, "feat"));
         let s = sample("generated", &repo);
         stage.push((s.took, s.cpu, s.counts));
         alone.push((s.took - s.listed, s.stage_cpu));
+        let s = sample("generated-checkout", &repo);
+        from_checkout.push((s.took - s.listed, s.stage_cpu, s.counts));
         let start = Instant::now();
         let mut cmd = Command::new(bin);
         cmd.args(["consolidate", "--format", "json", "--repo"])
@@ -540,11 +546,25 @@ fn generated(dir: &Path) {
     let mut sc: Vec<f64> = stage.iter().map(|s| s.1.as_secs_f64()).collect();
     let mut aw: Vec<f64> = alone.iter().map(|s| s.0.as_secs_f64()).collect();
     let mut ac: Vec<f64> = alone.iter().map(|s| s.1.as_secs_f64()).collect();
-    show("verify (run)", &mut aw, &mut ac);
+    show("verify (git)", &mut aw, &mut ac);
     println!(
-        "{:<14} (the stage given the changed files, as `run` gives them)",
+        "{:<14} (the stage given the changed files, as `run` gives them, reading the blobs through git)",
         ""
     );
+    let mut kw: Vec<f64> = from_checkout.iter().map(|s| s.0.as_secs_f64()).collect();
+    let mut kc: Vec<f64> = from_checkout.iter().map(|s| s.1.as_secs_f64()).collect();
+    show("from checkout", &mut kw, &mut kc);
+    println!(
+        "{:<14} (the same, reading the files from the agents' checkout of head as `run` does, each hashed to its blob id)",
+        ""
+    );
+    if from_checkout.last().map(|s| &s.2) != stage.last().map(|s| &s.2) {
+        println!(
+            "{:<14} DIFFERENT RESULTS from the checkout: {}",
+            "",
+            from_checkout.last().map_or("", |s| s.2.as_str())
+        );
+    }
     show("verify stage", &mut sw, &mut sc);
     println!(
         "{:<14} (listing the change's 1,000 files with `git diff` included)",
@@ -560,22 +580,55 @@ fn generated(dir: &Path) {
         rss as f64 / 1e6,
         stage.last().map_or("", |s| s.2.as_str())
     );
+    drop(checkout);
+}
+
+/// A checkout of `rev` beside `repo`, made as dispatch makes the agents' shared one (a
+/// repository borrowing `repo`'s objects, the commit checked out with `reset --hard`), for
+/// verification to read files from as `run` does. Removed when dropped.
+fn head_checkout(repo: &Path, rev: &str) -> deep_review::dispatch::worktree::Worktree {
+    let path = repo.with_file_name("generated-checkout");
+    if path.exists() {
+        std::fs::remove_dir_all(&path).expect("remove an old checkout");
+    }
+    let sha = git(repo, &["rev-parse", rev]);
+    let start = Instant::now();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let checkout = runtime
+        .block_on(deep_review::dispatch::worktree::Worktree::borrowing(
+            repo,
+            &sha,
+            &path,
+            &tokio_util::sync::CancellationToken::new(),
+        ))
+        .expect("the checkout of head");
+    eprintln!(
+        "checkout of {rev} made in {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    checkout
 }
 
 /// Runs one scenario in this process (the child) and prints `seconds counts`.
 fn child(scenario: &str, repo: &Path) {
     let (head, base, mut reviews) = match scenario {
-        "generated" => ("feat", "main", generated_reviews(repo)),
+        "generated" | "generated-checkout" => ("feat", "main", generated_reviews(repo)),
         "findings" => ("small", "main", findings_600()),
         "big-change" => ("big", "main", one_regression()),
         "hostile" => ("HEAD", "HEAD~1", hostile_findings()),
         other => panic!("unknown scenario {other}"),
     };
+    // `run` reads files from the agents' checkout of head (made by `generated`, beside it).
+    let checkout =
+        (scenario == "generated-checkout").then(|| repo.with_file_name("generated-checkout"));
     let ctx = VerifyContext {
         repo: repo.to_path_buf(),
         head: head.into(),
         base: Some(base.into()),
-        checkout: None,
+        checkout,
     };
     // The change's files as the target stage lists them (`run` passes them in; `consolidate
     // --repo` lists them inside `verify_reviews`), then the verify stage.
