@@ -10,8 +10,8 @@ use clap::Args;
 use crate::git::{git_probe, git_text, resolve_commit};
 use crate::parse::read_review_file;
 use crate::pipeline;
+use crate::report::Format;
 use crate::report::markdown_read;
-use crate::report::{self, Format};
 use crate::rounds::{self, History, TargetKey, history};
 use crate::text::printable_line;
 use crate::types::{ReportMeta, Review, Reviewer};
@@ -348,7 +348,6 @@ fn output(args: &ConsolidateArgs, analysis: pipeline::Analysis) -> anyhow::Resul
     if let Some(counts) = analysis.verified {
         crate::say!("deep-review: verified findings: {counts}");
     }
-    let text = report::render(&analysis.report, args.format);
-    super::output::write_to(args.out.as_deref(), &text)?;
+    super::output::write_report(args.out.as_deref(), &analysis.report, args.format)?;
     Ok(super::output::exit_code(&analysis.report, args.fail_on))
 }

@@ -68,6 +68,28 @@ pub fn write_to(out: Option<&Path>, text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// Writes `report` in `format` to `out` like [`write_to`], a file written as it is rendered
+/// ([`report::write`](crate::report::write)) and redacted line by line on its way
+/// ([`RedactedLines`](crate::dispatch::redact::RedactedLines)): a large JSON report is never
+/// held whole.
+pub fn write_report(
+    out: Option<&Path>,
+    report: &Report,
+    format: crate::report::Format,
+) -> anyhow::Result<()> {
+    let Some(path) = out.filter(|p| *p != Path::new("-")) else {
+        return write_to(out, &crate::report::render(report, format));
+    };
+    let write = || -> std::io::Result<()> {
+        let mut file = crate::dispatch::redact::RedactedLines::new(std::fs::File::create(path)?);
+        crate::report::write(report, format, &mut file)?;
+        file.finish().map(drop)
+    };
+    write().with_context(|| format!("cannot write the report to {}", path.display()))?;
+    crate::say!("deep-review: wrote {}", path.display());
+    Ok(())
+}
+
 /// The end of a run for a person: the verdict with counts, the top findings with their
 /// locations, the agents that failed and why, and where the report is.
 pub fn run_summary(report: &Report, report_path: Option<&Path>) -> String {

@@ -279,6 +279,74 @@ impl<W: std::io::Write> Drop for RedactingWriter<W> {
     }
 }
 
+/// A writer that redacts what goes through it line by line: what is written is held until a
+/// line ends, and whole lines go out redacted in pieces of [`RedactedLines::PIECE`] bytes or
+/// more, so a large document (an 8 MB report) is redacted as it is written, never held whole.
+///
+/// Lines are never cut, so it hides exactly what [`redact`] of the whole text hides as long as
+/// no secret spans a line end: the patterns stop at line ends (the header's `\s*` before its
+/// `:` aside, which a JSON or Markdown line end never precedes), and a value of several lines
+/// is hidden line by line ([`Secrets`]). Unlike [`StreamRedactor`], a long line is held whole:
+/// a report's text was held whole before it was written, so this costs nothing new.
+pub struct RedactedLines<W: std::io::Write> {
+    out: W,
+    secrets: &'static Secrets,
+    pending: Vec<u8>,
+}
+
+impl<W: std::io::Write> RedactedLines<W> {
+    /// How much is held before the whole lines of it are redacted and written.
+    const PIECE: usize = 64 * 1024;
+
+    /// Hides the secrets of this process's environment.
+    pub fn new(out: W) -> Self {
+        RedactedLines::with(out, Secrets::of_environment())
+    }
+
+    fn with(out: W, secrets: &'static Secrets) -> Self {
+        RedactedLines {
+            out,
+            secrets,
+            pending: Vec::with_capacity(2 * Self::PIECE),
+        }
+    }
+
+    /// Redacts and writes what is held up to `end`.
+    fn write_out(&mut self, end: usize) -> std::io::Result<()> {
+        self.out
+            .write_all(&self.secrets.redact_bytes(&self.pending[..end]))?;
+        self.pending.drain(..end);
+        Ok(())
+    }
+
+    /// Writes the rest, redacted, and gives back the writer (flushed).
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.write_out(self.pending.len())?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for RedactedLines<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let before = self.pending.len();
+        self.pending.extend_from_slice(buf);
+        // Only `buf` is searched for a line end, so that a long line costs its length, not its
+        // square: when it holds none, what is held waits for a piece that does.
+        if self.pending.len() >= Self::PIECE
+            && let Some(nl) = buf.iter().rposition(|b| *b == b'\n')
+        {
+            self.write_out(before + nl + 1)?;
+        }
+        Ok(buf.len())
+    }
+
+    /// Writes nothing held: a line that has not ended may still grow into a secret.
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
 /// An option name that takes a secret as its value (`--api-key X`, `--token=X`). Narrower than
 /// [`is_secret_name`]: `--no-session-persistence` is a switch, not a secret.
 fn is_secret_flag(flag: &str) -> bool {
@@ -433,6 +501,35 @@ mod tests {
         let out = String::from_utf8(out).unwrap();
         assert!(!out.contains("bPxRfiCY") && out.contains("***"));
         assert_eq!(out.len(), flood.len() - AWS.len() + 3);
+    }
+
+    #[test]
+    fn a_document_written_through_redacted_lines_hides_what_redacting_it_whole_hides() {
+        use std::io::Write as _;
+        let s = secrets(&[("AWS_SECRET_ACCESS_KEY", AWS)]);
+        // Pieces of every size, lines longer than what is held, secrets at every offset.
+        let mut text = String::new();
+        for i in 0..3000 {
+            let pad = "x".repeat(i % 97);
+            text.push_str(&format!(
+                "  \"line {i}\": \"{pad}{AWS} Bearer abcdefgh{i}\",\n"
+            ));
+            if i % 500 == 0 {
+                text.push_str(&"y".repeat(RedactedLines::<Vec<u8>>::PIECE + i));
+            }
+        }
+        for piece in [1, 7, 4096, 70_000] {
+            let mut out = RedactedLines::with(Vec::new(), s);
+            for chunk in text.as_bytes().chunks(piece) {
+                out.write_all(chunk).unwrap();
+            }
+            let written = out.finish().unwrap();
+            assert!(
+                String::from_utf8(written).unwrap() == s.redact(&text),
+                "pieces of {piece} bytes"
+            );
+        }
+        assert!(!s.redact(&text).contains("bPxRfiCY"));
     }
 
     #[test]

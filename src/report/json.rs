@@ -9,3 +9,10 @@ pub fn render(report: &Report) -> String {
     text.push('\n');
     text
 }
+
+/// [`render`] written to `out` as it is serialized, never held whole (a report of 10,000
+/// findings is 8 MB of JSON): the same bytes.
+pub fn write(report: &Report, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, report)?;
+    out.write_all(b"\n")
+}

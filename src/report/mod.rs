@@ -44,6 +44,19 @@ impl Format {
     }
 }
 
+/// Writes the report in the given format to `out`: JSON as it is serialized ([`json::write`]),
+/// the other formats rendered whole first.
+pub fn write(
+    report: &crate::types::Report,
+    format: Format,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    match format {
+        Format::Json => json::write(report, out),
+        _ => out.write_all(render(report, format).as_bytes()),
+    }
+}
+
 /// Renders the report in the given format.
 pub fn render(report: &crate::types::Report, format: Format) -> String {
     match format {
