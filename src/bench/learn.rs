@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::score::{Figures, SourceId, Tally};
+use super::score::{Figures, Tally};
 use super::{BenchResult, Consolidator, Dataset, KeptFinding, PrData};
 use crate::consolidate::{ConsolidateOptions, Tuning, consolidate_tuned};
 use crate::outcomes::Outcome;
@@ -156,27 +156,12 @@ struct ByRepo {
 
 impl Consolidator for ByRepo {
     fn kept(&self, reviews: &[Review]) -> Vec<KeptFinding> {
-        kept(&consolidated(reviews, None))
+        super::kept_findings(&consolidated(reviews, None))
     }
 
     fn kept_for(&self, pr: &PrData, reviews: &[Review]) -> Vec<KeptFinding> {
-        kept(&consolidated(reviews, self.tables.get(&pr.repo)))
+        super::kept_findings(&consolidated(reviews, self.tables.get(&pr.repo)))
     }
-}
-
-fn kept(report: &crate::types::Report) -> Vec<KeptFinding> {
-    report
-        .findings
-        .iter()
-        .filter(|f| f.is_shown())
-        .map(|f| KeptFinding {
-            members: f
-                .sources
-                .iter()
-                .map(|s| SourceId::new(&s.agent, &s.id))
-                .collect(),
-        })
-        .collect()
 }
 
 /// Leave one repository out with `method`, beside `unlearned` (the same agents' bench result

@@ -130,6 +130,11 @@ pub fn project_consolidator(reviews: &[Review]) -> Vec<KeptFinding> {
 pub fn project_kept(reviews: &[Review], tuning: crate::consolidate::Tuning) -> Vec<KeptFinding> {
     let report =
         crate::consolidate::consolidate_tuned(reviews, &ConsolidateOptions::default(), tuning);
+    kept_findings(&report)
+}
+
+/// The findings a report shows, each as the candidates it merged: what the bench scores.
+pub(crate) fn kept_findings(report: &crate::types::Report) -> Vec<KeptFinding> {
     report
         .findings
         .iter()
