@@ -878,11 +878,8 @@ impl Corpus {
         if 2.0 * words * MAX_LOCATION_FACTOR < threshold {
             return None;
         }
-        let text = if located {
-            cosine(Cosine::Text).clamp(0.0, 1.0)
-        } else {
-            text
-        };
+        // A located pair's score reads only its claim ([`PairEvidence::text_evidence`]), so its
+        // text cosine is left at 0 rather than computed: it was a sixth of the cosines scored.
         let s = self.evidence_with(a, b, text, claim).score();
         (s >= threshold).then_some(s)
     }
