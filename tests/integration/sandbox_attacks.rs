@@ -477,6 +477,36 @@ fn no_process_of_an_agent_outlives_its_run_or_a_killed_deep_review() {
     }
 }
 
+/// An agent stopped at its timeout gets TERM first, under bwrap as without it, so it can flush
+/// and exit; bwrap itself must not take the TERM (its death kills the whole sandbox at once).
+#[test]
+#[ignore = "needs bubblewrap, openssh-client and curl: scripts/install-sandbox-tools.sh (apt-get), then --run-ignored all"]
+fn an_agent_stopped_at_its_timeout_is_asked_to_stop_first() {
+    needs_bwrap();
+    for mode in ["auto", "landlock"] {
+        let attack = Attack::new();
+        let worker = procs::marker(&format!("term-{mode}"));
+        attack.probe(&format!(
+            "trap 'echo \"TERM received\" >> \"$R\"; exit 0' TERM\n\
+             sh -c 'sleep 300; true' {worker} &\n\
+             wait"
+        ));
+        attack.agents.append_config("timeout = \"3s\"\n");
+        let ran = run(&mut attack.cmd(mode));
+        assert_eq!(ran.code, Some(3), "{mode}: no review: {}", ran.stderr);
+        assert!(
+            attack.results().contains("TERM received"),
+            "{mode}: the agent was not sent TERM before it was killed:\n{}",
+            ran.stderr
+        );
+        assert!(
+            procs::wait_gone(&worker, Duration::from_secs(2)),
+            "{mode}: a process of the agent outlived its run: {:?}",
+            procs::with_marker(&worker)
+        );
+    }
+}
+
 /// A tiny HTTP server on 127.0.0.1 that answers `body` and counts its connections.
 struct Server {
     port: u16,

@@ -5,7 +5,8 @@
 //! controlling terminal), so stopping the group also stops what the CLI started (node workers,
 //! shells, MCP servers), and a Ctrl-C in the terminal reaches deep-review only: agents are stopped
 //! by deep-review, on purpose. Stopping is TERM to the group, a grace period for it to flush and
-//! exit, then KILL (under bubblewrap the group is bwrap's, and its death takes the agent's whole
+//! exit, then KILL (under bubblewrap the group holds bwrap, which ignores the TERM, and the
+//! agent's processes inside it, which get it; bwrap's death at the KILL takes the agent's whole
 //! PID namespace with it, daemons that left the group included). Every live group is also
 //! recorded in [`LIVE_GROUPS`], so a second Ctrl-C can kill them all at once
 //! ([`kill_all_now`]).

@@ -11,7 +11,12 @@
 //! even when deep-review runs as root: root's powers (mounting, reading other users' files,
 //! `CAP_SYS_PTRACE`) never enter the sandbox. `--die-with-parent` and the PID namespace kill the
 //! agent's every process, daemons included, when its run ends or deep-review dies, even by
-//! SIGKILL; `--new-session` takes away the controlling terminal.
+//! SIGKILL. The controlling terminal is already gone: deep-review starts bwrap in a session of
+//! its own (`setsid`, [`super::launch::ChildSetup`]) with pipes for its standard streams, so
+//! `/dev/tty` cannot be opened and no descriptor is a terminal to push input into. bwrap's
+//! `--new-session` is left out on purpose: it would put the agent in a group of its own, out of
+//! reach of the TERM that deep-review sends the group to let the agent stop cleanly (bwrap
+//! itself ignores that TERM, see `ChildSetup`, and the helper inside restores it for the agent).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -84,7 +89,6 @@ fn namespace_args(own_network: bool) -> Vec<OsString> {
         "--unshare-uts",
         "--unshare-cgroup-try",
         "--die-with-parent",
-        "--new-session",
         "--cap-drop",
         "ALL",
         "--hostname",

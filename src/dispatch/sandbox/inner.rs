@@ -146,6 +146,7 @@ fn run(args: &[OsString]) -> Result<std::convert::Infallible, String> {
         let ruleset = rules.build()?;
         landlock::enforce(ruleset).map_err(|e| format!("could not apply Landlock: {e}"))?;
     }
+    restore_term()?;
     let err = std::process::Command::new(&request.program)
         .args(&request.args)
         .exec();
@@ -153,6 +154,20 @@ fn run(args: &[OsString]) -> Result<std::convert::Infallible, String> {
         "could not run `{}`: {err}",
         crate::text::printable_line(&request.program.to_string_lossy())
     ))
+}
+
+/// Gives TERM its default action again: deep-review started bwrap with TERM ignored (so that
+/// the group's TERM does not kill bwrap and, with it, the whole sandbox at once), and an ignored
+/// signal stays ignored across `exec`. The agent must see the TERM that asks it to stop.
+fn restore_term() -> Result<(), String> {
+    // SAFETY: a plain signal disposition change, before `exec`, in a single-threaded process.
+    if unsafe { libc::signal(libc::SIGTERM, libc::SIG_DFL) } == libc::SIG_ERR {
+        return Err(format!(
+            "could not restore TERM: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
 }
 
 /// Makes the listeners and sends them over descriptor `fd`, which is then closed.

@@ -167,6 +167,7 @@ impl AgentSandbox {
                         control_fd: child_end.as_ref().map(|s| s.as_raw_fd()),
                         landlock: None,
                         last_cap: landlock::last_capability(),
+                        ignore_term: true,
                     },
                     network: match (control, child_end) {
                         (Some(control), Some(child_end)) => Network::Handoff { control, child_end },
@@ -207,6 +208,7 @@ impl AgentSandbox {
                         control_fd: None,
                         landlock,
                         last_cap: landlock::last_capability(),
+                        ignore_term: false,
                     },
                     network,
                 })
@@ -323,6 +325,11 @@ pub struct ChildSetup {
     /// Landlock to apply here (no bwrap).
     landlock: Option<Arc<Prepared>>,
     last_cap: u32,
+    /// bwrap is the program: it ignores TERM. A TERM that killed bwrap would take the agent's
+    /// PID namespace down with SIGKILL at once; ignored, the group's TERM reaches the agent
+    /// alone (the helper inside restores TERM's default before it runs the agent), which can
+    /// flush and exit, and bwrap exits with it. KILL, after the grace period, still ends all.
+    ignore_term: bool,
 }
 
 impl ChildSetup {
@@ -331,7 +338,7 @@ impl ChildSetup {
     /// started it, the control socket for the helper; without bwrap, no capabilities and the
     /// Landlock rules.
     pub fn run(&self) -> std::io::Result<()> {
-        // SAFETY: setsid, prctl and dup2 with integers; async-signal-safe.
+        // SAFETY: setsid, prctl, dup2 and signal with integers; async-signal-safe.
         unsafe {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
@@ -346,6 +353,9 @@ impl ChildSetup {
             if let Some(fd) = self.control_fd
                 && libc::dup2(fd, CONTROL_FD) < 0
             {
+                return Err(std::io::Error::last_os_error());
+            }
+            if self.ignore_term && libc::signal(libc::SIGTERM, libc::SIG_IGN) == libc::SIG_ERR {
                 return Err(std::io::Error::last_os_error());
             }
         }
