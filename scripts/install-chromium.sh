@@ -16,26 +16,11 @@ if "$browser" --version >/dev/null 2>&1; then
   exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-chromium: apt-get is not available; install Chromium so that $browser runs" >&2
-  exit 1
-fi
-
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  if ! command -v sudo >/dev/null 2>&1; then
-    echo "install-chromium: run as root or install sudo: apt-get install chromium needs root" >&2
-    exit 1
-  fi
-  sudo="sudo"
-fi
-
 start=$(date +%s)
-echo "install-chromium: installing chromium with apt-get" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq >&2
+# shellcheck source=scripts/lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 # No recommends: the browser, its libraries and a font are all the test needs.
-$sudo apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >&2
+apt_install install-chromium chromium fonts-dejavu-core
 
 if ! "$browser" --version >/dev/null 2>&1; then
   echo "install-chromium: $browser does not run after the install" >&2

@@ -20,21 +20,7 @@ if [ "${#need[@]}" -eq 0 ]; then
   exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-sandbox-tools: apt-get is not available; install ${need[*]}" >&2
-  exit 1
-fi
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  if ! command -v sudo >/dev/null 2>&1; then
-    echo "install-sandbox-tools: run as root or install sudo: apt-get install needs root" >&2
-    exit 1
-  fi
-  sudo="sudo"
-fi
-
-echo "install-sandbox-tools: installing ${need[*]} with apt-get" >&2
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq >&2
-$sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+# shellcheck source=scripts/lib/apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
+apt_install install-sandbox-tools "${need[@]}"
 bwrap --version >&2
