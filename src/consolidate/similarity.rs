@@ -643,17 +643,23 @@ fn claim_vector(
     }
     unit_vector(
         tf.iter()
-            .filter(|(id, _)| !named.contains(id))
+            .filter(|(id, _)| named.binary_search(id).is_err())
             .map(|&(id, n)| (id, n, weight[id as usize])),
     )
 }
 
 /// Per finding: the ids of the words of the identifiers it names ([`FindingProfile::named`])
-/// that are words of some finding.
+/// that are words of some finding, sorted and without repeats (looked up by binary search: a
+/// finding may name thousands).
 fn named_ids(profiles: &[FindingProfile], words: &Interner<'_>) -> Vec<Vec<u32>> {
     profiles
         .iter()
-        .map(|p| p.named.iter().filter_map(|t| words.get(t)).collect())
+        .map(|p| {
+            let mut ids: Vec<u32> = p.named.iter().filter_map(|t| words.get(t)).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            ids
+        })
         .collect()
 }
 

@@ -10,7 +10,7 @@
 //! (`critical`, `major`, `minor` for critical, important, suggestion), `location.path` and
 //! `location.lines.begin`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -93,7 +93,7 @@ fn description(report: &Report, f: &MergedFinding) -> String {
 
 /// The findings as a Code Quality report (a JSON array).
 pub fn render(report: &Report) -> String {
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen = Fingerprints::default();
     let mut issues = Vec::new();
     for f in report.findings.iter().filter(|f| f.is_shown()) {
         let Some(loc) = f.locations.first() else {
@@ -130,21 +130,34 @@ pub fn render(report: &Report) -> String {
     out
 }
 
+/// The fingerprints given so far, and per base the next counter to try: findings that share a
+/// base (a looping agent repeats one) take the next counter at once, not every one before it.
+#[derive(Default)]
+struct Fingerprints {
+    taken: HashSet<String>,
+    next: HashMap<String, usize>,
+}
+
 /// `base` hashed to 32 hex digits (the MD5 length GitLab's own analysers write), with a
 /// counter when two findings share a fingerprint: GitLab needs every issue's to differ.
-fn unique(seen: &mut HashSet<String>, base: &str) -> String {
+fn unique(seen: &mut Fingerprints, base: &str) -> String {
     use sha2::{Digest, Sha256};
     let hash = |key: &str| -> String {
         let digest = Sha256::digest(key.as_bytes());
         digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
     };
-    let mut n = 0usize;
-    let mut hex = hash(base);
-    // At most as many tries as fingerprints already taken.
-    while !seen.insert(hex.clone()) {
-        n += 1;
+    let n = seen.next.entry(base.to_string()).or_insert(0);
+    let mut hex = if *n == 0 {
+        hash(base)
+    } else {
+        hash(&format!("{base}#{n}"))
+    };
+    // Another base's counter may have hashed to the same digits: try on, rarely more than once.
+    while !seen.taken.insert(hex.clone()) {
+        *n += 1;
         hex = hash(&format!("{base}#{n}"));
     }
+    *n += 1;
     hex
 }
 
@@ -156,7 +169,7 @@ mod tests {
     fn names_and_severities() {
         assert_eq!(check_name(None), "deep-review/finding");
         assert_eq!(severity(Severity::Important), "major");
-        let mut seen = HashSet::new();
+        let mut seen = Fingerprints::default();
         let a = unique(&mut seen, "ab12");
         let b = unique(&mut seen, "ab12");
         assert_ne!(a, b);

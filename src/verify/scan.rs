@@ -331,15 +331,20 @@ impl<'r> Wanted<'r> {
         }
         let mut jobs: Vec<usize> = Vec::new();
         let mut needles_seen: HashSet<usize> = HashSet::new();
+        // The names found whole in this file, so each is listed once however often it recurs.
+        let mut words_seen: HashSet<usize> = HashSet::new();
         let mut holds_added = false;
         for m in searcher.matcher.find_overlapping_iter(bytes) {
             let p = searcher.ids[m.pattern().as_usize()];
             let pattern = &self.patterns[p];
             holds_added |= pattern.added;
-            if pattern.word && !self.is_found(p) && !hits.words.contains(&p) {
+            if pattern.word && !self.is_found(p) && !words_seen.contains(&p) {
                 let before = m.start().checked_sub(1).map(|i| bytes[i]);
                 let after = bytes.get(m.end()).copied();
-                if !before.is_some_and(is_word_byte) && !after.is_some_and(is_word_byte) {
+                if !before.is_some_and(is_word_byte)
+                    && !after.is_some_and(is_word_byte)
+                    && words_seen.insert(p)
+                {
                     hits.words.push(p);
                 }
             }

@@ -45,7 +45,9 @@ pub struct FileRef<'a> {
 /// Bytes read from cat-file's pipe at a time.
 const READ_BUFFER: usize = 1 << 20;
 
-/// Batches read ahead of the workers, per worker: enough to keep them busy, little memory.
+/// Batches read ahead of the workers, beside one per worker: enough to keep them busy. A batch
+/// can hold one blob of up to [`MAX_SCAN_BLOB`], so what is in flight is at most
+/// `READ_AHEAD + workers + 1` batches: a few per core, not a multiple of the cores.
 const READ_AHEAD: usize = 4;
 
 /// A batch handed to a worker holds about this many bytes of blobs, or [`BATCH_FILES`] files.
@@ -126,7 +128,7 @@ fn from_git<R: Send>(
         // cat-file ends: the writer and the reader, blocked on its pipes, return.
         let _ = child.lock().map(|mut c| c.kill());
     };
-    let (blob_tx, blob_rx) = mpsc::sync_channel::<Batch>(READ_AHEAD * workers);
+    let (blob_tx, blob_rx) = mpsc::sync_channel::<Batch>(READ_AHEAD + workers);
     let blob_rx = Mutex::new(blob_rx);
     let (answer_tx, answer_rx) = mpsc::channel::<Vec<(usize, Option<R>)>>();
     let read = std::thread::scope(|scope| -> Result<()> {
