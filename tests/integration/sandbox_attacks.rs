@@ -403,6 +403,58 @@ fn an_agent_cannot_signal_the_users_other_processes() {
     }
 }
 
+/// As root the agent's uid maps to root's outside, so every root-only file bound into the
+/// sandbox would be its own to read: `/etc`'s private files (keys, backups of the password
+/// files, a cluster's admin config) are covered, whatever their names.
+#[test]
+#[ignore = "needs bubblewrap, openssh-client and curl: scripts/install-sandbox-tools.sh (apt-get), then --run-ignored all; runs as root"]
+fn files_only_root_may_read_are_not_readable_as_root() {
+    use std::os::unix::fs::PermissionsExt;
+    needs_bwrap();
+    // SAFETY: geteuid has no preconditions.
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test runs as root, as CI containers do"
+    );
+    let marker = procs::marker("private");
+    let file = PathBuf::from(format!("/etc/{marker}.key"));
+    let dir = PathBuf::from(format!("/etc/{marker}.d"));
+    struct Cleanup(PathBuf, PathBuf);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+            let _ = std::fs::remove_dir_all(&self.1);
+        }
+    }
+    let _cleanup = Cleanup(file.clone(), dir.clone());
+    std::fs::write(&file, "private key\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("admin.conf"), "token\n").unwrap();
+    std::fs::set_permissions(
+        dir.join("admin.conf"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let attack = Attack::new();
+    attack.probe(&format!(
+        "try key \"grep -q private {file}\"\n\
+         try dir \"grep -q token {dir}/admin.conf\"\n\
+         try shadow \"cat /etc/shadow\"\n\
+         try etc \"cat /etc/hostname\"",
+        file = file.display(),
+        dir = dir.display()
+    ));
+    attack.run("auto");
+    let results = attack.results();
+    denied(&results, "key", "auto");
+    denied(&results, "dir", "auto");
+    denied(&results, "shadow", "auto");
+    assert!(results.contains("ALLOWED etc\n"), "{results}");
+}
+
 #[test]
 #[ignore = "needs bubblewrap, openssh-client and curl: scripts/install-sandbox-tools.sh (apt-get), then --run-ignored all"]
 fn run_and_var_lib_are_not_readable() {

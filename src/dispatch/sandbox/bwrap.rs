@@ -22,7 +22,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{Grants, SYSTEM_MASKED, SYSTEM_READ};
+use super::{Grants, SYSTEM_READ, system_masked};
 
 /// The uid and gid an agent has inside when deep-review runs as root: an ordinary user.
 /// (A user's own uid stays theirs.)
@@ -163,7 +163,7 @@ fn mounts(grants: &Grants) -> Vec<Mount> {
             Err(_) => {}
         }
     }
-    for masked in SYSTEM_MASKED.iter().map(Path::new) {
+    for masked in system_masked() {
         match std::fs::symlink_metadata(masked) {
             Ok(meta) if meta.is_dir() => mounts.push(Mount::EmptyDir(masked.to_path_buf())),
             Ok(_) => mounts.push(Mount::EmptyFile(masked.to_path_buf())),

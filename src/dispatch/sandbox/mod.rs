@@ -109,6 +109,10 @@ impl Layers {
                 if *abi < 6 {
                     open.push("signals and abstract sockets not scoped");
                 }
+                // SAFETY: geteuid has no preconditions.
+                if unsafe { libc::geteuid() } == 0 {
+                    open.push("as root, files under the system directories only root may read are readable");
+                }
                 open.join("; ")
             }
             Layers::None { .. } => "files, processes and network not isolated".into(),
@@ -267,6 +271,67 @@ pub const SYSTEM_READ: &[&str] = &[
 /// otherwise read as their owner: bwrap covers them with an empty file or directory.
 pub const SYSTEM_MASKED: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers"];
 
+/// Where a machine keeps its private configuration: walked for what only its owner or group may
+/// read ([`private_system_entries`]).
+const PRIVATE_CONFIG_ROOT: &str = "/etc";
+
+/// The most entries of [`PRIVATE_CONFIG_ROOT`] looked at: a usual `/etc` holds a few thousand.
+const PRIVATE_CONFIG_WALK_LIMIT: usize = 50_000;
+
+/// What bwrap covers under the system directories: [`SYSTEM_MASKED`], and every entry of `/etc`
+/// that other users may not read (`/etc/ssl/private`, `/etc/sudoers.d`, WireGuard and
+/// NetworkManager keys, a cluster's admin config). As root the agent's uid maps to root's
+/// outside, so it would read them as their owner; a normal user cannot. Walked once a process.
+pub fn system_masked() -> &'static [PathBuf] {
+    static MASKED: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    MASKED.get_or_init(|| {
+        let mut masked: Vec<PathBuf> = SYSTEM_MASKED.iter().map(PathBuf::from).collect();
+        for entry in
+            private_system_entries(Path::new(PRIVATE_CONFIG_ROOT), PRIVATE_CONFIG_WALK_LIMIT)
+        {
+            if !masked.iter().any(|m| entry.starts_with(m)) {
+                masked.push(entry);
+            }
+        }
+        masked
+    })
+}
+
+/// The entries under `root` that other users may not read (a file without `o+r`, a directory
+/// without `o+rx`), not descending into those; symbolic links are not followed. At most
+/// `limit` entries are looked at.
+fn private_system_entries(root: &Path, limit: usize) -> Vec<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut private = Vec::new();
+    let mut pending = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > limit {
+                return private;
+            }
+            let Ok(meta) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            let mode = meta.permissions().mode();
+            if meta.is_dir() {
+                if mode & 0o005 != 0o005 {
+                    private.push(entry.path());
+                } else {
+                    pending.push(entry.path());
+                }
+            } else if meta.is_file() && mode & 0o004 == 0 {
+                private.push(entry.path());
+            }
+        }
+    }
+    private
+}
+
 /// Where one agent runs, what it runs and where it keeps its state.
 pub struct AgentPlaces<'a> {
     pub spec: &'a AgentSpec,
@@ -389,6 +454,30 @@ fn install_root(program: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What only the owner or group may read is found, and not descended into; what others
+    /// may read is not; the walk stops at its limit.
+    #[test]
+    fn private_entries_are_those_others_may_not_read() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let mode = |p: &Path, m: u32| {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap()
+        };
+        let open = root.path().join("ssl");
+        let private = open.join("private");
+        std::fs::create_dir_all(&private).unwrap();
+        std::fs::write(private.join("k.key"), "k").unwrap();
+        std::fs::write(open.join("cert.pem"), "c").unwrap();
+        std::fs::write(root.path().join("shadow-"), "s").unwrap();
+        mode(&root.path().join("shadow-"), 0o640);
+        mode(&private, 0o700);
+        let mut found = private_system_entries(root.path(), 100);
+        found.sort();
+        assert_eq!(found, vec![root.path().join("shadow-"), private.clone()]);
+        assert!(private_system_entries(root.path(), 1).len() <= 1);
+        mode(&private, 0o755);
+    }
 
     #[test]
     fn the_install_root_of_an_npm_package_is_its_prefix() {
