@@ -103,7 +103,7 @@ impl StateHome {
                 copy_seed(&from, &to);
             }
         }
-        seed_git_config(user_home.as_deref(), user_env, dir, safe_dirs)?;
+        seed_git_config(dir, safe_dirs)?;
         Ok(StateHome {
             path: dir.to_path_buf(),
             env,
@@ -158,29 +158,13 @@ fn copy_seed(from: &Path, to: &Path) {
     }
 }
 
-/// The user's git configuration (git fails outright when it cannot read a global config it was
-/// told about), plus `safe.directory` for the checkout and the repository: inside the sandbox
-/// their owner may show as another uid, and git then refuses to read them.
-fn seed_git_config(
-    user_home: Option<&Path>,
-    user_env: &dyn Fn(&str) -> Option<String>,
-    dir: &Path,
-    safe_dirs: &[&Path],
-) -> std::io::Result<()> {
-    let mut text = user_home
-        .and_then(|h| std::fs::read_to_string(h.join(".gitconfig")).ok())
-        .unwrap_or_default();
-    let xdg_git = user_env("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| user_home.map(|h| h.join(".config")))
-        .map(|c| c.join("git/config"));
-    if let Some(xdg) = xdg_git.filter(|p| p.is_file()) {
-        copy_seed(&xdg, &dir.join(".config/git/config"));
-    }
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str("[safe]\n");
+/// A git configuration of its own: `safe.directory` for the checkout and the repository
+/// (inside the sandbox their owner may show as another uid, and git then refuses to read them),
+/// and nothing of the user's. A global git config is where CI images keep credentials
+/// (`url.<token>@host.insteadOf`, `http.extraheader`, `credential.*`), and an agent reading
+/// the code needs none of it.
+fn seed_git_config(dir: &Path, safe_dirs: &[&Path]) -> std::io::Result<()> {
+    let mut text = String::from("[safe]\n");
     for safe in safe_dirs {
         text.push_str(&format!("\tdirectory = {}\n", git_config_value(safe)));
     }
@@ -205,7 +189,11 @@ mod tests {
         std::fs::write(codex.join("auth.json"), "{\"token\":\"t\"}").unwrap();
         std::fs::write(codex.join("config.toml"), "model = \"m\"\n").unwrap();
         std::fs::write(codex.join("history.jsonl"), "private history\n").unwrap();
-        std::fs::write(user.path().join(".gitconfig"), "[user]\n\tname = U\n").unwrap();
+        std::fs::write(
+            user.path().join(".gitconfig"),
+            "[user]\n\tname = U\n[http]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n",
+        )
+        .unwrap();
         let run = tempfile::tempdir().unwrap();
         let home_dir = run.path().join("home-codex");
         let user_home = user.path().display().to_string();
@@ -227,7 +215,10 @@ mod tests {
             "only the login and settings are seeded"
         );
         let git = std::fs::read_to_string(home_dir.join(".gitconfig")).unwrap();
-        assert!(git.contains("name = U"), "{git}");
+        assert!(
+            !git.contains("extraheader") && !git.contains("name = U"),
+            "{git}"
+        );
         assert!(git.contains("directory = \"/tmp/run/checkout\""), "{git}");
         // What the agent writes stays in the copy.
         std::fs::write(home_dir.join(".codex/config.toml"), "env_key = \"AWS\"\n").unwrap();
