@@ -106,8 +106,10 @@ impl Allowlist {
     /// config's `env`) is `env`.
     pub fn for_agent(spec: &AgentSpec, env: &BTreeMap<OsString, OsString>) -> Allowlist {
         let mut list = Allowlist::default();
+        // The providers over HTTPS only: on port 80 a CDN in front of them routes by the
+        // request's `Host`, which would carry data to any site it serves.
         for host in provider_hosts(spec.kind) {
-            list.push(host, None);
+            list.push(host, Some(443));
         }
         for var in base_url_variables(spec.kind) {
             if let Some(url) = env.get(&OsString::from(var)).and_then(|v| v.to_str()) {

@@ -93,19 +93,24 @@ pub struct Egress {
     pub upstream: Option<Upstream>,
 }
 
+/// Connections one agent may hold open through one listener at a time: more than any CLI
+/// opens, few enough that an agent cannot use up deep-review's descriptors.
+const MAX_CONNECTIONS: usize = 64;
+
 /// Serves the proxy on `listener` until the task is aborted.
 pub async fn serve_proxy(listener: TcpListener, egress: Arc<Egress>) {
-    while let Ok((client, _)) = listener.accept().await {
-        tokio::spawn(proxy_connection(client, Arc::clone(&egress)));
-    }
+    serve_each(listener, move |client| {
+        proxy_connection(client, Arc::clone(&egress))
+    })
+    .await
 }
 
 /// Serves a forward of a local endpoint: every connection on `listener` (inside the agent's
 /// network namespace) is piped to `127.0.0.1:port` on the host.
 pub async fn serve_forward(listener: TcpListener, port: u16, egress: Arc<Egress>) {
-    while let Ok((mut client, _)) = listener.accept().await {
+    serve_each(listener, move |mut client| {
         let egress = Arc::clone(&egress);
-        tokio::spawn(async move {
+        async move {
             egress
                 .activity
                 .record("127.0.0.1", port, true, "forward", None);
@@ -113,7 +118,39 @@ pub async fn serve_forward(listener: TcpListener, port: u16, egress: Arc<Egress>
                 return;
             };
             let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
-        });
+        }
+    })
+    .await
+}
+
+/// Runs `handle` on every connection `listener` accepts, at most [`MAX_CONNECTIONS`] at once,
+/// until the task is aborted: the connections are this task's own ([`JoinSet`]), so they end
+/// with it and none outlives the agent's attempt. A failed accept (out of descriptors, a
+/// connection reset before it was taken) is waited out, not the end of the agent's network.
+async fn serve_each<F, Fut>(listener: TcpListener, handle: F)
+where
+    F: Fn(TcpStream) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let limit = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((client, _)) => {
+                    let Ok(permit) = Arc::clone(&limit).acquire_owned().await else {
+                        return;
+                    };
+                    let connection = handle(client);
+                    connections.spawn(async move {
+                        connection.await;
+                        drop(permit);
+                    });
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
     }
 }
 
@@ -241,16 +278,31 @@ fn parse_request(head: &[u8]) -> Result<Request, String> {
     if url.scheme() != "http" {
         return Err(format!("`{}` requests go through CONNECT", url.scheme()));
     }
-    let host = url.host_str().ok_or("the URL names no host")?.to_string();
+    // An IPv6 host without its brackets: as the allowlist compares it and `connect` dials it.
+    let host = url
+        .host_str()
+        .ok_or("the URL names no host")?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
     let port = url.port_or_known_default().unwrap_or(80);
     let mut origin = url.path().to_string();
     if let Some(query) = url.query() {
         origin.push('?');
         origin.push_str(query);
     }
-    let mut out = format!("{method} {origin} HTTP/1.1\r\n").into_bytes();
+    // The request goes to the host the allowlist checked: its `Host` is the URL's, never the
+    // client's (a CDN routes by `Host`), and the connection carries this one request only.
+    let authority = match url.port() {
+        Some(port) => format!("{}:{port}", url.host_str().unwrap_or_default()),
+        None => url.host_str().unwrap_or_default().to_string(),
+    };
+    let mut out =
+        format!("{method} {origin} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n")
+            .into_bytes();
     for header in req.headers.iter() {
-        if header.name.to_ascii_lowercase().starts_with("proxy-") {
+        let name = header.name.to_ascii_lowercase();
+        if name.starts_with("proxy-") || name == "host" || name == "connection" {
             continue;
         }
         out.extend_from_slice(header.name.as_bytes());
@@ -363,6 +415,23 @@ mod tests {
         let head = String::from_utf8(head).unwrap();
         assert!(head.starts_with("POST /v1/chat?x=1 HTTP/1.1\r\n"), "{head}");
         assert!(!head.contains("Proxy-"), "{head}");
+        // The request goes to the host that was checked, once.
+        let Request::Forward { host, head, .. } = parse_request(
+            b"GET http://[::1]:8080/ HTTP/1.1\r\nHost: attacker.example\r\nConnection: keep-alive\r\n\r\n",
+        )
+        .unwrap() else {
+            panic!("not a forward")
+        };
+        assert_eq!(host, "::1");
+        let head = String::from_utf8(head).unwrap();
+        assert!(
+            head.contains("\r\nHost: [::1]:8080\r\nConnection: close\r\n"),
+            "{head}"
+        );
+        assert!(
+            !head.contains("attacker") && !head.contains("keep-alive"),
+            "{head}"
+        );
         assert!(parse_request(b"GET /relative HTTP/1.1\r\n\r\n").is_err());
         assert!(parse_request(b"CONNECT nohost HTTP/1.1\r\n\r\n").is_err());
     }
