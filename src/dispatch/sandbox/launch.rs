@@ -338,7 +338,7 @@ impl ChildSetup {
     /// started it, the control socket for the helper; without bwrap, no capabilities and the
     /// Landlock rules.
     pub fn run(&self) -> std::io::Result<()> {
-        // SAFETY: setsid, prctl, dup2 and signal with integers; async-signal-safe.
+        // SAFETY: setsid, prctl, dup2, fcntl and signal with integers; async-signal-safe.
         unsafe {
             if libc::setsid() < 0 {
                 return Err(std::io::Error::last_os_error());
@@ -350,9 +350,14 @@ impl ChildSetup {
                 0,
                 0,
             );
-            if let Some(fd) = self.control_fd
-                && libc::dup2(fd, CONTROL_FD) < 0
-            {
+            // dup2 onto itself keeps close-on-exec: a socket already at CONTROL_FD has the
+            // flag cleared instead, or the helper would find nothing there.
+            let placed = match self.control_fd {
+                Some(fd) if fd == CONTROL_FD => libc::fcntl(fd, libc::F_SETFD, 0),
+                Some(fd) => libc::dup2(fd, CONTROL_FD),
+                None => 0,
+            };
+            if placed < 0 {
                 return Err(std::io::Error::last_os_error());
             }
             if self.ignore_term && libc::signal(libc::SIGTERM, libc::SIG_IGN) == libc::SIG_ERR {
