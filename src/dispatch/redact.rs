@@ -10,7 +10,7 @@
 //! 2. credentials in URLs (`https://user:pw@host` → `https://***@host`) and `Authorization:` /
 //!    `Proxy-Authorization:` headers (any scheme: Basic, Bearer, token);
 //! 3. values that look like a known kind of token (`sk-...`, `ghp_...`, `github_pat_...`,
-//!    `AIza...`, `xox?-...`, `Bearer ...`).
+//!    GitLab's `glpat-...` / `glcbt-...` and kin, `AIza...`, `xox?-...`, `Bearer ...`).
 
 use std::borrow::Cow;
 use std::sync::{LazyLock, OnceLock};
@@ -53,7 +53,7 @@ static AUTH_HEADER: LazyLock<Regex> = LazyLock::new(|| {
 
 static TOKENS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(sk-[A-Za-z0-9_\-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|AIza[0-9A-Za-z_\-]{16,}|xox[abprs]-[A-Za-z0-9\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})",
+        r"(sk-[A-Za-z0-9_\-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|github_pat_[A-Za-z0-9_]{16,}|gl(?:pat|cbt|dt|rt|ptt|ft|soat|oas|imt|agent|ffct)-[A-Za-z0-9_\-]{16,}|AIza[0-9A-Za-z_\-]{16,}|xox[abprs]-[A-Za-z0-9\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})",
     )
     .expect("static regex")
 });
@@ -416,7 +416,8 @@ mod tests {
         let text = "clone https://user:hunter2@example.com/r.git and git://tok@host/x\n\
             Authorization: Basic dXNlcjpwYXNz\n\
             {\"authorization\": \"token abc123xyz\"}\n\
-            key sk-abcdefghijklmnop and ghp_abcdefghijklmnopqrstu";
+            key sk-abcdefghijklmnop and ghp_abcdefghijklmnopqrstu\n\
+            gitlab glpat-Ab1_cD2-eF3gH4iJ5kL6 job glcbt-64_Ab1cD2eF3gH4iJ5kL6";
         let shown = redact(text);
         for secret in [
             "hunter2",
@@ -426,6 +427,8 @@ mod tests {
             "abc123xyz",
             "sk-abcdefghijklmnop",
             "ghp_abcd",
+            "Ab1_cD2",
+            "Ab1cD2eF3",
         ] {
             assert!(!shown.contains(secret), "{secret} leaked: {shown}");
         }

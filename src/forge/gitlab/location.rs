@@ -115,7 +115,9 @@ pub fn locate(repo: &Path, mr: &PrRef) -> anyhow::Result<Location> {
 }
 
 /// The token: `GITLAB_TOKEN`, else (for the job's own instance only) `CI_JOB_TOKEN`.
-pub fn token(location: &Location) -> Result<Token, MissingToken> {
+/// `GITLAB_TOKEN` goes only to an instance the user named for it ([`token_may_go_to`]): a merge
+/// request's address or a clone's `origin` can name any host, and the token must not follow.
+pub fn token(location: &Location) -> anyhow::Result<Token> {
     let value = |name: &str| {
         std::env::var(name)
             .ok()
@@ -123,6 +125,12 @@ pub fn token(location: &Location) -> Result<Token, MissingToken> {
             .filter(|v| !v.is_empty() && !v.contains(char::is_whitespace))
     };
     if let Some(value) = value("GITLAB_TOKEN") {
+        let host = location.api.host_str().unwrap_or_default();
+        if !token_may_go_to(location, std::env::var("GITLAB_HOST").ok().as_deref()) {
+            anyhow::bail!(
+                "GITLAB_TOKEN is not sent to {host}, which the merge request's address or the `origin` remote names: if the token is for that instance, set GITLAB_HOST={host} (or CI_API_V4_URL to its API)"
+            );
+        }
         return Ok(Token {
             value,
             source: "GITLAB_TOKEN",
@@ -136,5 +144,52 @@ pub fn token(location: &Location) -> Result<Token, MissingToken> {
             source: "CI_JOB_TOKEN",
         });
     }
-    Err(MissingToken)
+    Err(MissingToken.into())
+}
+
+/// Whether `GITLAB_TOKEN` may go to the API of `location`: GitLab.com's, the one `CI_API_V4_URL`
+/// names, or the instance `gitlab_host` (`GITLAB_HOST`, as glab reads it: a host name or an
+/// address) names.
+fn token_may_go_to(location: &Location, gitlab_host: Option<&str>) -> bool {
+    let host = location.api.host_str().unwrap_or_default();
+    let named = gitlab_host
+        .map(|h| h.trim())
+        .map(|h| h.split_once("://").map_or(h, |(_, rest)| rest))
+        .map(|h| h.split(['/', ':']).next().unwrap_or_default())
+        .is_some_and(|h| !h.is_empty() && h.eq_ignore_ascii_case(host));
+    location.api_from_ci || host == "gitlab.com" || named
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(api: &str, api_from_ci: bool) -> Location {
+        Location {
+            api: Url::parse(api).unwrap(),
+            project: "g/p".into(),
+            from: "the merge request's address",
+            api_from_ci,
+        }
+    }
+
+    /// A merge request's address on another host does not take the user's token there.
+    #[test]
+    fn the_token_goes_only_to_an_instance_named_for_it() {
+        assert!(token_may_go_to(&at(GITLAB_COM_API, false), None));
+        assert!(token_may_go_to(
+            &at("https://ci.example/api/v4", true),
+            None
+        ));
+        let other = at("https://gitlab.evil.example/api/v4", false);
+        assert!(!token_may_go_to(&other, None));
+        assert!(!token_may_go_to(&other, Some("gitlab.example.com")));
+        assert!(!token_may_go_to(&other, Some("evil.example")));
+        assert!(token_may_go_to(&other, Some("gitlab.evil.example")));
+        assert!(token_may_go_to(
+            &other,
+            Some("https://GitLab.evil.example/")
+        ));
+        assert!(token_may_go_to(&other, Some("gitlab.evil.example:443")));
+    }
 }
