@@ -42,6 +42,12 @@ Exit codes:
   3    no review: every agent failed or wrote no review (the report says why)
   124  the run passed its deadline (run --timeout): what the agents wrote is kept
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP) at any stage: what the agents wrote is kept
+
+Environment:
+  DEEP_REVIEW_SANDBOX=auto|landlock|none
+       auto (default): each agent under bubblewrap with Landlock inside, else Landlock alone;
+       `deep-review agents` names the layers. Config keys network, network_allow and
+       sandbox_sockets: see README's Security model.
 ";
 
 /// Runs several AI code reviewers on one change, checks their findings against the code and
@@ -70,7 +76,7 @@ pub enum Command {
     /// Post a pull request's (or GitLab merge request's) report on it: a summary comment and
     /// inline comments, once.
     Post(post::PostArgs),
-    /// List the agent CLIs found on PATH, with their versions.
+    /// List the agent CLIs found on PATH, with their versions, sandbox layers and network.
     Agents(agents::AgentsArgs),
     /// Trust this repository's `.deep-review.toml` as it is now (its commands and paths apply).
     Trust(trust::TrustArgs),

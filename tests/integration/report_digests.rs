@@ -75,6 +75,10 @@ impl Digests {
             .map(|(case, hex)| format!("{hex}  {case}\n"))
             .collect();
         if std::env::var_os("DEEP_REVIEW_BLESS_DIGESTS").is_some() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "DEEP_REVIEW_BLESS_DIGESTS records the digests: it is refused in CI, which checks them"
+            );
             std::fs::create_dir_all(self.file.parent().unwrap()).unwrap();
             std::fs::write(&self.file, text).unwrap();
             return;
