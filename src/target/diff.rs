@@ -300,7 +300,7 @@ fn unquote_c(quoted: &[u8]) -> Vec<u8> {
 }
 
 /// `@@ -12,3 +12,0 @@ ...` → a [`Hunk`]; a missing count means 1.
-fn parse_hunk_header(line: &str) -> Option<Hunk> {
+pub(crate) fn parse_hunk_header(line: &str) -> Option<Hunk> {
     let mut parts = line.split(' ');
     parts.next()?; // @@
     let old = parts.next()?.strip_prefix('-')?;

@@ -72,17 +72,10 @@ impl GitHubDiff {
 fn hunk_spans(patch: &str) -> Vec<(u32, u32)> {
     patch
         .lines()
-        .filter_map(|line| {
-            let header = line.strip_prefix("@@ ")?;
-            let new = header.split(' ').find(|p| p.starts_with('+'))?;
-            let mut parts = new[1..].split(',');
-            let start: u32 = parts.next()?.parse().ok()?;
-            let len: u32 = match parts.next() {
-                Some(n) => n.parse().ok()?,
-                None => 1,
-            };
-            (len > 0).then(|| (start, start + len - 1))
-        })
+        .filter(|line| line.starts_with("@@ "))
+        .filter_map(crate::target::diff::parse_hunk_header)
+        .filter(|h| h.new_lines > 0)
+        .map(|h| (h.new_start, h.new_start.saturating_add(h.new_lines - 1)))
         .collect()
 }
 

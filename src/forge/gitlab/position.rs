@@ -130,8 +130,8 @@ fn shown_lines(diff: &str) -> HashMap<u32, Shown> {
     let (mut old, mut new) = (0u32, 0u32);
     let mut in_hunk = false;
     for line in diff.lines() {
-        if let Some(header) = line.strip_prefix("@@ ") {
-            match hunk_start(header) {
+        if line.starts_with("@@ ") {
+            match hunk_start(line) {
                 Some((o, n)) => {
                     (old, new) = (o, n);
                     hunk += 1;
@@ -175,19 +175,21 @@ fn shown_lines(diff: &str) -> HashMap<u32, Shown> {
     lines
 }
 
-/// `-a,b +c,d @@` → `(a, c)`: the first old and new line numbers of a hunk (a count of 0 puts
-/// the start one before its first line, as git writes it).
+/// `@@ -a,b +c,d @@` → `(a, c)`: the first old and new line numbers of a hunk (a count of 0
+/// puts the start one before its first line, as git writes it).
 fn hunk_start(header: &str) -> Option<(u32, u32)> {
-    let mut parts = header.split(' ');
-    let old = parts.next()?.strip_prefix('-')?;
-    let new = parts.next()?.strip_prefix('+')?;
-    let start = |side: &str| -> Option<u32> {
-        let (s, count) = side.split_once(',').unwrap_or((side, "1"));
-        let s: u32 = s.parse().ok()?;
-        let count: u32 = count.parse().ok()?;
-        Some(if count == 0 { s + 1 } else { s })
+    let hunk = crate::target::diff::parse_hunk_header(header)?;
+    let first = |start: u32, count: u32| {
+        if count == 0 {
+            start.saturating_add(1)
+        } else {
+            start
+        }
     };
-    Some((start(old)?, start(new)?))
+    Some((
+        first(hunk.old_start, hunk.old_lines),
+        first(hunk.new_start, hunk.new_lines),
+    ))
 }
 
 #[cfg(test)]
