@@ -25,10 +25,7 @@ struct Record {
 
 /// The SHA-256 of a config's text, as hex.
 pub fn hash(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// The key a config is recorded under: its canonical path.

@@ -52,7 +52,7 @@ pub fn fingerprint_of(locations: &[Location], code: Option<&CodeSnippet>, title:
         hasher.update(words.join(" ").as_bytes());
     }
     let digest = hasher.finalize();
-    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(&digest[..8])
 }
 
 /// The first required lines of a quote as verification reads it ([`Quote`]); a block it cannot

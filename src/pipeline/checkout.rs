@@ -89,10 +89,7 @@ fn head(repo: &Path) -> String {
 }
 
 fn hash(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(Sha256::digest(bytes))
 }
 
 fn file_hash(path: &Path) -> String {

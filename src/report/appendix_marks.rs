@@ -37,10 +37,7 @@ pub fn key(entries: &[AppendixEntry]) -> String {
             hash.update(part);
         }
     }
-    hash.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(&hash.finalize()[..16])
 }
 
 /// The line after the appendix heading.

@@ -144,7 +144,7 @@ fn unique(seen: &mut Fingerprints, base: &str) -> String {
     use sha2::{Digest, Sha256};
     let hash = |key: &str| -> String {
         let digest = Sha256::digest(key.as_bytes());
-        digest.iter().take(16).map(|b| format!("{b:02x}")).collect()
+        hex::encode(&digest[..16])
     };
     let n = seen.next.entry(base.to_string()).or_insert(0);
     let mut hex = if *n == 0 {

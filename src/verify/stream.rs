@@ -311,13 +311,7 @@ fn checked_file(
 pub fn blob_id_matches(bytes: &[u8], oid: &str) -> bool {
     use sha2::Digest as _;
     fn hex_eq(digest: &[u8], oid: &str) -> bool {
-        oid.len() == digest.len() * 2
-            && digest.iter().zip(oid.as_bytes().chunks(2)).all(|(b, h)| {
-                std::str::from_utf8(h)
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    == Some(*b)
-            })
+        hex::encode(digest).eq_ignore_ascii_case(oid)
     }
     let header = format!("blob {}\0", bytes.len());
     match oid.len() {

@@ -118,8 +118,7 @@ fn range_point(path: &str, new: u32, line: &Shown) -> Value {
 
 /// GitLab's line code: the SHA-1 of the path, then the old and new line numbers.
 pub fn line_code(path: &str, old: u32, new: u32) -> String {
-    let digest = Sha1::digest(path.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = hex::encode(Sha1::digest(path.as_bytes()));
     format!("{hex}_{old}_{new}")
 }
 
