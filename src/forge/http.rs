@@ -29,6 +29,12 @@ pub fn install_crypto_provider() {
     });
 }
 
+/// The wait until a rate limit's reset time (Unix seconds) has passed, a second to spare.
+pub fn until_reset(reset: i64) -> Duration {
+    let now = chrono::Utc::now().timestamp();
+    Duration::from_secs(u64::try_from(reset.saturating_sub(now)).unwrap_or(0) + 1)
+}
+
 /// 1, 2, 4, 8 s: the wait before retry `attempt` (1-based) of a server error.
 pub fn backoff(attempt: u32) -> Duration {
     Duration::from_secs(1u64 << (attempt - 1).min(3))

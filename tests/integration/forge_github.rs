@@ -629,7 +629,8 @@ fn a_pull_request_is_reviewed_posted_once_and_followed_across_rounds() {
 #[ignore = "needs GitHub's API descriptions: scripts/install-github-descriptions.sh"]
 fn rate_limits_and_server_errors_are_retried() {
     let w = world();
-    w.github.fail_429("/pulls/236", 1);
+    w.github.fail_primary("/pulls/236", 1);
+    w.github.fail_graphql_rate_limited(1);
     w.github.fail_with("/pulls/236/commits", 502, 2);
     let ran = w.run(&["run", PR.to_string().as_str(), "--dry-run"]);
     assert_eq!(ran.code, Some(0), "{}", w.context(&ran));
@@ -640,7 +641,7 @@ fn rate_limits_and_server_errors_are_retried() {
         .filter(|r| r.path == "/repos/o/r/pulls/236")
         .map(|r| r.status)
         .collect();
-    assert_eq!(pulls, vec![429, 200], "{}", w.github.summary());
+    assert_eq!(pulls, vec![403, 200], "{}", w.github.summary());
     let commits: Vec<u16> = w
         .github
         .requests()
@@ -649,6 +650,19 @@ fn rate_limits_and_server_errors_are_retried() {
         .map(|r| r.status)
         .collect();
     assert_eq!(commits[..3], [502, 502, 200], "{}", w.github.summary());
+    // The GraphQL limit comes as a 200 with a RATE_LIMITED error: waited out and asked again.
+    let graphql: Vec<bool> = w
+        .github
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/graphql")
+        .map(|r| r.answer.contains("RATE_LIMITED"))
+        .collect();
+    assert!(
+        graphql.len() >= 2 && graphql[0] && !graphql[1],
+        "{}",
+        w.github.summary()
+    );
     assert!(
         ran.stdout.contains("Does this accept any password?"),
         "the brief has the thread"

@@ -325,10 +325,14 @@ enum RateLimit {
     Secondary,
 }
 
-/// Whether GitHub rate-limited the request (403 or 429): `retry-after` says how long; an
-/// exhausted `x-ratelimit-remaining` waits for `x-ratelimit-reset`; a body that says
-/// "secondary rate limit" (or any 429) with neither is a secondary limit.
+/// Whether GitHub rate-limited the request (403 or 429, or a GraphQL answer whose error is
+/// `RATE_LIMITED`, which comes as a 200): `retry-after` says how long; an exhausted
+/// `x-ratelimit-remaining` waits for `x-ratelimit-reset`; a body that says "secondary rate
+/// limit" (or any 429) with neither is a secondary limit.
 fn rate_limit(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Option<RateLimit> {
+    if status.is_success() {
+        return graphql_rate_limited(body).then(|| RateLimit::Wait(reset_wait(headers)));
+    }
     if status != StatusCode::TOO_MANY_REQUESTS && status != StatusCode::FORBIDDEN {
         return None;
     }
@@ -344,16 +348,43 @@ fn rate_limit(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Option<Ra
     if header("x-ratelimit-remaining") == Some("0")
         && let Some(reset) = header("x-ratelimit-reset").and_then(|v| v.parse::<i64>().ok())
     {
-        let now = chrono::Utc::now().timestamp();
-        return Some(RateLimit::Wait(Duration::from_secs(
-            u64::try_from(reset.saturating_sub(now)).unwrap_or(0) + 1,
-        )));
+        return Some(RateLimit::Wait(crate::forge::http::until_reset(reset)));
     }
     let text = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_ascii_lowercase();
     if status == StatusCode::TOO_MANY_REQUESTS || text.contains("rate limit") {
         return Some(RateLimit::Secondary);
     }
     None
+}
+
+/// Whether a GraphQL answer is the GraphQL API's rate limit: a top-level error of type
+/// `RATE_LIMITED`. The body is parsed only when it holds those words at all.
+fn graphql_rate_limited(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Errors {
+        #[serde(default)]
+        errors: Vec<TypedError>,
+    }
+    #[derive(serde::Deserialize)]
+    struct TypedError {
+        #[serde(default, rename = "type")]
+        kind: Option<String>,
+    }
+    body.windows(12).any(|w| w == b"RATE_LIMITED")
+        && serde_json::from_slice::<Errors>(body).is_ok_and(|e| {
+            e.errors
+                .iter()
+                .any(|e| e.kind.as_deref() == Some("RATE_LIMITED"))
+        })
+}
+
+/// The wait `x-ratelimit-reset` names, else a minute.
+fn reset_wait(headers: &HeaderMap) -> Duration {
+    headers
+        .get("x-ratelimit-reset")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .map_or(SECONDARY_LIMIT_WAIT, crate::forge::http::until_reset)
 }
 
 /// The first wait for a secondary limit that names none: a minute, or what

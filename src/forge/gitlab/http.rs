@@ -286,8 +286,7 @@ fn rate_limit_wait(headers: &HeaderMap) -> Duration {
         return Duration::from_secs(secs);
     }
     if let Some(reset) = header("ratelimit-reset").and_then(|v| v.parse::<i64>().ok()) {
-        let now = chrono::Utc::now().timestamp();
-        return Duration::from_secs(u64::try_from(reset.saturating_sub(now)).unwrap_or(0) + 1);
+        return crate::forge::http::until_reset(reset);
     }
     DEFAULT_RATE_LIMIT_WAIT
 }

@@ -229,10 +229,8 @@ impl<'a, F: ForgeApi> Retry<'a, F> {
     }
 
     /// Success, a rate limit to wait out, a server error to back off from, or a refusal.
+    /// A rate limit first: GitHub's GraphQL API says it with a 200.
     fn after_answer(&mut self, answer: Answer) -> Step {
-        if answer.status.is_success() {
-            return Step::Done(Ok(answer));
-        }
         if let Some(wait) = self.forge.rate_limit(&answer, &mut self.limits) {
             if self.forge.may_wait(wait, self.waited) && self.attempt < MAX_ATTEMPTS {
                 self.waited += wait;
@@ -243,6 +241,9 @@ impl<'a, F: ForgeApi> Retry<'a, F> {
                 wait,
                 self.waited,
             )));
+        }
+        if answer.status.is_success() {
+            return Step::Done(Ok(answer));
         }
         if answer.status.is_server_error() && self.may_retry() {
             return Step::Wait(backoff(self.attempt));

@@ -150,8 +150,21 @@ struct Failure {
     suffix: String,
     status: u16,
     retry_after: Option<String>,
-    secondary: bool,
+    kind: FailureKind,
     left: usize,
+}
+
+/// Which of GitHub's refusals a [`Failure`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FailureKind {
+    /// The primary rate limit: `x-ratelimit-remaining: 0` and the reset time, no `retry-after`.
+    Primary,
+    /// A secondary rate limit: its message, `retry-after` when given.
+    Secondary,
+    /// The GraphQL API's primary limit: 200, `errors[].type` `RATE_LIMITED`, the limit headers.
+    GraphqlRateLimited,
+    /// A server error.
+    Server,
 }
 
 #[derive(Default)]
@@ -293,10 +306,23 @@ impl FakeGitHub {
         self.lock().page_size = size.max(1);
     }
 
-    /// The next `times` requests whose path (without the query) ends with `suffix` get 429
-    /// with `retry-after: 1`.
-    pub fn fail_429(&self, suffix: &str, times: usize) {
-        self.fail(suffix, 429, Some("1"), false, times);
+    /// The next `times` requests whose path (without the query) ends with `suffix` meet the
+    /// primary rate limit as GitHub answers it: 403, `x-ratelimit-remaining: 0` and
+    /// `x-ratelimit-reset` a second ahead, no `retry-after`.
+    pub fn fail_primary(&self, suffix: &str, times: usize) {
+        self.fail(suffix, 403, None, FailureKind::Primary, times);
+    }
+
+    /// The next `times` GraphQL requests meet the GraphQL API's primary limit: GitHub answers
+    /// 200 with an error of type `RATE_LIMITED` and the limit headers.
+    pub fn fail_graphql_rate_limited(&self, times: usize) {
+        self.fail(
+            "/graphql",
+            200,
+            None,
+            FailureKind::GraphqlRateLimited,
+            times,
+        );
     }
 
     /// The next `times` requests whose path ends with `suffix` get GitHub's secondary rate
@@ -308,12 +334,12 @@ impl FakeGitHub {
         retry_after: Option<&str>,
         times: usize,
     ) {
-        self.fail(suffix, status, retry_after, true, times);
+        self.fail(suffix, status, retry_after, FailureKind::Secondary, times);
     }
 
     /// The next `times` requests whose path ends with `suffix` get `status` (a 5xx).
     pub fn fail_with(&self, suffix: &str, status: u16, times: usize) {
-        self.fail(suffix, status, None, false, times);
+        self.fail(suffix, status, None, FailureKind::Server, times);
     }
 
     fn fail(
@@ -321,14 +347,14 @@ impl FakeGitHub {
         suffix: &str,
         status: u16,
         retry_after: Option<&str>,
-        secondary: bool,
+        kind: FailureKind,
         left: usize,
     ) {
         self.lock().failures.push(Failure {
             suffix: suffix.into(),
             status,
             retry_after: retry_after.map(str::to_string),
-            secondary,
+            kind,
             left,
         });
     }
@@ -656,26 +682,53 @@ fn answer(
     }
 }
 
-/// The failure's answer: a secondary rate limit's message, GitHub's 429, or a server error.
+/// The failure's answer, in GitHub's words and headers.
 fn failed(f: &Failure) -> (Reply, String) {
-    let text = if f.secondary {
-        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0000:1111:2222:3333:4444."
-    } else if f.status == 429 {
-        "API rate limit exceeded for installation ID 4242."
-    } else {
-        "Server Error"
+    let text = match f.kind {
+        FailureKind::Secondary => {
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID 0000:1111:2222:3333:4444."
+        }
+        FailureKind::Primary | FailureKind::GraphqlRateLimited => {
+            "API rate limit exceeded for installation ID 4242."
+        }
+        FailureKind::Server => "Server Error",
     };
-    let body = json!({ "message": text, "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api", "status": f.status.to_string() });
+    let body = match f.kind {
+        FailureKind::GraphqlRateLimited => {
+            json!({ "data": null, "errors": [{ "type": "RATE_LIMITED", "message": text }] })
+        }
+        _ => {
+            json!({ "message": text, "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api", "status": f.status.to_string() })
+        }
+    };
     let mut builder = Response::builder()
         .status(StatusCode::from_u16(f.status).expect("a status"))
         .header("content-type", "application/json; charset=utf-8");
     if let Some(after) = &f.retry_after {
         builder = builder.header("retry-after", after.as_str());
     }
-    if f.status == 429 && !f.secondary {
+    if matches!(
+        f.kind,
+        FailureKind::Primary | FailureKind::GraphqlRateLimited
+    ) {
+        let reset = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after 1970")
+            .as_secs()
+            + 1;
         builder = builder
             .header("x-ratelimit-remaining", "0")
-            .header("x-ratelimit-limit", "5000");
+            .header("x-ratelimit-limit", "5000")
+            .header("x-ratelimit-used", "5000")
+            .header("x-ratelimit-reset", reset.to_string())
+            .header(
+                "x-ratelimit-resource",
+                if f.kind == FailureKind::Primary {
+                    "core"
+                } else {
+                    "graphql"
+                },
+            );
     }
     (
         builder
