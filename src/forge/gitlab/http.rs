@@ -45,6 +45,17 @@ pub fn refused_status(err: &anyhow::Error) -> Option<StatusCode> {
     err.downcast_ref::<Refused>().map(|r| r.status)
 }
 
+/// Whether `err` is GitLab refusing a comment's position on the diff (`400 ... Note
+/// {:line_code=>[...]}` or a message naming the position): that finding goes to the summary.
+/// Any other 400 is a request deep-review got wrong, and says so.
+pub fn refused_position(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<Refused>().is_some_and(|r| {
+        let message = r.message.to_ascii_lowercase();
+        r.status == StatusCode::BAD_REQUEST
+            && (message.contains("line_code") || message.contains("position"))
+    })
+}
+
 /// A GitLab API client for one project.
 pub struct Client {
     transport: Transport,
@@ -294,6 +305,31 @@ fn rate_limit_wait(headers: &HeaderMap) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only a refused position moves a finding to the summary; another 400 is an error.
+    #[test]
+    fn a_refused_position_is_told_from_a_bad_request() {
+        let refused = |status: StatusCode, message: &str| -> anyhow::Error {
+            Refused {
+                status,
+                message: message.into(),
+                sentence: String::new(),
+            }
+            .into()
+        };
+        let position =
+            "Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}";
+        assert!(refused_position(&refused(
+            StatusCode::BAD_REQUEST,
+            position
+        )));
+        assert!(!refused_position(&refused(
+            StatusCode::BAD_REQUEST,
+            "note is missing"
+        )));
+        assert!(!refused_position(&refused(StatusCode::FORBIDDEN, position)));
+        assert!(!refused_position(&anyhow::anyhow!("line_code")));
+    }
     use reqwest::header::HeaderValue;
 
     #[test]

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::GitLab;
-use super::http::{ForgeApi as _, refused_status};
+use super::http::{ForgeApi as _, refused_position, refused_status};
 use super::position::{DiffMap, DiffRefs, FileDiff};
 use crate::forge::{InlineComment, ReviewDraft, ReviewPosted, markers};
 
@@ -160,7 +160,7 @@ fn post_drafts(
         );
         match result {
             Ok(draft) => created.extend(draft["id"].as_u64()),
-            Err(err) if refused_status(&err) == Some(StatusCode::BAD_REQUEST) => {
+            Err(err) if refused_position(&err) => {
                 posted.refused.push(c.fingerprint.clone());
             }
             Err(err) => return Err(err),
@@ -209,7 +209,7 @@ fn post_discussions(
         );
         match result {
             Ok(_) => {}
-            Err(err) if refused_status(&err) == Some(StatusCode::BAD_REQUEST) => {
+            Err(err) if refused_position(&err) => {
                 posted.refused.push(c.fingerprint.clone());
             }
             Err(err) => return Err(err),
