@@ -185,7 +185,7 @@ fn push_revealed(out: &mut String, c: char) {
 }
 
 /// Characters that change how text reads and show nothing themselves ([`reveal_invisible`]).
-pub fn is_invisible(c: char) -> bool {
+fn is_invisible(c: char) -> bool {
     matches!(c,
         '\u{061c}'                     // Arabic letter mark
         | '\u{115f}' | '\u{1160}'      // Hangul fillers
@@ -206,16 +206,24 @@ pub fn printable_line(text: &str) -> String {
 }
 
 fn is_unsafe_control(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{2028}' | '\u{2029}')
+    (c.is_control() && c != '\n' && c != '\t') || is_line_separator(c)
+}
+
+/// A control character, or Unicode's line and paragraph separators: what may not stand in a
+/// one-line name.
+fn breaks_a_name(c: char) -> bool {
+    c.is_control() || is_line_separator(c)
+}
+
+fn is_line_separator(c: char) -> bool {
+    matches!(c, '\u{2028}' | '\u{2029}')
 }
 
 /// Why `name` cannot be a display name, if it cannot: a display name is written into headings,
 /// table rows and comments, so a newline or another control character in it would start a
 /// heading of its own (`\n## Verdict`) or an HTML comment in the report.
 pub fn display_name_problem(name: &str) -> Option<String> {
-    let bad = name
-        .chars()
-        .find(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}'))?;
+    let bad = name.chars().find(|&c| breaks_a_name(c))?;
     let what = match bad {
         '\n' | '\r' | '\u{2028}' | '\u{2029}' => "a line break".to_string(),
         '\t' => "a tab".to_string(),
@@ -230,18 +238,12 @@ pub fn display_name_problem(name: &str) -> Option<String> {
 /// A display name as one line of printable text, whatever it holds (one read from a saved
 /// report): control characters become spaces.
 pub fn one_line_name(name: &str) -> std::borrow::Cow<'_, str> {
-    if display_name_problem(name).is_none() {
+    if !name.chars().any(breaks_a_name) {
         return std::borrow::Cow::Borrowed(name);
     }
     let flat: String = name
         .chars()
-        .map(|c| {
-            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
-                ' '
-            } else {
-                c
-            }
-        })
+        .map(|c| if breaks_a_name(c) { ' ' } else { c })
         .collect();
     std::borrow::Cow::Owned(flat.split_whitespace().collect::<Vec<_>>().join(" "))
 }

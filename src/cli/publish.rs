@@ -64,9 +64,8 @@ pub fn execute(args: PublishArgs) -> anyhow::Result<ExitCode> {
         )
     };
     crate::say!(
-        "deep-review: {} new report{}{updated} on branch {}",
-        new,
-        if new == 1 { "" } else { "s" },
+        "deep-review: {}{updated} on branch {}",
+        crate::text::plural(new, "new report", "new reports"),
         published.branch
     );
     if let Some(remote) = &args.push {

@@ -1033,14 +1033,16 @@ fn stem(word: &str) -> &str {
     word
 }
 
-/// Splits `ObservedGeneration`, `observed_generation`, `HTTPServer2` into their words.
-pub fn split_identifier(s: &str) -> Vec<&str> {
+/// Splits `ObservedGeneration`, `observed_generation`, `HTTPServer2` into their words (the
+/// tokenizer calls [`split_identifier_into`] with a buffer it reuses).
+#[cfg(test)]
+fn split_identifier(s: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     split_identifier_into(s, &mut parts);
     parts
 }
 
-/// [`split_identifier`], appending to `parts`.
+/// Splits an identifier into its words, appending them to `parts`.
 fn split_identifier_into<'s>(s: &'s str, parts: &mut Vec<&'s str>) {
     for piece in s.split('_').filter(|p| !p.is_empty()) {
         // Most words are one part: no boundary to look for.

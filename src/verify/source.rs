@@ -129,14 +129,6 @@ impl RepoSnapshot {
                 })
     }
 
-    /// The blob id of `path` at head (not for a submodule).
-    pub fn head_oid(&self, path: &str) -> Option<&str> {
-        self.tree
-            .get(path)
-            .filter(|e| !e.is_submodule())
-            .map(|e| e.oid.as_str())
-    }
-
     /// The tree entry of `path` at head (not for a submodule).
     pub fn head_entry(&self, path: &str) -> Option<&TreeEntry> {
         self.tree.get(path).filter(|e| !e.is_submodule())
@@ -190,7 +182,7 @@ impl RepoSnapshot {
             c.kind != ChangeKind::Deleted
                 && !c.binary
                 && !c.submodule
-                && self.head_oid(&c.path).is_some()
+                && self.head_entry(&c.path).is_some()
         })
     }
 
