@@ -61,13 +61,21 @@ static TOKENS: LazyLock<Regex> = LazyLock::new(|| {
 /// The shortest value redacted: shorter ones would match ordinary words.
 const MIN_SECRET_LEN: usize = 8;
 
-/// The secret values to hide, with one pattern set that says whether a text holds anything to
-/// hide (the values and the three patterns together), so the common case (nothing) costs one
-/// scan of the text.
+/// The word every header [`AUTH_HEADER`] hides holds, in any case: a search for it alone is
+/// about three times faster than the header's own pattern, whose case-insensitive start has no
+/// literal for the regex engine to look for first.
+static AUTH_WORD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?i-u)authorization").expect("static regex"));
+
+/// The secret values to hide, with what says whether a text holds anything to hide at all, so
+/// the common case (nothing) costs a few fast scans of the text.
 pub struct Secrets {
     /// Longest first, so a value containing another is replaced whole.
     values: Vec<String>,
-    any: Option<regex::RegexSet>,
+    /// Any of the values: a literal alternation, which the regex engine searches for as
+    /// literals. `None` when there are none, or too many to compile (then every text is
+    /// redacted value by value).
+    any_value: Option<Regex>,
 }
 
 impl Secrets {
@@ -84,21 +92,32 @@ impl Secrets {
     fn new(mut values: Vec<String>) -> Secrets {
         values.sort_by_key(|v| std::cmp::Reverse(v.len()));
         values.dedup();
-        let mut patterns: Vec<String> = values.iter().map(|v| regex::escape(v)).collect();
-        patterns.extend(
-            [&*URL_CREDENTIALS, &*AUTH_HEADER, &*TOKENS]
-                .iter()
-                .map(|re| re.as_str().to_string()),
-        );
-        Secrets {
-            any: regex::RegexSet::new(patterns).ok(),
-            values,
-        }
+        let any_value = (!values.is_empty())
+            .then(|| {
+                let escaped: Vec<String> = values.iter().map(|v| regex::escape(v)).collect();
+                Regex::new(&escaped.join("|")).ok()
+            })
+            .flatten();
+        Secrets { values, any_value }
+    }
+
+    /// Whether `text` holds anything [`Secrets::redact`] hides. Each pattern on its own rather
+    /// than one set of them: a set has no literal to look for first and scanned a large report
+    /// at a third of the speed, and this is asked of every line deep-review writes.
+    fn holds_any(&self, text: &str) -> bool {
+        let any_value = match &self.any_value {
+            Some(re) => re.is_match(text),
+            None => !self.values.is_empty(),
+        };
+        any_value
+            || URL_CREDENTIALS.is_match(text)
+            || TOKENS.is_match(text)
+            || (AUTH_WORD.is_match(text) && AUTH_HEADER.is_match(text))
     }
 
     /// `text` with every secret replaced by `***`.
     pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        if self.any.as_ref().is_some_and(|set| !set.is_match(text)) {
+        if !self.holds_any(text) {
             return Cow::Borrowed(text);
         }
         let mut out = Cow::Borrowed(text);
@@ -120,9 +139,13 @@ impl Secrets {
     }
 
     /// [`Secrets::redact`] of bytes: the bytes themselves when there is nothing to redact (not
-    /// UTF-8 included), else the redacted text.
+    /// UTF-8 included), else the redacted text. Bytes that are UTF-8 (every report) are searched
+    /// as they are; only others are copied into text first.
     pub fn redact_bytes<'b>(&self, bytes: &'b [u8]) -> Cow<'b, [u8]> {
-        let text = String::from_utf8_lossy(bytes);
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
         match self.redact(&text) {
             Cow::Borrowed(_) => Cow::Borrowed(bytes),
             Cow::Owned(redacted) => Cow::Owned(redacted.into_bytes()),
