@@ -40,7 +40,6 @@ pub fn fingerprint_of(locations: &[Location], code: Option<&CodeSnippet>, title:
         .map(|l| l.file_name().trim().to_ascii_lowercase())
         .unwrap_or_default();
     let quote = code.map(|c| quote_key(&c.code)).unwrap_or_default();
-    let words = title_words(title);
     let mut hasher = Sha256::new();
     hasher.update(path.as_bytes());
     hasher.update([0]);
@@ -49,7 +48,7 @@ pub fn fingerprint_of(locations: &[Location], code: Option<&CodeSnippet>, title:
     hasher.update(quote.as_bytes());
     hasher.update([0]);
     if quote.is_empty() {
-        hasher.update(words.join(" ").as_bytes());
+        hasher.update(title_words(title).join(" ").as_bytes());
     }
     let digest = hasher.finalize();
     hex::encode(&digest[..8])

@@ -913,7 +913,12 @@ impl<'a> MergeInputs<'a> {
             located,
             names_identifiers: !similarity::backticked(&rep.explanation).is_empty(),
             severity,
-            wording: confidence::Wording::of_findings(members.iter().map(|&i| self.finding(i))),
+            // Read only when no severity was written ([`confidence::log_odds`]); reading the
+            // words of every member was a twentieth of a large consolidation.
+            wording: match severity {
+                None => confidence::Wording::of_findings(members.iter().map(|&i| self.finding(i))),
+                Some(_) => confidence::Wording::Neutral,
+            },
         }
     }
 
@@ -1125,7 +1130,8 @@ fn gap_finding(
         located: true,
         names_identifiers: !similarity::backticked(&note.text).is_empty(),
         severity: Some(severity),
-        wording: confidence::Wording::of_findings([&as_finding]),
+        // A written severity: the wording is not read ([`confidence::log_odds`]).
+        wording: confidence::Wording::Neutral,
     });
     let mut merged = MergedFinding {
         id: String::new(),
