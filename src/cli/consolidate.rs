@@ -349,5 +349,10 @@ fn output(args: &ConsolidateArgs, analysis: pipeline::Analysis) -> anyhow::Resul
         crate::say!("deep-review: verified findings: {counts}");
     }
     super::output::write_report(args.out.as_deref(), &analysis.report, args.format)?;
-    Ok(super::output::exit_code(&analysis.report, args.fail_on))
+    let code = super::output::exit_code(&analysis.report, args.fail_on);
+    // The command ends here and the process with it, which gives the memory back at once:
+    // freeing the reviews and the report string by string first cost a seventieth of a large
+    // consolidation for nothing.
+    std::mem::forget(analysis);
+    Ok(code)
 }
