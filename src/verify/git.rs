@@ -191,8 +191,9 @@ impl Drop for CatFile {
 /// dropped, see [`super::stream`]): generated bundles and data files, not code a reviewer quotes or names.
 pub const MAX_SCAN_BLOB: usize = 8 * 1024 * 1024;
 
-/// Reads one answer of `git cat-file --batch` into `body`: `true` for a blob no larger than
-/// [`MAX_SCAN_BLOB`], `false` for anything else (missing, not a blob, too large: skipped).
+/// Reads one answer of `git cat-file --batch`, appending the blob to `body`: `true` for a blob
+/// no larger than [`MAX_SCAN_BLOB`], `false` for anything else (missing, not a blob, too
+/// large: skipped, `body` as it was).
 pub(super) fn read_blob(reader: &mut impl BufRead, oid: &str, body: &mut Vec<u8>) -> Result<bool> {
     let mut header = String::new();
     reader
@@ -211,10 +212,10 @@ pub(super) fn read_blob(reader: &mut impl BufRead, oid: &str, body: &mut Vec<u8>
         .with_context(|| format!("git cat-file answered {header:?} for {oid}"))?;
     let keep = fields[1] == "blob" && size <= MAX_SCAN_BLOB;
     if keep {
-        body.clear();
-        body.resize(size + 1, 0);
+        let start = body.len();
+        body.resize(start + size + 1, 0);
         reader
-            .read_exact(body)
+            .read_exact(&mut body[start..])
             .with_context(|| format!("git cat-file cut short the object {oid}"))?;
         body.pop(); // the newline after every object
     } else {
