@@ -3,8 +3,9 @@
 //! Verification reads commits, never the checkout: every read names a revision or an object
 //! (`ls-tree`, `cat-file`), so a dirty or detached working tree cannot change the answer. File
 //! contents come through one long-lived `git cat-file --batch` process, so each file costs one
-//! round trip on a pipe instead of one process; a search over many files streams them through
-//! one `git cat-file --batch --buffer` ([`super::stream`]).
+//! round trip on a pipe instead of one process; a search over many files reads them from the
+//! object store in process, or streams them through one `git cat-file --batch --buffer`
+//! ([`super::stream`]).
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

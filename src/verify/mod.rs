@@ -68,6 +68,7 @@ pub mod git;
 mod history;
 mod known_issue;
 mod lookups;
+mod objects;
 pub mod quote;
 mod scan;
 mod source;

@@ -9,6 +9,7 @@ use anyhow::Result;
 
 use super::coverage::paths_match;
 use super::git::{self, CatFile, TreeEntry};
+use super::objects::ObjectStore;
 use super::quote::FileText;
 use super::stream::Blobs;
 use crate::types::{ChangeKind, ChangedFile};
@@ -68,6 +69,8 @@ pub struct RepoSnapshot {
     /// A checkout of head that deep-review made and no agent could write, to read many files
     /// from ([`super::stream`]): each is used only when it hashes to its blob id.
     pub checkout: Option<PathBuf>,
+    /// The object store searches read in process, looked for at the first search.
+    objects: std::cell::OnceCell<Option<ObjectStore>>,
 }
 
 impl RepoSnapshot {
@@ -97,6 +100,7 @@ impl RepoSnapshot {
             cat: CatFile::start(repo)?,
             cache: HashMap::new(),
             checkout: None,
+            objects: std::cell::OnceCell::new(),
         })
     }
 
@@ -154,7 +158,13 @@ impl RepoSnapshot {
                 dir,
                 repo: &self.repo,
             },
-            None => Blobs::Git { repo: &self.repo },
+            None => Blobs::Git {
+                repo: &self.repo,
+                store: self
+                    .objects
+                    .get_or_init(|| ObjectStore::of(&self.repo))
+                    .as_ref(),
+            },
         }
     }
 

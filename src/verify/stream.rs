@@ -1,12 +1,15 @@
 //! Many files searched on every core, their answers taken in file order.
 //!
-//! A search of the whole tree reads every blob once; git inflating them is the floor of its
-//! cost (one `git cat-file --batch` pass). So the blobs are read by one thread from one
-//! `cat-file --batch --buffer`, asked for in one write and read in large pieces, and handed to
-//! a worker per core as they arrive; the workers' answers are put back in file order before
-//! anyone sees them, so what a search finds (the first file holding a quote, the first line
-//! adding a name) is the same on one core or many, and it stops as soon as the answers taken
-//! so far say it is done.
+//! A search of the whole tree reads every blob once: one `git cat-file --batch` pass is the
+//! floor the benchmark holds it to. The blobs are read in process from the repository's
+//! object store when it gives what git gives ([`ObjectStore`]), by every worker at once, each
+//! with its own reader (inflating a 50,000-file tree took 0.47 s of CPU, git 1.23 s); anything
+//! the store does not hold is asked of the worker's `cat-file`. Otherwise one thread reads
+//! them from one `cat-file --batch --buffer`, asked for in one write and read in large pieces,
+//! and hands them to a worker per core as they arrive. Either way the workers' answers are put
+//! back in file order before anyone sees them, so what a search finds (the first file holding
+//! a quote, the first line adding a name) is the same on one core or many, and it stops as
+//! soon as the answers taken so far say it is done.
 //!
 //! In `run`, the head's files may instead come from the checkout deep-review made for the
 //! agents ([`Blobs::Checkout`]): a file is used only when its bytes hash to the blob id the
@@ -23,12 +26,17 @@ use std::sync::{Mutex, mpsc};
 use anyhow::{Context, Result};
 
 use super::git::{CatFile, MAX_SCAN_BLOB, read_blob, spawn_cat_file};
+use super::objects::{BlobReader, Lookup, ObjectStore};
 
 /// Where the blobs of a search come from.
 #[derive(Debug, Clone, Copy)]
 pub enum Blobs<'a> {
-    /// `git cat-file --batch` in the repository.
-    Git { repo: &'a Path },
+    /// The repository's objects: read in process from its object store when there is one that
+    /// gives what git gives ([`ObjectStore`]), else through `git cat-file --batch`.
+    Git {
+        repo: &'a Path,
+        store: Option<&'a ObjectStore>,
+    },
     /// A checkout of head that deep-review made itself and no agent could write; files whose
     /// bytes do not hash to their blob id are read from git in `repo`.
     Checkout { dir: &'a Path, repo: &'a Path },
@@ -88,7 +96,11 @@ pub fn search_in_order<R: Send>(
     }
     let workers = std::thread::available_parallelism().map_or(2, usize::from);
     match blobs {
-        Blobs::Git { repo } => from_git(repo, files, workers, &search, apply),
+        Blobs::Git {
+            repo,
+            store: Some(store),
+        } => from_store(store, repo, files, workers, &search, apply),
+        Blobs::Git { repo, store: None } => from_git(repo, files, workers, &search, apply),
         Blobs::Checkout { dir, repo } => from_checkout(dir, repo, files, workers, &search, apply),
     }
 }
@@ -249,6 +261,61 @@ fn from_checkout<R: Send>(
     files: &[FileRef<'_>],
     workers: usize,
     search: &(impl Fn(usize, &[u8]) -> R + Sync),
+    apply: impl FnMut(usize, Option<R>) -> bool,
+) -> Result<()> {
+    // A worker's `cat-file`, started only when a file of the checkout is not its blob.
+    let start = || None::<CatFile>;
+    let read = |git: &mut Option<CatFile>, file: &FileRef<'_>, bytes: &mut Vec<u8>| {
+        Ok(match checked_file(dir, repo, file, git)? {
+            Some(read) => {
+                *bytes = read;
+                true
+            }
+            None => false,
+        })
+    };
+    pooled(files, workers, start, read, search, apply)
+}
+
+/// Blobs read in process from the object store by every worker, each with its own reader;
+/// what the store does not hold is asked of the worker's `cat-file`.
+fn from_store<R: Send>(
+    store: &ObjectStore,
+    repo: &Path,
+    files: &[FileRef<'_>],
+    workers: usize,
+    search: &(impl Fn(usize, &[u8]) -> R + Sync),
+    apply: impl FnMut(usize, Option<R>) -> bool,
+) -> Result<()> {
+    let start = || (store.reader(), None::<CatFile>);
+    let read = |(reader, git): &mut (Option<BlobReader>, Option<CatFile>),
+                file: &FileRef<'_>,
+                bytes: &mut Vec<u8>| {
+        match reader.as_mut().map(|r| r.read(file.oid, bytes)) {
+            Some(Lookup::Blob) => return Ok(true),
+            Some(Lookup::Skipped) => return Ok(false),
+            Some(Lookup::Unknown) | None => {}
+        }
+        Ok(match from_cat_file(repo, git, file.oid)? {
+            Some(read) => {
+                *bytes = read;
+                true
+            }
+            None => false,
+        })
+    };
+    pooled(files, workers, start, read, search, apply)
+}
+
+/// Files read and searched by every worker, each with its own state from `start` (a reader,
+/// a `cat-file` started when needed) and one buffer it fills with `read` (`false`: no blob to
+/// search); the answers applied in file order on this thread.
+fn pooled<R: Send, S>(
+    files: &[FileRef<'_>],
+    workers: usize,
+    start: impl Fn() -> S + Sync,
+    read: impl Fn(&mut S, &FileRef<'_>, &mut Vec<u8>) -> Result<bool> + Sync,
+    search: &(impl Fn(usize, &[u8]) -> R + Sync),
     mut apply: impl FnMut(usize, Option<R>) -> bool,
 ) -> Result<()> {
     let next = AtomicUsize::new(0);
@@ -257,10 +324,10 @@ fn from_checkout<R: Send>(
     std::thread::scope(|scope| -> Result<()> {
         for _ in 0..workers {
             let answer_tx = answer_tx.clone();
-            let (next, stop) = (&next, &stop);
+            let (next, stop, start, read) = (&next, &stop, &start, &read);
             scope.spawn(move || {
-                // Started only when a file of the checkout is not its blob.
-                let mut git: Option<CatFile> = None;
+                let mut state = start();
+                let mut bytes = Vec::new();
                 // Files are taken BATCH_FILES at a time: one hand-over per batch.
                 loop {
                     let first = next.fetch_add(BATCH_FILES, Ordering::Relaxed);
@@ -270,8 +337,8 @@ fn from_checkout<R: Send>(
                     let batch: Result<Vec<(usize, Option<R>)>> = (first
                         ..(first + BATCH_FILES).min(files.len()))
                         .map(|i| {
-                            checked_file(dir, repo, &files[i], &mut git)
-                                .map(|bytes| (i, bytes.map(|b| search(i, &b))))
+                            read(&mut state, &files[i], &mut bytes)
+                                .map(|found| (i, found.then(|| search(i, &bytes))))
                         })
                         .collect();
                     if answer_tx.send(batch).is_err() {
@@ -322,11 +389,17 @@ fn checked_file(
             return Ok(Some(bytes));
         }
     }
+    from_cat_file(repo, git, file.oid)
+}
+
+/// The blob `oid` from `git` (started on first use), `None` when it is missing, not a blob, or
+/// over [`MAX_SCAN_BLOB`].
+fn from_cat_file(repo: &Path, git: &mut Option<CatFile>, oid: &str) -> Result<Option<Vec<u8>>> {
     let cat = match git {
         Some(cat) => cat,
         None => git.insert(CatFile::start(repo)?),
     };
-    Ok(cat.read(file.oid)?.filter(|b| b.len() <= MAX_SCAN_BLOB))
+    Ok(cat.read(oid)?.filter(|b| b.len() <= MAX_SCAN_BLOB))
 }
 
 /// Whether `bytes` are the blob git names `oid`: SHA-1 (or, in a SHA-256 repository, SHA-256)
@@ -446,6 +519,87 @@ mod tests {
         std::io::Read::read_to_end(&mut reader, &mut rest).unwrap();
         assert_eq!([&first[..3], &rest[..]].concat(), text);
         assert!(!reader.wait, "the end of the pipe is not waited on");
+    }
+
+    /// Every file's answer through each way of reading blobs: (index, bytes searched).
+    fn read_all(blobs: Blobs<'_>, files: &[FileRef<'_>]) -> Vec<(usize, Option<Vec<u8>>)> {
+        let mut seen = Vec::new();
+        search_in_order(
+            blobs,
+            files,
+            |_, bytes| bytes.to_vec(),
+            |i, bytes| {
+                seen.push((i, bytes));
+                true
+            },
+        )
+        .expect("the search runs");
+        seen
+    }
+
+    #[test]
+    fn the_object_store_and_cat_file_give_the_same_blobs_in_the_same_order() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .output()
+                .expect("git runs");
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+            String::from_utf8(out.stdout)
+                .expect("utf-8")
+                .trim()
+                .to_string()
+        };
+        git(&["init", "-q"]);
+        for k in 0..300 {
+            std::fs::write(
+                dir.path().join(format!("f{k}.go")),
+                format!("package p{k}\n"),
+            )
+            .expect("write");
+        }
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "files"]);
+        git(&["gc", "-q"]);
+        let oids: Vec<String> = (0..300)
+            .map(|k| git(&["rev-parse", &format!("HEAD:f{k}.go")]))
+            .chain([
+                git(&["rev-parse", "HEAD^{tree}"]),                // not a blob
+                "0123456789012345678901234567890123456789".into(), // missing
+            ])
+            .collect();
+        let files: Vec<FileRef<'_>> = oids
+            .iter()
+            .map(|oid| FileRef {
+                path: "",
+                oid,
+                mode: "100644",
+            })
+            .collect();
+        let store = ObjectStore::of(dir.path()).expect("a plain SHA-1 repository");
+        let in_process = read_all(
+            Blobs::Git {
+                repo: dir.path(),
+                store: Some(&store),
+            },
+            &files,
+        );
+        let piped = read_all(
+            Blobs::Git {
+                repo: dir.path(),
+                store: None,
+            },
+            &files,
+        );
+        assert_eq!(in_process, piped);
+        assert_eq!(in_process.len(), 302);
+        assert_eq!(in_process[7], (7, Some(b"package p7\n".to_vec())));
+        assert_eq!(in_process[300], (300, None), "a tree is not searched");
+        assert_eq!(in_process[301], (301, None), "nor is a missing object");
     }
 
     #[test]
