@@ -20,7 +20,7 @@
 //! - **generated**: the shared generator's 50,000-file repository and its 600 findings (some
 //!   citing paths that do not exist, some naming names every file has, each naming one that
 //!   exists nowhere, so the whole tree is searched), verification as the stage (reading the
-//!   blobs through git, and reading the files from a checkout of head made as dispatch makes the
+//!   blobs from the repository, its object store in process, and reading the files from a checkout of head made as dispatch makes the
 //!   agents' one, as `run` does) and as the `consolidate --repo` command, each beside one
 //!   `git cat-file --batch` pass over the head tree's blobs (its floor), run alternately;
 //!   skipped, saying so, without `../shared`.
@@ -551,9 +551,9 @@ fn generated(dir: &Path) {
     let mut sc: Vec<f64> = stage.iter().map(|s| s.1.as_secs_f64()).collect();
     let mut aw: Vec<f64> = alone.iter().map(|s| s.0.as_secs_f64()).collect();
     let mut ac: Vec<f64> = alone.iter().map(|s| s.1.as_secs_f64()).collect();
-    show("verify (git)", &mut aw, &mut ac);
+    show("verify (repo)", &mut aw, &mut ac);
     println!(
-        "{:<14} (the stage given the changed files, as `run` gives them, reading the blobs through git)",
+        "{:<14} (the stage given the changed files, as `run` gives them, reading the blobs from the repository: its object store in process)",
         ""
     );
     let mut kw: Vec<f64> = from_checkout.iter().map(|s| s.0.as_secs_f64()).collect();
