@@ -113,11 +113,12 @@ impl BlobReader {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::process::Command;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
+    /// `git -C dir args...`, which must succeed: its output, trimmed.
+    pub(in crate::verify) fn git(dir: &Path, args: &[&str]) -> String {
         let out = Command::new("git")
             .arg("-C")
             .arg(dir)
@@ -131,7 +132,8 @@ mod tests {
             .to_string()
     }
 
-    fn repo_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
+    /// A repository with one commit of `files` (name, bytes).
+    pub(in crate::verify) fn repo_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().expect("a temporary directory");
         git(dir.path(), &["init", "-q"]);
         for (name, bytes) in files {

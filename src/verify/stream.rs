@@ -539,31 +539,16 @@ mod tests {
 
     #[test]
     fn the_object_store_and_cat_file_give_the_same_blobs_in_the_same_order() {
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .arg("-C")
-                .arg(dir.path())
-                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-                .args(args)
-                .output()
-                .expect("git runs");
-            assert!(out.status.success(), "git {args:?}: {out:?}");
-            String::from_utf8(out.stdout)
-                .expect("utf-8")
-                .trim()
-                .to_string()
-        };
-        git(&["init", "-q"]);
-        for k in 0..300 {
-            std::fs::write(
-                dir.path().join(format!("f{k}.go")),
-                format!("package p{k}\n"),
-            )
-            .expect("write");
-        }
-        git(&["add", "-A"]);
-        git(&["commit", "-qm", "files"]);
+        use crate::verify::objects::tests::{git, repo_with};
+        let texts: Vec<(String, Vec<u8>)> = (0..300)
+            .map(|k| (format!("f{k}.go"), format!("package p{k}\n").into_bytes()))
+            .collect();
+        let files: Vec<(&str, &[u8])> = texts
+            .iter()
+            .map(|(name, bytes)| (name.as_str(), bytes.as_slice()))
+            .collect();
+        let dir = repo_with(&files);
+        let git = |args: &[&str]| git(dir.path(), args);
         git(&["gc", "-q"]);
         let oids: Vec<String> = (0..300)
             .map(|k| git(&["rev-parse", &format!("HEAD:f{k}.go")]))
