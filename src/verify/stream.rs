@@ -266,13 +266,7 @@ fn from_checkout<R: Send>(
     // A worker's `cat-file`, started only when a file of the checkout is not its blob.
     let start = || None::<CatFile>;
     let read = |git: &mut Option<CatFile>, file: &FileRef<'_>, bytes: &mut Vec<u8>| {
-        Ok(match checked_file(dir, repo, file, git)? {
-            Some(read) => {
-                *bytes = read;
-                true
-            }
-            None => false,
-        })
+        Ok(fill(bytes, checked_file(dir, repo, file, git)?))
     };
     pooled(files, workers, start, read, search, apply)
 }
@@ -296,15 +290,20 @@ fn from_store<R: Send>(
             Some(Lookup::Skipped) => return Ok(false),
             Some(Lookup::Unknown) | None => {}
         }
-        Ok(match from_cat_file(repo, git, file.oid)? {
-            Some(read) => {
-                *bytes = read;
-                true
-            }
-            None => false,
-        })
+        Ok(fill(bytes, from_cat_file(repo, git, file.oid)?))
     };
     pooled(files, workers, start, read, search, apply)
+}
+
+/// Puts what a read gave into the worker's buffer: `false` when it gave no blob to search.
+fn fill(bytes: &mut Vec<u8>, read: Option<Vec<u8>>) -> bool {
+    match read {
+        Some(read) => {
+            *bytes = read;
+            true
+        }
+        None => false,
+    }
 }
 
 /// Files read and searched by every worker, each with its own state from `start` (a reader,
