@@ -35,10 +35,23 @@ impl ObjectStore {
     /// what `git cat-file` gives: `None` for a SHA-256 repository, one with replace refs, or
     /// one git cannot describe.
     pub fn of(repo: &Path) -> Option<ObjectStore> {
-        let format = git_bytes(repo, &["rev-parse", "--show-object-format"]).ok()?;
-        if String::from_utf8_lossy(&format).trim() != "sha1" {
+        // One `rev-parse` answers both: the object format, then the object directory.
+        let described = git_bytes(
+            repo,
+            &[
+                "rev-parse",
+                "--show-object-format",
+                "--path-format=absolute",
+                "--git-path",
+                "objects",
+            ],
+        )
+        .ok()?;
+        let described = String::from_utf8(described).ok()?;
+        let mut lines = described.lines();
+        let (Some("sha1"), Some(objects)) = (lines.next(), lines.next()) else {
             return None;
-        }
+        };
         let replaced = git_bytes(
             repo,
             &["for-each-ref", "--count=1", "--format=x", "refs/replace/"],
@@ -47,17 +60,7 @@ impl ObjectStore {
         if !replaced.is_empty() || std::env::var_os("GIT_REPLACE_REF_BASE").is_some() {
             return None;
         }
-        let objects = git_bytes(
-            repo,
-            &[
-                "rev-parse",
-                "--path-format=absolute",
-                "--git-path",
-                "objects",
-            ],
-        )
-        .ok()?;
-        let objects = PathBuf::from(String::from_utf8(objects).ok()?.trim_end_matches('\n'));
+        let objects = PathBuf::from(objects);
         objects.is_dir().then_some(ObjectStore { objects })
     }
 
