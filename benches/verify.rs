@@ -20,8 +20,8 @@
 //! - **generated**: the shared generator's 50,000-file repository and its 600 findings (some
 //!   citing paths that do not exist, some naming names every file has, each naming one that
 //!   exists nowhere, so the whole tree is searched), verification as the stage (reading the
-//!   blobs from the repository, its object store in process, and reading the files from a checkout of head made as dispatch makes the
-//!   agents' one, as `run` does) and as the `consolidate --repo` command, each beside one
+//!   blobs from the repository, its object store in process, and reading the files from a
+//!   checkout of head made as dispatch makes the agents' one, as `run` does) and as the `consolidate --repo` command, each beside one
 //!   `git cat-file --batch` pass over the head tree's blobs (its floor), run alternately;
 //!   skipped, saying so, without `../shared`.
 //!
@@ -526,7 +526,8 @@ fn generated(dir: &Path) {
     let mut fw: Vec<f64> = floor.iter().map(|f| f.0.as_secs_f64()).collect();
     let mut fc: Vec<f64> = floor.iter().map(|f| f.1.as_secs_f64()).collect();
     let (fw, fc) = (range(&mut fw), range(&mut fc));
-    let show = |name: &str, wall: &mut Vec<f64>, cpu: &mut Vec<f64>| {
+    // A figure beside the floor, and what it measures (`note`, on a line of its own).
+    let show = |name: &str, note: &str, wall: &mut Vec<f64>, cpu: &mut Vec<f64>| {
         let (w, c) = (range(wall), range(cpu));
         println!(
             "{name:<14} wall {:.2}-{:.2} s (median {:.2}), CPU {:.2}-{:.2} s (median {:.2}) with git\n\
@@ -541,6 +542,9 @@ fn generated(dir: &Path) {
             w.1 / fw.1,
             c.1 / fc.1
         );
+        if !note.is_empty() {
+            println!("{:<14} ({note})", "");
+        }
     };
     println!(
         "generated      the shared generator's repository: 50,000 files, change of 1,000; 600 findings (10% missing paths, 5% common names); {samples} runs each, alternating\n\
@@ -551,17 +555,19 @@ fn generated(dir: &Path) {
     let mut sc: Vec<f64> = stage.iter().map(|s| s.1.as_secs_f64()).collect();
     let mut aw: Vec<f64> = alone.iter().map(|s| s.0.as_secs_f64()).collect();
     let mut ac: Vec<f64> = alone.iter().map(|s| s.1.as_secs_f64()).collect();
-    show("verify (repo)", &mut aw, &mut ac);
-    println!(
-        "{:<14} (the stage given the changed files, as `run` gives them, reading the blobs from the repository: its object store in process)",
-        ""
+    show(
+        "verify (repo)",
+        "the stage given the changed files, as `run` gives them, reading the blobs from the repository: its object store in process",
+        &mut aw,
+        &mut ac,
     );
     let mut kw: Vec<f64> = from_checkout.iter().map(|s| s.0.as_secs_f64()).collect();
     let mut kc: Vec<f64> = from_checkout.iter().map(|s| s.1.as_secs_f64()).collect();
-    show("from checkout", &mut kw, &mut kc);
-    println!(
-        "{:<14} (the same, reading the files from the agents' checkout of head as `run` does, each hashed to its blob id)",
-        ""
+    show(
+        "from checkout",
+        "the same, reading the files from the agents' checkout of head as `run` does, each hashed to its blob id",
+        &mut kw,
+        &mut kc,
     );
     if from_checkout.last().map(|s| &s.2) != stage.last().map(|s| &s.2) {
         println!(
@@ -570,14 +576,15 @@ fn generated(dir: &Path) {
             from_checkout.last().map_or("", |s| s.2.as_str())
         );
     }
-    show("verify stage", &mut sw, &mut sc);
-    println!(
-        "{:<14} (listing the change's 1,000 files with `git diff` included)",
-        ""
+    show(
+        "verify stage",
+        "listing the change's 1,000 files with `git diff` included",
+        &mut sw,
+        &mut sc,
     );
     let mut cw: Vec<f64> = command.iter().map(|s| s.0.as_secs_f64()).collect();
     let mut cc: Vec<f64> = command.iter().map(|s| s.1.as_secs_f64()).collect();
-    show("command", &mut cw, &mut cc);
+    show("command", "", &mut cw, &mut cc);
     let rss = command.iter().map(|s| s.2).max().unwrap_or(0);
     println!(
         "{:<14} `consolidate --repo` peak RSS {:.0} MB; {}\n",
