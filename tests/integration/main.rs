@@ -63,3 +63,4 @@ mod verify_checkout;
 mod verify_coverage;
 mod verify_findings;
 mod verify_quotes;
+mod version_commit;
