@@ -40,7 +40,13 @@ want = {"deep-review-installer.sh", "deep-review.rb", "sha256.sum"}
 for target in ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl",
                "x86_64-apple-darwin", "aarch64-apple-darwin"]:
     want |= {f"deep-review-{target}.tar.gz", f"deep-review-{target}.tar.gz.sha256"}
-print(" ".join(sorted(want - names)))
+missing = sorted(want - names)
+# The GitLab template installs the agent CLIs with the script each archive carries.
+for name, artifact in manifest.get("artifacts", {}).items():
+    if name.endswith(".tar.gz") and name != "source.tar.gz":
+        if "install-agent-clis.sh" not in {a.get("name") for a in artifact.get("assets", [])}:
+            missing.append(f"install-agent-clis.sh in {name}")
+print(" ".join(missing))
 PY
 )"
 if [ -n "$missing" ]; then

@@ -11,8 +11,9 @@
 #            commit is installed only when the release tag of DIR's Cargo.toml version points at
 #            that very commit (DEEP_REVIEW_RELEASE_REPO is asked with git ls-remote); anything
 #            else has no release.
-# --dest     the binary goes to DIR/bin/deep-review (default $HOME/.deep-review); the script
-#            prints DIR/bin on stdout, to put on PATH.
+# --dest     the binary goes to DIR/bin/deep-review (default $HOME/.deep-review), the agent CLIs'
+#            installer the release carries to DIR/share/deep-review/install-agent-clis.sh; the
+#            script prints DIR/bin on stdout, to put on PATH.
 #
 # DEEP_REVIEW_RELEASE_URL   where releases are: files are read from URL/TAG/NAME
 #                           (default https://github.com/deep-review/deep-review/releases/download).
@@ -167,6 +168,11 @@ install_release() {
     "deep-review ${tag#v} "* | "deep-review ${tag#v}") ;;
     *) fail "the binary in $tag's $stem.tar.gz says '$printed', not version ${tag#v}: nothing was installed" ;;
   esac
+  # The agent CLIs' installer the release carries beside the binary (the GitLab template runs it).
+  if [ -f "$(dirname "$bin")/install-agent-clis.sh" ]; then
+    mkdir -p "$dest/share/deep-review"
+    cp "$(dirname "$bin")/install-agent-clis.sh" "$dest/share/deep-review/install-agent-clis.sh"
+  fi
   mkdir -p "$dest/bin"
   cp "$bin" "$dest/bin/.deep-review.partial"
   chmod 755 "$dest/bin/.deep-review.partial"

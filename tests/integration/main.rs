@@ -35,6 +35,8 @@ mod forge_gitlab;
 mod http_local_model;
 mod http_reviewers;
 mod http_sdk_conformance;
+mod install_release;
+mod install_release_support;
 mod new_user;
 mod not_a_review;
 mod outcomes_confidence;
