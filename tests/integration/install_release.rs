@@ -31,6 +31,12 @@ fn installs_the_release_binary_after_checking_its_checksum() {
         version_of(&built_binary())
     );
     assert!(stderr(&out).contains("SHA-256"), "{}", stderr(&out));
+    let agents =
+        std::fs::read(dest.path().join("share/deep-review/install-agent-clis.sh")).unwrap();
+    assert_eq!(
+        agents,
+        std::fs::read(root().join("scripts/install-agent-clis.sh")).unwrap()
+    );
     assert_eq!(
         release.requests(),
         vec![

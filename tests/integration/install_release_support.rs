@@ -106,7 +106,8 @@ impl Release {
         self.pack(content.as_bytes());
     }
 
-    /// `deep-review-TARGET.tar.gz` holding `deep-review-TARGET/{deep-review,README.md}`, and its
+    /// `deep-review-TARGET.tar.gz` holding `deep-review-TARGET/{deep-review,README.md,
+    /// install-agent-clis.sh}` (dist-workspace.toml's `include`), and its
     /// `.sha256`, as dist packs a Unix target.
     fn pack(&self, binary: &[u8]) {
         let stem = format!("deep-review-{}", target_triple());
@@ -116,6 +117,8 @@ impl Release {
         std::fs::write(inner.join("deep-review"), binary).unwrap();
         make_executable(&inner.join("deep-review"));
         std::fs::write(inner.join("README.md"), "# deep-review\n").unwrap();
+        let agents = repo_root().join("scripts/install-agent-clis.sh");
+        std::fs::copy(agents, inner.join("install-agent-clis.sh")).unwrap();
         let archive = self.dir.path().join(&self.tag).join(self.archive_name());
         // gzip's fastest level: the debug binary is some 80 MB, and the format is the same.
         let status = Command::new("tar")
