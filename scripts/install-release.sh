@@ -147,9 +147,21 @@ unpack() {
   fail "$stem.tar.gz holds no deep-review binary"
 }
 
+# The commands the install needs, with what to do when one is missing.
+need_commands() {
+  local cmd
+  for cmd in curl tar gzip awk; do
+    command -v "$cmd" >/dev/null 2>&1 || fail "$cmd is not on PATH: install it (apt-get install curl tar gzip mawk; macOS has them)"
+  done
+  if ! command -v sha256sum >/dev/null 2>&1 && ! command -v shasum >/dev/null 2>&1; then
+    fail "neither sha256sum nor shasum is on PATH: install coreutils"
+  fi
+}
+
 install_release() {
   local tag="$1" dest="$2" target stem expected actual bin printed
   check_url "$RELEASE_URL"
+  need_commands
   target="$(target_triple)"
   stem="deep-review-$target"
   tmp="$(mktemp -d)"
