@@ -2,7 +2,9 @@
 # Checks the GitLab CI/CD component (templates/deep-review.yml) the way GitLab reads it:
 # gitlab-ci-local (npm, pinned, cached) includes it with inputs in a scratch project, expands
 # `spec: inputs` and validates the result against GitLab's CI JSON schema (which it ships);
-# the job must run in merge request pipelines and only there; and ShellCheck reads its script.
+# the review job must run in merge request pipelines and only there, the Code Quality baseline
+# job on pushes to the default branch and only there; ShellCheck reads the review job's script;
+# and the install script the template carries is scripts/install-release.sh, byte for byte.
 #
 #   scripts/lint-gitlab-ci.sh
 #
@@ -43,7 +45,7 @@ cat >"$scratch/.gitlab-ci.yml" <<'YAML'
 include:
   - local: templates/deep-review.yml
     inputs:
-      version: 0123456789abcdef0123456789abcdef01234567
+      version: v0.1.0
       fail-on: important
       agents: claude,codex
 YAML
@@ -51,7 +53,7 @@ git -C "$scratch" init -q
 git -C "$scratch" -c user.name=lint -c user.email=lint@localhost add -A
 git -C "$scratch" -c user.name=lint -c user.email=lint@localhost commit -q -m lint
 
-gcl_run() { (cd "$scratch" && GCL_IGNORE_PREDEFINED_VARS=CI_PIPELINE_SOURCE "$gcl" "$@" 2>/dev/null); }
+gcl_run() { (cd "$scratch" && GCL_IGNORE_PREDEFINED_VARS=CI_PIPELINE_SOURCE,CI_COMMIT_BRANCH,CI_DEFAULT_BRANCH "$gcl" "$@" 2>/dev/null); }
 status=0
 
 echo "lint-gitlab-ci: gitlab-ci-local $GITLAB_CI_LOCAL_VERSION --preview (inputs expanded, GitLab's CI schema)" >&2
@@ -61,13 +63,21 @@ if ! gcl_run --preview --json-schema-validation >"$scratch/preview.yml"; then
   status=1
 fi
 
-listed() { gcl_run --list --variable "CI_PIPELINE_SOURCE=$1" | awk 'NR > 1 { print $1, $2, $3 }'; }
-if [ "$(listed merge_request_event)" != "deep-review test on_success" ]; then
-  echo "lint-gitlab-ci: the job does not run in a merge request pipeline: $(listed merge_request_event)" >&2
+# The jobs a pipeline of source $1 on branch $2 (default branch main) would run.
+listed() {
+  gcl_run --list --variable "CI_PIPELINE_SOURCE=$1" --variable "CI_COMMIT_BRANCH=$2" \
+    --variable CI_DEFAULT_BRANCH=main | awk 'NR > 1 { print $1, $2, $3 }'
+}
+if [ "$(listed merge_request_event "")" != "deep-review test on_success" ]; then
+  echo "lint-gitlab-ci: the review job does not run (alone) in a merge request pipeline: $(listed merge_request_event "")" >&2
   status=1
 fi
-if [ -n "$(listed push)" ]; then
-  echo "lint-gitlab-ci: the job runs in a push pipeline, where there is no merge request: $(listed push)" >&2
+if [ "$(listed push main)" != "deep-review-codequality-baseline test on_success" ]; then
+  echo "lint-gitlab-ci: a push to the default branch must run the Code Quality baseline job and nothing else: $(listed push main)" >&2
+  status=1
+fi
+if [ -n "$(listed push feature)" ]; then
+  echo "lint-gitlab-ci: a job runs in a push pipeline of another branch, where there is no merge request: $(listed push feature)" >&2
   status=1
 fi
 
@@ -81,12 +91,23 @@ report = job["artifacts"]["reports"]["codequality"]
 assert report == "gl-code-quality-report.json", report
 with open(sys.argv[2], "w") as f:
     f.write("#!/bin/sh\n" + "\n".join(job["script"]) + "\n")
+# The heredoc the job writes its install script from, as the shell reads it.
+script = "\n".join(job["script"])
+start = script.index("<<'INSTALL_RELEASE'\n") + len("<<'INSTALL_RELEASE'\n")
+end = script.index("\nINSTALL_RELEASE\n", start)
+with open(sys.argv[2] + ".install-release.sh", "w") as f:
+    f.write(script[start:end] + "\n")
 PY
   "$lint_venv/bin/shellcheck" -s sh "$scratch/script.sh" || status=1
+  if ! cmp -s scripts/install-release.sh "$scratch/script.sh.install-release.sh"; then
+    echo "lint-gitlab-ci: the install script in templates/deep-review.yml differs from scripts/install-release.sh (diff below): copy the script into the template's heredoc" >&2
+    diff scripts/install-release.sh "$scratch/script.sh.install-release.sh" >&2 || true
+    status=1
+  fi
 fi
 
 if [ "$status" -ne 0 ]; then
   echo "lint-gitlab-ci: FAILED" >&2
   exit 1
 fi
-echo "lint-gitlab-ci: templates/deep-review.yml passes GitLab's CI schema, runs in merge request pipelines only, and its script passes ShellCheck" >&2
+echo "lint-gitlab-ci: templates/deep-review.yml passes GitLab's CI schema, reviews in merge request pipelines only (its baseline on the default branch), its script passes ShellCheck and carries scripts/install-release.sh" >&2

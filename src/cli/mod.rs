@@ -50,10 +50,19 @@ Environment:
        sandbox_sockets: see README's Security model.
 ";
 
+/// `--version`: the package version and the commit it was built from (build.rs), so that a bug
+/// report names the code that ran.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("DEEP_REVIEW_COMMIT"),
+    ")"
+);
+
 /// Runs several AI code reviewers on one change, checks their findings against the code and
 /// writes one consolidated Deep Review report.
 #[derive(Debug, Parser)]
-#[command(name = "deep-review", version, about, long_about = None, after_help = EXAMPLES_AND_EXIT_CODES)]
+#[command(name = "deep-review", version = VERSION, about, long_about = None, after_help = EXAMPLES_AND_EXIT_CODES)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
