@@ -19,8 +19,9 @@ start=$(date +%s)
 
 # --offline: only files are checked; --include-fragments: an #anchor must name a heading (or an
 # id) of its page. The built book is checked as HTML, so what mdBook made of each link is what is
-# checked; the Markdown files as GitHub renders them.
+# checked; the Markdown files as GitHub renders them. --root-dir resolves the root-relative links
+# of mdBook's 404 page inside the book.
 "$tools/bin/lychee" --offline --include-fragments --no-progress --format detailed \
-  docs/book README.md CHANGELOG.md docs/*.md
+  --root-dir "$PWD/docs/book" docs/book README.md CHANGELOG.md docs/*.md
 
 echo "check-docs: the book built and its links checked in $(( $(date +%s) - start )) s" >&2
