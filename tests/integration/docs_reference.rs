@@ -176,3 +176,29 @@ fn docs_anchor_slugs_follow_github() {
         "model-apis-and-local-models"
     );
 }
+
+/// `deep-review schema config` prints the schema the configuration reference is rendered from:
+/// the keys a file may hold, with what they do.
+#[test]
+fn schema_config_prints_the_config_files_keys() {
+    let out = assert_cmd::Command::cargo_bin("deep-review")
+        .unwrap()
+        .args(["schema", "config"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(schema["properties"]["agents"].is_object());
+    let agent = &schema["$defs"]["RawAgent"]["properties"];
+    assert!(
+        agent["timeout"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("30m")
+    );
+    assert_eq!(schema["$defs"]["RawAgent"]["additionalProperties"], false);
+}
