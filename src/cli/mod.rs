@@ -13,6 +13,7 @@ pub mod list;
 pub mod output;
 pub mod post;
 pub mod publish;
+pub mod reference;
 pub mod resolve;
 pub mod run;
 pub mod schema;
@@ -47,7 +48,9 @@ Environment:
   DEEP_REVIEW_SANDBOX=auto|landlock|none
        auto (default): each agent under bubblewrap with Landlock inside, else Landlock alone;
        `deep-review agents` names the layers. Config keys network, network_allow and
-       sandbox_sockets: see README's Security model.
+       sandbox_sockets: see docs/src/security.md#security-model.
+
+Documentation: docs/src/SUMMARY.md (the book; exit codes: docs/src/local/run.md#exit-codes).
 ";
 
 /// `--version`: the package version and the commit it was built from (build.rs), so that a bug

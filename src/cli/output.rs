@@ -10,7 +10,7 @@ use clap::ValueEnum;
 use crate::text::{plural, printable_line};
 use crate::types::{Report, RunStatus, Severity, Verdict};
 
-/// Exit codes, as `--help` and README document them.
+/// Exit codes, as `--help` and docs/src/local/run.md#exit-codes document them.
 pub const EXIT_GATE: u8 = 1;
 pub const EXIT_NO_REVIEW: u8 = 3;
 pub const EXIT_INTERRUPTED: u8 = 130;

@@ -1,4 +1,5 @@
-//! `deep-review schema review|report|stats`: the JSON Schemas of what the tool reads and writes.
+//! `deep-review schema review|report|stats|config`: the JSON Schemas of what the tool reads and
+//! writes.
 
 use std::process::ExitCode;
 
@@ -12,6 +13,8 @@ pub enum SchemaKind {
     Report,
     /// The agents' scorecards, as `deep-review stats --format json` writes them.
     Stats,
+    /// A config file, `.deep-review.toml` or the user's `config.toml` (TOML of this shape).
+    Config,
 }
 
 #[derive(Debug, Args)]
@@ -25,6 +28,7 @@ pub fn execute(args: SchemaArgs) -> anyhow::Result<ExitCode> {
         SchemaKind::Review => schemars::schema_for!(crate::types::Review),
         SchemaKind::Report => schemars::schema_for!(crate::types::Report),
         SchemaKind::Stats => schemars::schema_for!(crate::outcomes::stats::Stats),
+        SchemaKind::Config => crate::config::schema(),
     };
     super::print_out(&format!("{}\n", serde_json::to_string_pretty(&schema)?))?;
     Ok(ExitCode::SUCCESS)

@@ -5,63 +5,132 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
 use crate::types::AgentKind;
 
-/// The layout of `.deep-review.toml` and of the user's `config.toml`.
-#[derive(Debug, Default, Deserialize)]
+// The doc comments of these structs are the configuration reference (`deep-review schema
+// config`, docs/src/reference/config.md): they say what each key does for a user, so the
+// reference cannot drift from what is parsed.
+
+/// A config file: `.deep-review.toml` at the repository's root, merged over the user's own
+/// `$XDG_CONFIG_HOME/deep-review/config.toml`. Every key is optional; an unknown key is an error
+/// naming the file, the line and the key.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(title = "deep-review configuration")]
 struct RawFile {
+    /// Whether `GITHUB_TOKEN` and `GH_TOKEN` reach the agents (default false). Trusted config only.
     pass_forge_tokens: Option<bool>,
+    /// A file that replaces the built-in brief template (relative: to this file's directory).
+    /// Trusted config only; a template the change edits is replaced by the built-in one.
     brief_template: Option<String>,
+    /// `[agents.NAME]`: one reviewer each. `claude`, `codex` and `gemini` are the registry's
+    /// CLIs; any other name is a custom agent (a `command`, or a model API by its `kind`).
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawAgent>")]
     agents: BTreeMap<String, Spanned<RawAgent>>,
-    /// `[prices."model-name"]`: what a model costs, over the built-in list prices.
+    /// `[prices."model-name"]`: what a model costs, over the built-in list prices (the longest
+    /// name that fits a model wins). Trusted config only.
     #[serde(default)]
+    #[schemars(with = "BTreeMap<String, RawPrice>")]
     prices: BTreeMap<String, Spanned<RawPrice>>,
 }
 
-#[derive(Debug, Deserialize)]
+/// `[prices."model-name"]`: a model's price in US dollars per million tokens.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawPrice {
+    /// Dollars per million input tokens (cached input is priced as plain input).
     input_per_mtok: f64,
+    /// Dollars per million output tokens.
     output_per_mtok: f64,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `[agents.NAME]`: one reviewer. Keys marked "trusted config only" are ignored, each named in
+/// one line, in a repository's `.deep-review.toml` until `deep-review trust` records its hash.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawAgent {
+    /// `claude`, `codex`, `gemini-cli` or `command` (a CLI and its output reader), or a model
+    /// API: `anthropic`, `openai`, `gemini`, `openai-compatible`. Trusted config only.
+    #[schemars(with = "Option<String>")]
     kind: Option<Spanned<String>>,
+    /// The program: a name on PATH or a path (relative: to this file's directory). A custom
+    /// agent gets the brief on stdin and writes the review on stdout. Trusted config only.
     command: Option<String>,
+    /// More environment variables the agent may see (the environment is an allowlist).
+    /// Trusted config only.
     #[serde(default)]
     pass_env: Vec<String>,
+    /// More directories the agent may read inside its sandbox. Trusted config only.
     #[serde(default)]
     sandbox_read: Vec<String>,
+    /// More directories the agent may write inside its sandbox. Trusted config only.
     #[serde(default)]
     sandbox_write: Vec<String>,
+    /// UNIX sockets of yours the agent may use (an ssh-agent's, say); none by default.
+    /// Trusted config only.
     #[serde(default)]
     sandbox_sockets: Vec<String>,
+    /// `"provider"` (default): only its provider's hosts; `"open"`: the host's network, and the
+    /// report says so. Trusted config only.
+    #[schemars(with = "Option<String>")]
     network: Option<Spanned<String>>,
+    /// More hosts it may reach: `host`, `host:port`, `*.domain` or a URL. Trusted config only.
     #[serde(default)]
     network_allow: Vec<String>,
+    /// Arguments appended to the registry's own. Trusted config only.
     args: Option<Vec<String>>,
+    /// The model the agent is asked to use.
     model: Option<String>,
+    /// The reasoning effort it is asked for (`high`, ...), where the CLI or API has one.
     effort: Option<String>,
+    /// Its model's context window in tokens: a CLI's brief takes at most a quarter of it; a model
+    /// API's packed prompt fills it less `max_output_tokens`.
     context_tokens: Option<usize>,
+    /// The agent's deadline, all attempts together: `90s`, `30m` (default), `1h30m`; past 100
+    /// years means no limit.
+    #[schemars(with = "Option<String>")]
     timeout: Option<Spanned<String>>,
+    /// Environment variables set for the agent. Trusted config only.
     #[serde(default)]
     env: BTreeMap<String, String>,
+    /// `false` leaves the agent out of `run` (default true).
     enabled: Option<bool>,
+    /// How the report names the agent (no newline or other control character).
+    #[schemars(with = "Option<String>")]
     display: Option<Spanned<String>>,
+    /// Like the top-level key, for this agent alone. Trusted config only.
     pass_forge_tokens: Option<bool>,
+    /// Model APIs: where the prompt goes (each `kind` has a default but `openai-compatible`).
+    /// Trusted (user) config only.
+    #[schemars(with = "Option<String>")]
     base_url: Option<Spanned<String>>,
+    /// Model APIs: the answer's room in tokens (default: 8,192 or a quarter of the context).
+    #[schemars(with = "Option<i64>")]
     max_output_tokens: Option<Spanned<i64>>,
+    /// Model APIs: the sampling temperature (not sent to Anthropic's Messages API).
+    #[schemars(with = "Option<f64>")]
     temperature: Option<Spanned<f64>>,
+    /// Model APIs: one request's deadline, start to last byte (`timeout` bounds all attempts).
+    #[schemars(with = "Option<String>")]
     request_timeout: Option<Spanned<String>>,
+    /// Model APIs: the variable holding the key, instead of the kind's usual one. Trusted (user)
+    /// config only.
+    #[schemars(with = "Option<String>")]
     api_key_env: Option<Spanned<String>>,
+    /// Model APIs: ask for JSON of the review schema where the API can constrain its answer
+    /// (default true).
     structured_output: Option<bool>,
+}
+
+/// The JSON Schema of a config file, from the same structs the parser reads: `deep-review schema
+/// config` prints it, and the configuration reference is rendered from it.
+pub fn schema() -> schemars::Schema {
+    schemars::schema_for!(RawFile)
 }
 
 /// What one file says about one agent; `None` leaves the value to the layer below.

@@ -21,7 +21,7 @@
 mod file;
 pub mod trust;
 
-pub use file::{AgentLayer, Layer, parse_layer};
+pub use file::{AgentLayer, Layer, parse_layer, schema};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
