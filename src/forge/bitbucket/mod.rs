@@ -92,10 +92,12 @@ impl Bitbucket {
             .get(self.client.api_url("user")?, "the token's user");
         let viewer = match asked {
             Ok(user) => user.uuid,
+            // An access token may not have the account scope (or any user to ask about); a
+            // token Bitbucket rejects has failed on the pull request already.
             Err(err)
                 if matches!(
                     refused_status(&err),
-                    Some(StatusCode::FORBIDDEN | StatusCode::NOT_FOUND)
+                    Some(StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN | StatusCode::NOT_FOUND)
                 ) =>
             {
                 None
