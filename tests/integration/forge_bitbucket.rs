@@ -776,3 +776,46 @@ fn the_token_never_goes_to_another_host() {
         seen.lock().unwrap()
     );
 }
+
+#[test]
+#[ignore = "needs npm bitbucket's API description (scripts/install-bitbucket-descriptions.sh)"]
+fn a_line_bitbucket_does_not_show_is_not_asked_for() {
+    let w = world();
+    let ran = w.run(&["run", URL, "--agents", "alpha,beta", "--quiet"]);
+    assert_eq!(ran.code, Some(0), "{}", w.context(&ran));
+    let report = report_json(&ran);
+    // Bitbucket's diff of the pull request leaves src/lib.rs out (as it does a file it could
+    // not diff): the comment on it goes to the summary without being tried.
+    let diff = w.diff();
+    let start = diff.find("diff --git a/src/lib.rs").unwrap();
+    let end = diff[start + 1..]
+        .find("diff --git")
+        .map_or(diff.len(), |i| start + 1 + i);
+    let without = format!("{}{}", &diff[..start], &diff[end..]);
+    w.bitbucket.update_pull_request(|pr| pr.diff = without);
+    let posted = w.run(&["post", "latest"]);
+    assert_eq!(posted.code, Some(0), "{}", w.context(&posted));
+    assert!(
+        posted.stderr.contains(
+            "1 inline comment on lines Bitbucket's diff of pull request #7 does not show: in the summary comment instead"
+        ),
+        "{}",
+        posted.stderr
+    );
+    let refused = w.bitbucket.requests().iter().any(|r| r.status == 400);
+    assert!(!refused, "nothing was refused: {}", w.bitbucket.summary());
+    let summary = w.summaries().into_iter().next().unwrap();
+    assert!(
+        summary.raw.contains("Module name auth is vague"),
+        "{}",
+        summary.raw
+    );
+    let module = fingerprint_of(&report, "Module name auth is vague");
+    let marker = format!("[//]: # (deep-review:finding:{module})");
+    assert!(
+        !w.bitbucket
+            .comments()
+            .iter()
+            .any(|c| c.raw.starts_with(&marker))
+    );
+}

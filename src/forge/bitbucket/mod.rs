@@ -319,7 +319,7 @@ impl Forge for Bitbucket {
     /// The comments on lines Bitbucket's own diff does not show (or in files it does not list).
     fn refused_comments(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted> {
         let (files, shown) = self.shown_lines(number)?;
-        let refused = review
+        let refused: Vec<String> = review
             .comments
             .iter()
             .filter(|c| {
@@ -328,10 +328,16 @@ impl Forge for Bitbucket {
             })
             .map(|c| c.fingerprint.clone())
             .collect();
-        Ok(ReviewPosted {
-            refused,
-            notes: Vec::new(),
-        })
+        let notes = (!refused.is_empty())
+            .then(|| {
+                format!(
+                    "{} on lines Bitbucket's diff of pull request #{number} does not show: in the summary comment instead",
+                    crate::text::plural(refused.len(), "inline comment", "inline comments")
+                )
+            })
+            .into_iter()
+            .collect();
+        Ok(ReviewPosted { refused, notes })
     }
 
     /// One inline comment at a time (Bitbucket has no review to batch them), on the new side's
