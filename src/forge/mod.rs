@@ -414,6 +414,20 @@ mod tests {
             })
         );
         assert_eq!(
+            PrRef::parse("https://bitbucket.org/acme/web-app/pull-requests/7/diff").map(|r| (
+                r.number,
+                r.repository,
+                r.host,
+                r.kind
+            )),
+            Some((
+                7,
+                Some("acme/web-app".into()),
+                Some("bitbucket.org".into()),
+                Some(RequestKind::PullRequest)
+            ))
+        );
+        assert_eq!(
             PrRef::parse("o/r#7").map(|r| (r.number, r.repository)),
             Some((7, Some("o/r".into())))
         );
