@@ -24,17 +24,43 @@ pub const PER_REPORT: usize = 1000;
 const MAX_SUMMARY: usize = 450;
 const MAX_DETAILS: usize = 2000;
 
-/// Posts `report`'s shown findings as the Code Insights report on commit `head` (a full
-/// hash); returns what the user should know.
-pub fn publish(client: &Client, head: &str, report: &Report) -> anyhow::Result<Vec<String>> {
-    let base = client.repo_url(&format!("commit/{head}/reports/{REPORT_ID}"))?;
+/// What one post sends: the report, its annotations in batches Bitbucket takes, and how many
+/// findings its per-report limit left out.
+#[derive(Debug)]
+pub struct Planned {
+    pub report: Value,
+    pub batches: Vec<Vec<Value>>,
+    pub annotations: usize,
+    pub left_out: usize,
+}
+
+/// The report and annotations of `report`'s shown findings (those with a place in a file).
+pub fn plan(report: &Report) -> Planned {
     let shown: Vec<&MergedFinding> = report.findings.iter().filter(|f| f.is_shown()).collect();
-    match client.send(
-        Method::DELETE,
-        base.clone(),
-        None,
-        "the earlier Code Insights report",
-    ) {
+    let placed: Vec<&&MergedFinding> = shown.iter().filter(|f| !f.locations.is_empty()).collect();
+    let annotations: Vec<Value> = placed
+        .iter()
+        .take(PER_REPORT)
+        .map(|f| annotation(f))
+        .collect();
+    Planned {
+        report: report_body(report, shown.len()),
+        batches: annotations
+            .chunks(PER_REQUEST)
+            .map(<[Value]>::to_vec)
+            .collect(),
+        annotations: annotations.len(),
+        left_out: placed.len().saturating_sub(PER_REPORT),
+    }
+}
+
+/// Posts `report`'s shown findings as the Code Insights report on commit `head` (a full
+/// hash), replacing the one there; returns what the user should know.
+pub fn publish(client: &Client, head: &str, report: &Report) -> anyhow::Result<Vec<String>> {
+    let planned = plan(report);
+    let base = client.repo_url(&format!("commit/{head}/reports/{REPORT_ID}"))?;
+    let earlier = "the earlier Code Insights report";
+    match client.send(Method::DELETE, base.clone(), None, earlier) {
         Ok(_) => {}
         Err(err) if refused_status(&err) == Some(StatusCode::NOT_FOUND) => {}
         Err(err) => return Err(err),
@@ -42,36 +68,30 @@ pub fn publish(client: &Client, head: &str, report: &Report) -> anyhow::Result<V
     client.send_json(
         Method::PUT,
         base.clone(),
-        &report_body(report, shown.len()),
+        &planned.report,
         "the Code Insights report",
     )?;
-    let annotations: Vec<Value> = shown
-        .iter()
-        .filter(|f| !f.locations.is_empty())
-        .take(PER_REPORT)
-        .map(|f| annotation(f))
-        .collect();
     let mut url = base;
     url.path_segments_mut()
         .map_err(|_| anyhow::anyhow!("the Bitbucket API address cannot take a path"))?
         .push("annotations");
-    for batch in annotations.chunks(PER_REQUEST) {
+    for batch in planned.batches {
         client.send_json(
             Method::POST,
             url.clone(),
-            &Value::Array(batch.to_vec()),
+            &Value::Array(batch),
             "the Code Insights annotations",
         )?;
     }
     let mut notes = vec![format!(
         "Code Insights report posted on {} with {}",
         &head[..head.len().min(12)],
-        crate::text::plural(annotations.len(), "annotation", "annotations")
+        crate::text::plural(planned.annotations, "annotation", "annotations")
     )];
-    if shown.len() > PER_REPORT {
+    if planned.left_out > 0 {
         notes.push(format!(
-            "{} findings are past Bitbucket's {PER_REPORT} annotations a report: they are in the summary comment and the full report",
-            shown.len() - PER_REPORT
+            "{} past Bitbucket's {PER_REPORT} annotations a report: in the summary comment and the full report only",
+            crate::text::plural(planned.left_out, "finding is", "findings are")
         ));
     }
     Ok(notes)
@@ -142,6 +162,73 @@ fn cut(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::types::{Location, ReportMeta, Tier};
+
+    fn finding(n: usize, title: &str, body: &str) -> MergedFinding {
+        MergedFinding {
+            id: format!("I{n}"),
+            title: title.into(),
+            body: body.into(),
+            severity: Severity::Important,
+            category: None,
+            locations: vec![Location::new("src/a.rs", Some(n as u32 + 1), None)],
+            code: None,
+            fix: None,
+            fix_diff: None,
+            agents: vec!["claude".into()],
+            sources: vec![],
+            calibration: None,
+            confidence: Some(0.9),
+            confidence_reason: None,
+            tier: Tier::Shown,
+            verification: None,
+            fingerprint: format!("{n:x}"),
+            round_status: Default::default(),
+            prior: None,
+        }
+    }
+
+    fn report(findings: Vec<MergedFinding>) -> Report {
+        Report {
+            meta: ReportMeta {
+                id: "20260101-000000-pr-7".into(),
+                ..ReportMeta::default()
+            },
+            findings,
+            ..Report::default()
+        }
+    }
+
+    #[test]
+    fn annotations_go_100_a_request_and_1000_a_report() {
+        let many = (0..1050).map(|n| finding(n, "t", "b")).collect();
+        let planned = plan(&report(many));
+        assert_eq!(planned.batches.len(), 10);
+        assert!(planned.batches.iter().all(|b| b.len() == PER_REQUEST));
+        assert_eq!((planned.annotations, planned.left_out), (1000, 50));
+        assert_eq!(planned.report["result"], "FAILED");
+        let none = plan(&report(vec![]));
+        assert!(none.batches.is_empty());
+        assert_eq!(none.report["result"], "PASSED");
+    }
+
+    #[test]
+    fn each_annotation_fits_bitbucket_limits() {
+        let long = plan(&report(vec![finding(
+            1,
+            &"t".repeat(600),
+            &"b".repeat(5000),
+        )]));
+        let a = &long.batches[0][0];
+        assert_eq!(a["summary"].as_str().unwrap().chars().count(), MAX_SUMMARY);
+        assert_eq!(a["details"].as_str().unwrap().chars().count(), MAX_DETAILS);
+        assert_eq!(
+            (a["line"].as_u64(), a["path"].as_str()),
+            (Some(2), Some("src/a.rs"))
+        );
+        assert_eq!(a["external_id"], "deep-review-1");
+    }
 
     #[test]
     fn texts_fit_bitbucket_limits() {
