@@ -130,13 +130,14 @@ impl Bitbucket {
 
     /// Every comment of pull request `number`, oldest first.
     fn all_comments(&self, number: u64) -> anyhow::Result<(Vec<ApiComment>, bool)> {
-        let mut url = self.pr_url(number, "/comments")?;
-        url.query_pairs_mut().append_pair("sort", "id");
-        self.client.get_all(
-            url,
+        let (mut comments, truncated) = self.client.get_all::<ApiComment>(
+            self.pr_url(number, "/comments")?,
             &format!("the comments of pull request #{number}"),
             MAX_COMMENT_PAGES,
-        )
+        )?;
+        // Ids grow with time: the newest summary is the last one.
+        comments.sort_by_key(|c| c.id);
+        Ok((comments, truncated))
     }
 
     /// Posts a comment; returns its id.
