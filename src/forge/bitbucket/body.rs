@@ -63,16 +63,17 @@ pub fn to_bitbucket(body: &str) -> String {
 /// (opening with a hidden marker) translated back exactly; anyone else's as written, except
 /// that a visible first line imitating a marker is set off by a space so it is not one.
 pub fn from_bitbucket(raw: &str) -> String {
-    let mut lines = raw.split('\n');
-    let first = lines.next().unwrap_or("");
-    let Some(tag) = hidden_tag(first.trim_end_matches('\r')) else {
+    let Some(tag) = hidden_tag(raw.lines().next().unwrap_or("")) else {
+        let first = raw.lines().next().unwrap_or("");
         if first.trim_start().starts_with(MARKER_PREFIX) {
             return format!(" {raw}");
         }
         return raw.to_string();
     };
     let mut out = vec![format!("{MARKER_PREFIX}{tag}{MARKER_SUFFIX}")];
-    let mut lines = lines.peekable();
+    // Deep-review's own text, with line endings as it wrote them (a server may store `\r\n`).
+    let text = raw.replace("\r\n", "\n");
+    let mut lines = text.split('\n').skip(1).peekable();
     while let Some(line) = lines.next() {
         match line {
             SUB if lines.peek().is_some() => {
@@ -154,6 +155,7 @@ mod tests {
         assert!(posted.contains("**Findings not on the lines of this diff (1)**"));
         assert!(posted.contains("[//]: # (deep-review:suggestion)\n```\nfix()"));
         assert_eq!(from_bitbucket(&posted), rendered());
+        assert_eq!(from_bitbucket(&posted.replace('\n', "\r\n")), rendered());
         let finding = to_bitbucket(&format!("{}\nbody", markers::finding("0a1b")));
         assert_eq!(markers::finding_of(&from_bitbucket(&finding)), Some("0a1b"));
     }
