@@ -1,10 +1,10 @@
 //! Forges: where pull requests live. The pipeline reads a pull request as a target (its title,
 //! description, author, refs and unresolved review threads) and posts a report back to it
 //! through the [`Forge`] trait alone. GitHub's pull requests ([`github`]), GitLab's merge
-//! requests ([`gitlab`]) and Bitbucket Cloud's pull requests ([`bitbucket`]) implement it; everything else here is shared: the
-//! reference a user types ([`PrRef`]), the target and its threads ([`target`]), the posting plan
-//! across posts and rounds ([`post`]), the text ([`render`]), its escaping ([`sanitize`]) and the
-//! hidden markers ([`markers`]).
+//! requests ([`gitlab`]) and Bitbucket Cloud's pull requests ([`bitbucket`]) implement it;
+//! everything else here is shared: the reference a user types ([`PrRef`]), the target and its
+//! threads ([`target`]), the posting plan across posts and rounds ([`post`]), the text
+//! ([`render`]), its escaping ([`sanitize`]) and the hidden markers ([`markers`]).
 //!
 //! ```text
 //! run 236 / '#236' / !42 / URL ──► PrRef ──► connect ──► Forge::pull_request + discussion
@@ -33,8 +33,9 @@ use std::path::Path;
 
 use crate::types::{Report, RequestKind};
 
-/// A pull request as the target names it: `236`, `#236`, `owner/name#236` or its web address;
-/// a GitLab merge request as `!42`, `group/sub/project!42` or its web address.
+/// A pull request as the target names it: `236`, `#236`, `owner/name#236` or its web address
+/// (GitHub's, or Bitbucket Cloud's `.../pull-requests/N`); a GitLab merge request as `!42`,
+/// `group/sub/project!42` or its web address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PrRef {
     pub number: u64,
