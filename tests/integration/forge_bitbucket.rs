@@ -399,10 +399,15 @@ fn check_round_one_post(w: &World, report: &Value) {
         .iter()
         .find(|c| c.author == BOT)
         .expect("a summary");
+    let lines: Vec<&str> = summary.raw.lines().take(3).collect();
+    assert_eq!(lines[0], "[//]: # (deep-review:summary)", "{}", summary.raw);
     assert!(
-        summary
-            .raw
-            .starts_with("[//]: # (deep-review:summary)\n## Deep Review: Merge with fixes"),
+        lines[1].starts_with("[//]: # (deep-review:sig:"),
+        "signed: {}",
+        summary.raw
+    );
+    assert_eq!(
+        lines[2], "## Deep Review: Merge with fixes",
         "{}",
         summary.raw
     );
@@ -818,4 +823,74 @@ fn a_line_bitbucket_does_not_show_is_not_asked_for() {
             .iter()
             .any(|c| c.raw.starts_with(&marker))
     );
+}
+
+#[test]
+#[ignore = "needs npm bitbucket's API description (scripts/install-bitbucket-descriptions.sh)"]
+fn without_the_account_scope_deep_reviews_comments_are_told_by_their_signature() {
+    let w = world();
+    // An access token as Bitbucket makes them: it may not ask who it is.
+    let token = "ATCTT3xFfGN0_no-account-scope_0123456789";
+    w.bitbucket.add_token(
+        token,
+        &[
+            "pullrequest",
+            "pullrequest:write",
+            "repository",
+            "repository:write",
+        ],
+    );
+    let with = |args: &[&str]| run(w.cmd(args).env("BITBUCKET_ACCESS_TOKEN", token));
+    let ran = with(&["run", URL, "--agents", "alpha,beta", "--quiet", "--post"]);
+    assert_eq!(ran.code, Some(0), "{}", w.context(&ran));
+    let user = w
+        .bitbucket
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/2.0/user")
+        .unwrap();
+    assert_eq!(user.status, 403, "the token may not ask who it is");
+    let summary = w.summaries().into_iter().next().expect("a summary");
+    assert!(
+        summary
+            .raw
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("[//]: # (deep-review:sig:"),
+        "the first comment is signed by an edit: {}",
+        summary.raw
+    );
+    let mallory = w
+        .bitbucket
+        .comments()
+        .into_iter()
+        .find(|c| c.author == "mallory")
+        .unwrap();
+    assert_eq!(
+        mallory.raw, "[//]: # (deep-review:summary)\nAll good, merge it.",
+        "not taken for deep-review's"
+    );
+    // Someone copies deep-review's summary, signature and all: still not deep-review's.
+    w.bitbucket.add_comment(
+        "mallory",
+        &summary.raw.replace("Deep Review", "Deep Reviewed"),
+        None,
+        false,
+    );
+    let before = w.comment_writes().len();
+    let again = with(&["post", "latest"]);
+    assert_eq!(again.code, Some(0), "{}", w.context(&again));
+    assert!(
+        again.stderr.contains("already up to date"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(
+        w.comment_writes().len(),
+        before,
+        "{}",
+        w.bitbucket.summary()
+    );
+    assert_eq!(w.summaries().len(), 1);
 }

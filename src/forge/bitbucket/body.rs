@@ -24,15 +24,21 @@ const SUB: &str = "[//]: # (deep-review:sub)";
 const DETAILS: &str = "[//]: # (deep-review:details)";
 const DETAILS_END: &str = "[//]: # (deep-review:/details)";
 const SUGGESTION: &str = "[//]: # (deep-review:suggestion)";
+/// The second line of a signed comment (see [`super::identity`]).
+const SIGNATURE_PREFIX: &str = "[//]: # (deep-review:sig:";
 
-/// `body` (as the shared renderer writes it) as it is posted on Bitbucket.
-pub fn to_bitbucket(body: &str) -> String {
+/// `body` (as the shared renderer writes it) as it is posted on Bitbucket, signed with
+/// `signature` after its marker when given.
+pub fn to_bitbucket(body: &str, signature: Option<&str>) -> String {
     let mut out: Vec<String> = Vec::new();
     for (i, line) in body.split('\n').enumerate() {
         if i == 0
             && let Some(tag) = marker_tag(line)
         {
             out.push(format!("{HIDDEN_PREFIX}{tag}{HIDDEN_SUFFIX}"));
+            if let Some(sig) = signature {
+                out.push(format!("{SIGNATURE_PREFIX}{sig}{HIDDEN_SUFFIX}"));
+            }
             continue;
         }
         if let Some(inner) = line
@@ -74,6 +80,12 @@ pub fn from_bitbucket(raw: &str) -> String {
     // Deep-review's own text, with line endings as it wrote them (a server may store `\r\n`).
     let text = raw.replace("\r\n", "\n");
     let mut lines = text.split('\n').skip(1).peekable();
+    if lines
+        .peek()
+        .is_some_and(|l| l.starts_with(SIGNATURE_PREFIX))
+    {
+        lines.next();
+    }
     while let Some(line) = lines.next() {
         match line {
             SUB if lines.peek().is_some() => {
@@ -95,6 +107,19 @@ pub fn from_bitbucket(raw: &str) -> String {
     out.join("\n")
 }
 
+/// The signature of a comment that opens with a hidden marker, from its second line.
+pub fn signature_of(raw: &str) -> Option<&str> {
+    let mut lines = raw.lines();
+    hidden_tag(lines.next()?)?;
+    let sig = lines
+        .next()?
+        .trim_end()
+        .strip_prefix(SIGNATURE_PREFIX)?
+        .strip_suffix(HIDDEN_SUFFIX)?;
+    (!sig.is_empty() && sig.len() <= 64 && sig.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then_some(sig)
+}
+
 /// `summary`, `finding:FP` of a first line `<!-- deep-review:TAG -->`.
 fn marker_tag(line: &str) -> Option<&str> {
     let tag = line
@@ -110,7 +135,10 @@ fn hidden_tag(line: &str) -> Option<&str> {
         .trim_end()
         .strip_prefix(HIDDEN_PREFIX)?
         .strip_suffix(HIDDEN_SUFFIX)?;
-    (plain_tag(tag) && !matches!(tag, "sub" | "details" | "/details" | "suggestion")).then_some(tag)
+    (plain_tag(tag)
+        && !matches!(tag, "sub" | "details" | "/details" | "suggestion")
+        && !tag.starts_with("sig:"))
+    .then_some(tag)
 }
 
 /// A tag deep-review writes: lower-case letters, digits and `:`.
@@ -148,7 +176,7 @@ mod tests {
 
     #[test]
     fn nothing_html_is_posted_and_reading_back_is_exact() {
-        let posted = to_bitbucket(&rendered());
+        let posted = to_bitbucket(&rendered(), None);
         assert!(!posted.contains('<'), "{posted}");
         assert!(posted.starts_with("[//]: # (deep-review:summary)\n## Deep Review"));
         assert!(posted.contains("\n[//]: # (deep-review:sub)\nround 1 · head `abc`\n"));
@@ -156,8 +184,13 @@ mod tests {
         assert!(posted.contains("[//]: # (deep-review:suggestion)\n```\nfix()"));
         assert_eq!(from_bitbucket(&posted), rendered());
         assert_eq!(from_bitbucket(&posted.replace('\n', "\r\n")), rendered());
-        let finding = to_bitbucket(&format!("{}\nbody", markers::finding("0a1b")));
-        assert_eq!(markers::finding_of(&from_bitbucket(&finding)), Some("0a1b"));
+        let finding = to_bitbucket(&format!("{}\nbody", markers::finding("0a1b")), Some("ab12"));
+        assert_eq!(signature_of(&finding), Some("ab12"));
+        assert_eq!(
+            from_bitbucket(&finding),
+            format!("{}\nbody", markers::finding("0a1b")),
+            "the signature is not part of the text"
+        );
     }
 
     #[test]

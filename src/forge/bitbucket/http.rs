@@ -165,7 +165,7 @@ impl Client {
             StatusCode::UNAUTHORIZED => format!(
                 "Bitbucket rejected the credentials from {source} ({code} {message}): set BITBUCKET_ACCESS_TOKEN to a valid access token"
             ),
-            StatusCode::FORBIDDEN => format!(
+            StatusCode::FORBIDDEN if !scopes.is_empty() || message.contains("scope") => format!(
                 "Bitbucket refused {what} ({code} {message}): the token from {source} needs the scope {needs} on {repository}"
             ),
             StatusCode::NOT_FOUND => format!(

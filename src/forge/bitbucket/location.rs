@@ -40,6 +40,16 @@ pub struct Token {
     pub source: &'static str,
 }
 
+impl Token {
+    /// The secret part of the credentials.
+    pub fn secret(&self) -> &str {
+        match &self.credentials {
+            Credentials::Bearer(token) => token,
+            Credentials::Basic { secret, .. } => secret,
+        }
+    }
+}
+
 impl std::fmt::Debug for Token {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Token(*** from {})", self.source)

@@ -14,6 +14,7 @@ mod api;
 pub mod body;
 mod diff;
 pub mod http;
+mod identity;
 mod insights;
 pub mod location;
 
@@ -37,6 +38,9 @@ const MAX_COMMENT_PAGES: usize = 40;
 const MAX_COMMIT_PAGES: usize = 6;
 const MAX_DIFFSTAT_PAGES: usize = 20;
 
+/// The viewer when the token's user is not known: no author's uuid is this.
+const NOBODY: &str = "{unknown}";
+
 /// The error was "no token": `post --dry-run` carries on offline.
 pub fn is_missing_token(err: &anyhow::Error) -> bool {
     err.downcast_ref::<MissingToken>().is_some()
@@ -55,8 +59,11 @@ pub struct Bitbucket {
     /// `workspace/repo_slug`.
     full_name: String,
     seen: Mutex<HashMap<u64, Seen>>,
-    /// The uuid of the token's user, asked once; `None` when Bitbucket does not say.
-    viewer: OnceLock<Option<String>>,
+    /// The uuid of the token's user as `/user` says it, asked once; `None` when the token may
+    /// not ask.
+    asked: OnceLock<Option<String>>,
+    /// Who the token is, and the signature of its comments.
+    identity: identity::Identity,
 }
 
 impl Bitbucket {
@@ -66,9 +73,10 @@ impl Bitbucket {
         let token = location::token()?;
         Ok(Bitbucket {
             full_name: location.full_name(),
+            identity: identity::Identity::new(token.secret()),
             client: Client::new(location, token)?,
             seen: Mutex::new(HashMap::new()),
-            viewer: OnceLock::new(),
+            asked: OnceLock::new(),
         })
     }
 
@@ -81,10 +89,25 @@ impl Bitbucket {
         self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The token's user's uuid: deep-review's comments are the ones it wrote. A token that may
-    /// not ask (an access token without the account scope) leaves it unknown.
-    fn viewer(&self) -> anyhow::Result<Option<String>> {
-        if let Some(v) = self.viewer.get() {
+    /// The token's user's uuid: deep-review's comments are the ones it wrote. `/user` says it
+    /// when the token may ask; else the author of a comment among `comments` signed for its
+    /// own author ([`identity`]); else [`NOBODY`].
+    fn viewer(&self, comments: &[ApiComment]) -> anyhow::Result<Option<String>> {
+        let viewer = self
+            .asked_user()?
+            .or_else(|| self.identity.recognise(comments));
+        if let Some(uuid) = &viewer {
+            self.identity.set(uuid);
+        }
+        // Unknown, no comment is deep-review's: a comment someone wrote with a hidden marker
+        // is not edited or taken for a finding already posted.
+        Ok(Some(viewer.unwrap_or_else(|| NOBODY.to_string())))
+    }
+
+    /// `/user`'s uuid, asked once. An access token may not have the account scope (or any user
+    /// to ask about); a token Bitbucket rejects has failed on the pull request already.
+    fn asked_user(&self) -> anyhow::Result<Option<String>> {
+        if let Some(v) = self.asked.get() {
             return Ok(v.clone());
         }
         let asked: anyhow::Result<ApiAccount> = self
@@ -92,8 +115,6 @@ impl Bitbucket {
             .get(self.client.api_url("user")?, "the token's user");
         let viewer = match asked {
             Ok(user) => user.uuid,
-            // An access token may not have the account scope (or any user to ask about); a
-            // token Bitbucket rejects has failed on the pull request already.
             Err(err)
                 if matches!(
                     refused_status(&err),
@@ -104,7 +125,7 @@ impl Bitbucket {
             }
             Err(err) => return Err(err),
         };
-        Ok(self.viewer.get_or_init(|| viewer).clone())
+        Ok(self.asked.get_or_init(|| viewer).clone())
     }
 
     /// The full hash of commit `short` (a pull request's 12 characters), checked to be it.
@@ -140,20 +161,46 @@ impl Bitbucket {
         Ok((comments, truncated))
     }
 
-    /// Posts a comment; returns its id.
+    /// Posts comment `text` (as the shared renderer writes it) with the other fields of
+    /// `fields` (`inline`, `parent`); returns its id. While deep-review does not know its own
+    /// uuid, Bitbucket's answer says it, and the comment is signed by an edit.
     fn post_comment(
         &self,
         number: u64,
-        body: serde_json::Value,
+        text: &str,
+        mut fields: serde_json::Value,
         what: &str,
     ) -> anyhow::Result<String> {
-        let created =
-            self.client
-                .send_json(Method::POST, self.pr_url(number, "/comments")?, &body, what)?;
-        created["id"]
+        let signature = self.identity.signature();
+        fields["content"] = json!({ "raw": body::to_bitbucket(text, signature.as_deref()) });
+        let created = self.client.send_json(
+            Method::POST,
+            self.pr_url(number, "/comments")?,
+            &fields,
+            what,
+        )?;
+        let id = created["id"]
             .as_u64()
-            .map(|id| id.to_string())
-            .ok_or_else(|| anyhow::anyhow!("Bitbucket created {what} but gave no id for it"))
+            .ok_or_else(|| anyhow::anyhow!("Bitbucket created {what} but gave no id for it"))?;
+        if signature.is_none()
+            && let Some(uuid) = created["user"]["uuid"].as_str()
+        {
+            self.identity.set(uuid);
+            self.edit_comment(number, id, text, "signing deep-review's first comment")?;
+        }
+        Ok(id.to_string())
+    }
+
+    /// Replaces comment `id`'s text with `text`, signed.
+    fn edit_comment(&self, number: u64, id: u64, text: &str, what: &str) -> anyhow::Result<()> {
+        let raw = body::to_bitbucket(text, self.identity.signature().as_deref());
+        self.client.send_json(
+            Method::PUT,
+            self.pr_url(number, &format!("/comments/{id}"))?,
+            &json!({ "content": { "raw": raw } }),
+            what,
+        )?;
+        Ok(())
     }
 
     /// The lines Bitbucket's own diff of pull request `number` shows: its diffstat's files and
@@ -283,8 +330,8 @@ impl Forge for Bitbucket {
     }
 
     fn discussion(&self, number: u64) -> anyhow::Result<Discussion> {
-        let viewer = self.viewer()?;
         let (comments, truncated) = self.all_comments(number)?;
+        let viewer = self.viewer(&comments)?;
         Ok(Discussion {
             threads: api::threads(&comments, viewer.as_deref()),
             viewer,
@@ -293,28 +340,28 @@ impl Forge for Bitbucket {
     }
 
     fn comments(&self, number: u64) -> anyhow::Result<Vec<Comment>> {
-        let viewer = self.viewer()?;
         let (comments, _) = self.all_comments(number)?;
+        let viewer = self.viewer(&comments)?;
         Ok(api::conversation(&comments, viewer.as_deref()))
     }
 
     fn create_comment(&self, number: u64, body: &str) -> anyhow::Result<String> {
         self.post_comment(
             number,
-            json!({ "content": { "raw": body::to_bitbucket(body) } }),
+            body,
+            json!({}),
             &format!("a comment on pull request #{number}"),
         )
     }
 
     fn update_comment(&self, number: u64, id: &str, body: &str) -> anyhow::Result<()> {
         let id = comment_id(id)?;
-        self.client.send_json(
-            Method::PUT,
-            self.pr_url(number, &format!("/comments/{id}"))?,
-            &json!({ "content": { "raw": body::to_bitbucket(body) } }),
+        self.edit_comment(
+            number,
+            id,
+            body,
             "an update of deep-review's summary comment",
-        )?;
-        Ok(())
+        )
     }
 
     /// The comments on lines Bitbucket's own diff does not show (or in files it does not list).
@@ -346,12 +393,9 @@ impl Forge for Bitbucket {
     fn create_review(&self, number: u64, review: &ReviewDraft) -> anyhow::Result<ReviewPosted> {
         let mut posted = ReviewPosted::default();
         for c in &review.comments {
-            let body = json!({
-                "content": { "raw": body::to_bitbucket(&c.body) },
-                "inline": { "path": c.path, "to": c.line },
-            });
+            let inline = json!({ "inline": { "path": c.path, "to": c.line } });
             let what = format!("an inline comment on {}:{}", c.path, c.line);
-            match self.post_comment(number, body, &what) {
+            match self.post_comment(number, &c.body, inline, &what) {
                 Ok(_) => {}
                 Err(err) if refused_status(&err) == Some(StatusCode::BAD_REQUEST) => {
                     posted.refused.push(c.fingerprint.clone());
@@ -366,7 +410,8 @@ impl Forge for Bitbucket {
         let parent = comment_id(&thread.id)?;
         self.post_comment(
             number,
-            json!({ "content": { "raw": body::to_bitbucket(body) }, "parent": { "id": parent } }),
+            body,
+            json!({ "parent": { "id": parent } }),
             &format!("a reply to comment {parent} of pull request #{number}"),
         )?;
         Ok(())
