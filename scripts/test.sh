@@ -32,6 +32,9 @@ export DEEP_REVIEW_PROVIDER_SDKS_PYTHON
 # The fake GitLab's description of the API (python-gitlab's endpoint attributes, PyPI).
 DEEP_REVIEW_GITLAB_DESCRIPTIONS="$(bash scripts/install-gitlab-descriptions.sh)"
 export DEEP_REVIEW_GITLAB_DESCRIPTIONS
+# The fake Bitbucket's description of the API (npm bitbucket: its route table and bitbucket.d.ts).
+DEEP_REVIEW_BITBUCKET_DESCRIPTIONS="$(bash scripts/install-bitbucket-descriptions.sh)"
+export DEEP_REVIEW_BITBUCKET_DESCRIPTIONS
 
 cargo nextest run --profile ci --run-ignored all "$@"
 cargo test --doc

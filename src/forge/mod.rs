@@ -1,10 +1,10 @@
 //! Forges: where pull requests live. The pipeline reads a pull request as a target (its title,
 //! description, author, refs and unresolved review threads) and posts a report back to it
-//! through the [`Forge`] trait alone. GitHub's pull requests ([`github`]) and GitLab's merge
-//! requests ([`gitlab`]) are two implementations of it; everything else here is shared: the
-//! reference a user types ([`PrRef`]), the target and its threads ([`target`]), the posting plan
-//! across posts and rounds ([`post`]), the text ([`render`]), its escaping ([`sanitize`]) and the
-//! hidden markers ([`markers`]).
+//! through the [`Forge`] trait alone. GitHub's pull requests ([`github`]), GitLab's merge
+//! requests ([`gitlab`]) and Bitbucket Cloud's pull requests ([`bitbucket`]) implement it;
+//! everything else here is shared: the reference a user types ([`PrRef`]), the target and its
+//! threads ([`target`]), the posting plan across posts and rounds ([`post`]), the text
+//! ([`render`]), its escaping ([`sanitize`]) and the hidden markers ([`markers`]).
 //!
 //! ```text
 //! run 236 / '#236' / !42 / URL ──► PrRef ──► connect ──► Forge::pull_request + discussion
@@ -17,6 +17,7 @@
 //! escaped, and never into a command line unchecked. Everything posted is escaped by
 //! [`sanitize`] so an agent's text cannot mention people en masse or forge deep-review's markers.
 
+pub mod bitbucket;
 pub mod diff_lines;
 pub mod github;
 pub mod gitlab;
@@ -30,10 +31,11 @@ pub mod target;
 
 use std::path::Path;
 
-use crate::types::RequestKind;
+use crate::types::{Report, RequestKind};
 
-/// A pull request as the target names it: `236`, `#236`, `owner/name#236` or its web address;
-/// a GitLab merge request as `!42`, `group/sub/project!42` or its web address.
+/// A pull request as the target names it: `236`, `#236`, `owner/name#236` or its web address
+/// (GitHub's, or Bitbucket Cloud's `.../pull-requests/N`); a GitLab merge request as `!42`,
+/// `group/sub/project!42` or its web address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PrRef {
     pub number: u64,
@@ -71,7 +73,9 @@ impl PrRef {
             .or_else(|| t.strip_prefix("http://"))
         {
             let rest = rest.split(['?', '#']).next().unwrap_or(rest);
-            return parse_merge_request_url(rest).or_else(|| parse_pull_request_url(rest));
+            return parse_merge_request_url(rest)
+                .or_else(|| bitbucket::parse_url(rest))
+                .or_else(|| parse_pull_request_url(rest));
         }
         // group/sub/project!N, as glab writes it.
         if let Some((project, n)) = t.split_once('!') {
@@ -295,12 +299,21 @@ pub trait Forge {
     fn reply(&self, number: u64, thread: &Thread, body: &str) -> anyhow::Result<()>;
     /// Resolves `thread`; `Ok(false)` when the token may not.
     fn resolve_thread(&self, number: u64, thread: &Thread) -> anyhow::Result<bool>;
+    /// Publishes the report's findings where the forge keeps static analysis results
+    /// (Bitbucket's Code Insights); returns what the user should know. Nothing by default.
+    fn publish_insights(&self, _number: u64, _report: &Report) -> anyhow::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
 }
 
 /// The forge of pull request `pr` for the repository at `repo` (any directory inside it):
-/// GitHub (GitHub.com, or GitHub Enterprise through `GITHUB_API_URL`) or GitLab (GitLab.com or
-/// self-managed, through `CI_API_V4_URL` or `origin`'s host).
+/// GitHub (GitHub.com, or GitHub Enterprise through `GITHUB_API_URL`), GitLab (GitLab.com or
+/// self-managed, through `CI_API_V4_URL` or `origin`'s host) or Bitbucket Cloud (a
+/// bitbucket.org address, Bitbucket Pipelines or `origin`'s host).
 pub fn connect(repo: &Path, pr: &PrRef) -> anyhow::Result<Box<dyn Forge>> {
+    if bitbucket::claims(repo, pr) {
+        return Ok(Box::new(bitbucket::Bitbucket::connect(repo, pr)?));
+    }
     match kind_of(repo, pr) {
         RequestKind::PullRequest => Ok(Box::new(github::GitHub::connect(repo, pr)?)),
         RequestKind::MergeRequest => Ok(Box::new(gitlab::GitLab::connect(repo, pr)?)),
@@ -352,6 +365,9 @@ pub fn connect_for_report(
         reference = parsed;
     }
     let connected: anyhow::Result<Box<dyn Forge>> = match pr.kind {
+        _ if bitbucket::claims(repo, &reference) => {
+            bitbucket::Bitbucket::connect(repo, &reference).map(|f| Box::new(f) as Box<dyn Forge>)
+        }
         RequestKind::PullRequest => {
             github::GitHub::connect(repo, &reference).map(|f| Box::new(f) as Box<dyn Forge>)
         }
@@ -363,7 +379,9 @@ pub fn connect_for_report(
         Ok(forge) => Ok(Some(forge)),
         Err(err)
             if token_optional
-                && (github::is_missing_token(&err) || gitlab::is_missing_token(&err)) =>
+                && (github::is_missing_token(&err)
+                    || gitlab::is_missing_token(&err)
+                    || bitbucket::is_missing_token(&err)) =>
         {
             Ok(None)
         }
@@ -395,6 +413,20 @@ mod tests {
                 host: Some("github.com".into()),
                 kind: Some(RequestKind::PullRequest),
             })
+        );
+        assert_eq!(
+            PrRef::parse("https://bitbucket.org/acme/web-app/pull-requests/7/diff").map(|r| (
+                r.number,
+                r.repository,
+                r.host,
+                r.kind
+            )),
+            Some((
+                7,
+                Some("acme/web-app".into()),
+                Some("bitbucket.org".into()),
+                Some(RequestKind::PullRequest)
+            ))
         );
         assert_eq!(
             PrRef::parse("o/r#7").map(|r| (r.number, r.repository)),

@@ -437,6 +437,7 @@ pub fn apply(forge: &dyn Forge, plan: &PostPlan, report: &Report) -> anyhow::Res
             refused += 1;
         }
     }
+    outcome.lines.extend(forge.publish_insights(n, report)?);
     if resolved > 0 {
         outcome.lines.push(format!(
             "{} of findings no longer found resolved",

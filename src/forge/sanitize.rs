@@ -6,8 +6,8 @@
 //! agent read a change written by someone else and may repeat what it was told to, so its text
 //! is rewritten here before it is posted:
 //!
-//! - mentions (`@name`, `@org/team`) get a zero-width space after the `@` (`&#8203;`, as bots
-//!   commonly do): they read the same and notify no one;
+//! - mentions (`@name`, `@org/team`, Bitbucket's `@{account-id}`) get a zero-width space after
+//!   the `@` (`&#8203;`, as bots commonly do): they read the same and notify no one;
 //! - raw HTML is shown as text (`<` becomes `&lt;`): no comment, `<details>` or image tag;
 //! - a Markdown image (`![t](https://host/t.gif)`) becomes a link: nothing loads when the
 //!   comment is viewed;
@@ -141,8 +141,9 @@ fn has_mention(text: &str) -> bool {
         .any(|w| w[0] == b'@' && is_name_byte(w[1]))
 }
 
+/// A byte that can follow the `@` of a mention (`{` opens Bitbucket's `@{account-id}`).
 fn is_name_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
+    b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'{'
 }
 
 /// Decoded text written back as Markdown that renders to the same text with every mention
@@ -265,7 +266,12 @@ mod tests {
 
     #[test]
     fn entities_and_escapes_cannot_smuggle_a_mention() {
-        for hostile in ["&#64;team", "\\@team", "&commat;team"] {
+        for hostile in [
+            "&#64;team",
+            "\\@team",
+            "&commat;team",
+            "@{557058:f0e1d2c3-b4a5-4697-8899-aabbccddeeff}",
+        ] {
             let out = markdown(hostile, 100);
             assert!(out.contains("&#8203;"), "{hostile} -> {out}");
         }

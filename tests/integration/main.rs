@@ -31,6 +31,7 @@ mod e2e_cli_smoke;
 mod e2e_fake_model;
 mod e2e_run;
 mod escaped_text;
+mod forge_bitbucket;
 mod forge_github;
 mod forge_gitlab;
 mod http_local_model;

@@ -5,6 +5,10 @@
 
 pub mod agents;
 pub mod bench_gen;
+pub mod bitbucket_description;
+pub mod fake_bitbucket;
+pub mod fake_bitbucket_insights;
+pub mod fake_bitbucket_routes;
 pub mod fake_github;
 pub mod fake_github_diff;
 pub mod fake_gitlab;
