@@ -7,7 +7,9 @@
 //! refuses what GitLab refuses, where deep-review depends on it:
 //!
 //! - the token: `PRIVATE-TOKEN` must match (`401 Unauthorized` otherwise); a CI job token
-//!   (`JOB-TOKEN`) reads and cannot write or ask who it is;
+//!   (`JOB-TOKEN`) reads a merge request and its notes only, as GitLab lists its reach
+//!   (<https://docs.gitlab.com/ci/jobs/ci_job_token/#job-token-access>): elsewhere it is no
+//!   one, which a private project answers with 404;
 //! - the project is named by its id or its URL-encoded path (`group%2Fsub%2Fproj`): a path
 //!   with plain slashes routes nowhere, as on GitLab;
 //! - every POST and PUT body is checked against python-gitlab's description of the endpoint
@@ -18,7 +20,9 @@
 //! - a position must name a version of the diff by its three commits and a line of that
 //!   version's diff: an added line by `new_line` alone, an unchanged one by both lines, line
 //!   codes as GitLab computes them; anything else is GitLab's
-//!   `400 Note {:line_code=>["can't be blank", "must be a valid line code"]}`;
+//!   `400 Note {:line_code=>["can't be blank", "must be a valid line code"]}` on a discussion,
+//!   and on a draft note nothing at first: GitLab takes the draft as it is, and publishing
+//!   drops it silently (see `publish`);
 //! - a note is edited only by its author (403), a discussion resolved only with the right
 //!   (403 when told to refuse);
 //! - lists are paginated with `x-next-page`, `x-total` and `Link` headers, at the fake's page
@@ -204,6 +208,8 @@ struct State {
     failures: Vec<Failure>,
     may_resolve: bool,
     draft_notes_api: bool,
+    /// A public project: anyone reads it, without a token.
+    public: bool,
     /// Keyset pagination: only a `Link` header says where the next page is.
     keyset: bool,
     /// Paths whose positions GitLab refuses though they are on the diff (a file GitLab
@@ -455,9 +461,15 @@ impl FakeGitLab {
         self.lock().refuse_positions_on.push(path.into());
     }
 
-    /// A CI job token that may read.
+    /// A CI job token of a job of this project: it reads what GitLab lets a job token read
+    /// (see [`authenticate`]).
     pub fn accept_job_token(&self, token: &str) {
         self.lock().job_token = Some(token.into());
+    }
+
+    /// The project is public: reads need no token.
+    pub fn make_public(&self) {
+        self.lock().public = true;
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -681,14 +693,8 @@ fn answer(
         return message(status, "500 Internal Server Error");
     }
     let writes = *method != Method::GET;
-    match auth {
-        Auth::Private(t) if *t == st.token => {}
-        Auth::Job(t) if st.job_token.as_deref() == Some(t.as_str()) => {
-            if writes || path == "/api/v4/user" {
-                return message(StatusCode::FORBIDDEN, "403 Forbidden");
-            }
-        }
-        _ => return message(StatusCode::UNAUTHORIZED, "401 Unauthorized"),
+    if let Some(refused) = authenticate(st, method, path, auth) {
+        return refused;
     }
     let params: Value = if writes && !body.is_empty() {
         if !content_type.starts_with("application/json") {
@@ -895,12 +901,9 @@ fn answer(
             paged(&items, page, per_page, &list_url, query, st.keyset)
         }
         (Method::POST, ["merge_requests", _, "draft_notes"]) => {
+            // GitLab keeps a draft's position as given: it is checked only when the draft is
+            // published (see `publish`).
             let position = params.get("position").cloned();
-            if let Some(p) = &position
-                && !valid_position(st, p)
-            {
-                return bad_position();
-            }
             let id = st.next_id();
             let draft = FakeDraft {
                 id,
@@ -947,8 +950,63 @@ fn answer(
     }
 }
 
-/// A published draft note becomes a discussion, as GitLab makes it.
+/// Who the request is, as GitLab decides it; `Some` when it is refused.
+///
+/// A CI job token is accepted only on the endpoints GitLab lists for it
+/// (<https://docs.gitlab.com/ci/jobs/ci_job_token/#job-token-access>): of a merge request's,
+/// reading it and its notes. On any other endpoint GitLab does not take the job token as
+/// anyone's, so the request is anonymous: it reads a public project, and a private project
+/// answers `404 Project Not Found` (GitLab never says a private project exists), a write
+/// `401 Unauthorized`.
+fn authenticate(
+    st: &State,
+    method: &Method,
+    path: &str,
+    auth: &Auth,
+) -> Option<Response<Full<Bytes>>> {
+    let anonymous = |st: &State| {
+        if *method != Method::GET || path == "/api/v4/user" {
+            Some(message(StatusCode::UNAUTHORIZED, "401 Unauthorized"))
+        } else if st.public {
+            None
+        } else {
+            Some(not_found("Project"))
+        }
+    };
+    match auth {
+        Auth::Private(t) if *t == st.token => None,
+        Auth::Job(t) if st.job_token.as_deref() == Some(t.as_str()) => {
+            if *method == Method::GET && job_token_endpoint(path) {
+                None
+            } else {
+                anonymous(st)
+            }
+        }
+        _ => Some(message(StatusCode::UNAUTHORIZED, "401 Unauthorized")),
+    }
+}
+
+/// `/api/v4/projects/:id/merge_requests/:iid` and its `/notes`: what a job token may read.
+fn job_token_endpoint(path: &str) -> bool {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    matches!(
+        segments.as_slice(),
+        ["api", "v4", "projects", _, "merge_requests", _]
+            | ["api", "v4", "projects", _, "merge_requests", _, "notes"]
+    )
+}
+
+/// A published draft note becomes a discussion, as GitLab makes it; one whose position GitLab
+/// would refuse is dropped without a word. GitLab's `DraftNotes::PublishService`
+/// (app/services/draft_notes/publish_service.rb) makes each note with `Notes::CreateService`,
+/// which returns an unsaved note with errors rather than raising, then deletes the draft (one
+/// publish) or all of them (`bulk_publish`) and answers 204 all the same.
 fn publish(st: &mut State, draft: FakeDraft) {
+    if let Some(p) = &draft.position
+        && !valid_position(st, p)
+    {
+        return;
+    }
     let id = st.next_id();
     let discussion_id = st.discussion_id();
     st.read_new_note(&draft.note);
@@ -1116,7 +1174,12 @@ fn valid_position(st: &State, p: &Value) -> bool {
 }
 
 /// A line of a unified diff: its numbers on each side (an added line's `old_next` is the old
-/// side's next line, as GitLab's parser counts).
+/// side's counter, as GitLab's parser keeps it).
+///
+/// GitLab's parser (`Gitlab::Diff::Parser#parse`, lib/gitlab/diff/parser.rb) starts both
+/// counters at the hunk header's numbers read literally (`line.match(/\-[0-9]*/)`), so a
+/// `-N,0` header (a new file's `-0,0`, a pure insertion) gives its added lines old number N,
+/// not N + 1; line codes are `Gitlab::Git.diff_line_code`: `<sha1(path)>_<old>_<new>`.
 struct DiffLine {
     old: Option<u32>,
     old_next: Option<u32>,
@@ -1132,9 +1195,8 @@ fn diff_lines(diff: &str) -> Vec<DiffLine> {
             let mut parts = h.split(' ');
             let side = |s: Option<&str>| -> u32 {
                 let s = s.unwrap_or("0").trim_start_matches(['-', '+']);
-                let (start, count) = s.split_once(',').unwrap_or((s, "1"));
-                let start: u32 = start.parse().unwrap_or(0);
-                if count == "0" { start + 1 } else { start }
+                let start = s.split_once(',').map_or(s, |(start, _)| start);
+                start.parse().unwrap_or(0)
             };
             old = side(parts.next());
             new = side(parts.next());
