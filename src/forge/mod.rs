@@ -17,6 +17,7 @@
 //! escaped, and never into a command line unchecked. Everything posted is escaped by
 //! [`sanitize`] so an agent's text cannot mention people en masse or forge deep-review's markers.
 
+pub mod cap;
 pub mod diff_lines;
 pub mod github;
 pub mod gitlab;

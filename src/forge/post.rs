@@ -243,13 +243,13 @@ pub fn plan(
         .keys()
         .filter(|fp| !present.contains(fp.as_str()))
         .count();
-    let summary_body = redact(render::summary(&SummaryInput {
+    let summary_body = summary_text(&SummaryInput {
         report,
         kind,
         placements: &placements,
         no_longer_found,
         report_url: options.report_url.as_deref(),
-    }));
+    });
     let summary = summary_action(existing.summary.as_ref(), &summary_body);
     let review = (!comments.is_empty()).then(|| ReviewDraft {
         commit: head.clone(),
@@ -468,13 +468,24 @@ fn summary_with_refused(plan: &PostPlan, report: &Report, refused: &[String]) ->
             (i, if moved { Placement::Refused } else { p })
         })
         .collect();
-    render::summary(&SummaryInput {
+    summary_text(&SummaryInput {
         report,
         kind: plan.kind,
         placements: &placements,
         no_longer_found: plan.no_longer_found,
         report_url: plan.report_url.as_deref(),
     })
+}
+
+/// The summary comment as it is posted: secrets hidden, within the forge's limit on a
+/// comment's length.
+fn summary_text(input: &SummaryInput<'_>) -> String {
+    super::cap::summary_for(
+        input.kind,
+        redact(render::summary(input)),
+        &input.report.meta.id,
+        input.report_url,
+    )
 }
 
 /// What `--dry-run` prints: every body that would be sent, and where.

@@ -640,6 +640,9 @@ fn answer(
             if !st.pulls.contains_key(&n) {
                 return message(404, "Not Found");
             }
+            if let Some(refused) = body_too_long(body) {
+                return refused;
+            }
             let id = st.next_id();
             let comment = FakeComment {
                 id,
@@ -650,6 +653,9 @@ fn answer(
             respond(201, &comment_json(st, n, &comment))
         }
         "issues/update-comment" => {
+            if let Some(refused) = body_too_long(body) {
+                return refused;
+            }
             let id = number("comment_id");
             let text = body["body"].as_str().unwrap_or("").to_string();
             let found = st
@@ -807,6 +813,28 @@ fn paged(st: &State, items: &[Value], page: usize, base_url: &str) -> (Reply, St
             .expect("a response"),
         text,
     )
+}
+
+/// The most characters GitHub takes in a comment's body.
+pub const MAX_BODY_CHARS: usize = 65_536;
+
+/// GitHub's 422 for a comment body over [`MAX_BODY_CHARS`] characters. GitHub's REST docs
+/// give the body no length, but the service validates it and answers this exact 422, as the
+/// clients that met it quote it (telia-oss/github-pr-resource#259, docker/scout-action#66,
+/// jmikedupont2/ai-ticket#51: `{"resource": "IssueComment", "code": "unprocessable", "field":
+/// "data", "message": "Body is too long (maximum is 65536 characters)"}`).
+fn body_too_long(body: &Value) -> Option<(Reply, String)> {
+    let chars = body["body"].as_str()?.chars().count();
+    (chars > MAX_BODY_CHARS).then(|| {
+        respond(
+            422,
+            &json!({ "message": "Validation Failed",
+                     "errors": [{ "resource": "IssueComment", "code": "unprocessable", "field": "data",
+                                  "message": "Body is too long (maximum is 65536 characters)" }],
+                     "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+                     "status": "422" }),
+        )
+    })
 }
 
 /// GitHub's 422 for an inline comment on a line it does not show.

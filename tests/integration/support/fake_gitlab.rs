@@ -651,6 +651,20 @@ fn not_found(what: &str) -> Response<Full<Bytes>> {
     message(StatusCode::NOT_FOUND, &format!("404 {what} Not Found"))
 }
 
+/// The most characters GitLab takes in a note: `Note` validates `note` with
+/// `length: { maximum: Gitlab::Database::MAX_TEXT_SIZE_LIMIT }` (1,000,000; app/models/note.rb).
+pub const MAX_NOTE_CHARS: usize = 1_000_000;
+
+/// GitLab's 400 for a note over [`MAX_NOTE_CHARS`] characters.
+fn note_too_long(text: &str) -> Option<Response<Full<Bytes>>> {
+    (text.chars().count() > MAX_NOTE_CHARS).then(|| {
+        respond(
+            StatusCode::BAD_REQUEST,
+            &json!({ "message": { "note": ["is too long (maximum is 1000000 characters)"] } }),
+        )
+    })
+}
+
 fn bad_position() -> Response<Full<Bytes>> {
     message(
         StatusCode::BAD_REQUEST,
@@ -788,6 +802,9 @@ fn answer(
         }
         (Method::POST, ["merge_requests", _, "notes"]) => {
             let text = params["body"].as_str().unwrap_or("").to_string();
+            if let Some(refused) = note_too_long(&text) {
+                return refused;
+            }
             let id = st.next_id();
             let discussion_id = st.discussion_id();
             let note = FakeNote {
@@ -809,6 +826,9 @@ fn answer(
         }
         (Method::PUT, ["merge_requests", _, "notes", id]) => {
             let text = params["body"].as_str().unwrap_or("").to_string();
+            if let Some(refused) = note_too_long(&text) {
+                return refused;
+            }
             let found = st
                 .discussions
                 .iter_mut()
