@@ -1297,3 +1297,34 @@ fn a_summary_over_githubs_limit_is_cut_and_says_where_the_rest_is() {
         "what was open at the cut is closed"
     );
 }
+
+/// `GH_HOST` names the GitHub Enterprise Server when nothing more specific does (as gh reads
+/// it): its `/api/v3` gets GH_ENTERPRISE_TOKEN, and GITHUB_TOKEN goes nowhere.
+#[test]
+#[ignore = "needs GitHub's API descriptions: scripts/install-github-descriptions.sh"]
+fn gh_host_names_the_enterprise_server_and_its_own_token_goes_there() {
+    let w = world();
+    let logger = Logger::start();
+    let host = logger.host();
+    let out = output_of(
+        w.cmd(&["run", "236", "--dry-run"])
+            .env_remove("GITHUB_API_URL")
+            .env_remove("GITHUB_GRAPHQL_URL")
+            .env_remove("GITHUB_SERVER_URL")
+            .env("GH_HOST", &host)
+            .env("GH_ENTERPRISE_TOKEN", "ghe-own-token"),
+    );
+    assert_ne!(out.code, Some(0), "the logger serves no pull request");
+    let seen = logger.seen();
+    assert!(!seen.is_empty(), "{}", w.context(&out));
+    assert!(
+        seen[0].starts_with("GET /api/v3/repos/o/r/pulls/236"),
+        "{seen:#?}"
+    );
+    assert!(
+        seen.iter()
+            .all(|r| r.ends_with("auth=Bearer ghe-own-token") && !r.contains(TOKEN)),
+        "{seen:#?}"
+    );
+    assert!(w.github.requests().is_empty(), "{}", w.github.summary());
+}
