@@ -1051,3 +1051,41 @@ fn a_missing_or_rejected_token_is_one_sentence_naming_gitlab_token() {
     );
     assert!(w.gitlab.writes().is_empty(), "{}", w.gitlab.summary());
 }
+
+/// Outside CI, a self-managed GitLab under a relative URL root: GITLAB_URL names it, and the
+/// merge request's address resolves to its API and its project (the root is part of neither
+/// the project's path nor the API's host).
+#[test]
+#[ignore = "needs python-gitlab's API description (scripts/install-gitlab-descriptions.sh)"]
+fn a_gitlab_under_a_relative_url_root_is_found_from_gitlab_url() {
+    let w = world();
+    w.gitlab.under_relative_root("/gitlab");
+    let web = w.gitlab.web_url();
+    let address = format!("{web}/group/sub/proj/-/merge_requests/42");
+    let ran = run(w
+        .cmd(&["run", &address, "--dry-run"])
+        .env_remove("CI_API_V4_URL")
+        .env_remove("CI_PROJECT_PATH")
+        .env("GITLAB_URL", &web));
+    assert_eq!(ran.code, Some(0), "{}", w.context(&ran));
+    let requests = w.gitlab.requests();
+    assert!(
+        requests.iter().any(|r| r.path
+            == "/gitlab/api/v4/projects/group%2Fsub%2Fproj/merge_requests/42"
+            && r.status == 200),
+        "{}",
+        w.gitlab.summary()
+    );
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.path.starts_with("/gitlab/api/v4/")
+                && r.token_header.as_deref() == Some("PRIVATE-TOKEN")),
+        "{}",
+        w.gitlab.summary()
+    );
+    assert!(
+        ran.stdout.contains("Does this accept any password?"),
+        "the brief has the thread"
+    );
+}

@@ -162,6 +162,10 @@ impl Client {
                     "GitLab answered 404 to CI_JOB_TOKEN for {what} in project {project}: a CI job token may read a merge request and its notes but not its commits, discussions or diff versions, so set GITLAB_TOKEN to a project access token with the read_api scope (api to post)"
                 )
             }
+            StatusCode::NOT_FOUND if !self.location.api_from_ci => format!(
+                "GitLab has no {what} in project {project} (404, from {}): check the merge request number and the project; a private project also answers 404 to a token that cannot read it, and an instance under a relative URL root (https://host/gitlab) needs GITLAB_URL set to that address",
+                self.location.from
+            ),
             StatusCode::NOT_FOUND => format!(
                 "GitLab has no {what} in project {project} (404, from {}): check the merge request number and the project; a private project also answers 404 to a token that cannot read it",
                 self.location.from

@@ -210,6 +210,8 @@ struct State {
     draft_notes_api: bool,
     /// A public project: anyone reads it, without a token.
     public: bool,
+    /// The relative URL root the instance is served under (`/gitlab`), or empty.
+    relative_root: String,
     /// Keyset pagination: only a `Link` header says where the next page is.
     keyset: bool,
     /// Paths whose positions GitLab refuses though they are on the diff (a file GitLab
@@ -319,7 +321,20 @@ impl FakeGitLab {
 
     /// `CI_API_V4_URL`.
     pub fn api_url(&self) -> String {
-        format!("http://{}/api/v4", self.addr)
+        format!("{}/api/v4", self.web_url())
+    }
+
+    /// The instance's web address: `http://127.0.0.1:PORT`, and its relative URL root if it
+    /// has one.
+    pub fn web_url(&self) -> String {
+        format!("http://{}{}", self.addr, self.lock().relative_root)
+    }
+
+    /// Serves the instance under a relative URL root (`/gitlab`), as a self-managed GitLab
+    /// configured with one is (<https://docs.gitlab.com/install/relative_url/>): its API is at
+    /// `/gitlab/api/v4`, and nothing answers at `/api/v4`.
+    pub fn under_relative_root(&self, root: &str) {
+        self.lock().relative_root = root.trim_end_matches('/').to_string();
     }
 
     pub fn project_id(&self) -> u64 {
@@ -684,6 +699,9 @@ fn answer(
     let (path, query) = path_and_query
         .split_once('?')
         .unwrap_or((path_and_query, ""));
+    let Some(path) = path.strip_prefix(st.relative_root.as_str()) else {
+        return not_found("");
+    };
     if let Some(f) = st.failures.iter_mut().find(|f| {
         f.times > 0
             && path.ends_with(f.suffix.as_str())
@@ -754,7 +772,7 @@ fn answer(
         .unwrap_or(20)
         .clamp(1, 100)
         .min(st.page_size);
-    let list_url = format!("http://{addr}{path}");
+    let list_url = format!("http://{addr}{}{path}", st.relative_root);
     let iid = mr.iid.to_string();
     match (method.clone(), segments.as_slice()) {
         (_, ["merge_requests", n, ..]) if *n != iid => not_found("Merge Request"),
