@@ -1312,7 +1312,10 @@ fn gh_host_names_the_enterprise_server_and_its_own_token_goes_there() {
             .env_remove("GITHUB_GRAPHQL_URL")
             .env_remove("GITHUB_SERVER_URL")
             .env("GH_HOST", &host)
-            .env("GH_ENTERPRISE_TOKEN", "ghe-own-token"),
+            .env("GH_ENTERPRISE_TOKEN", "ghe-own-token")
+            // Should the host be missed, an https request to api.github.com ends here, on
+            // this machine, instead of leaving it.
+            .env("HTTPS_PROXY", "http://127.0.0.1:9"),
     );
     assert_ne!(out.code, Some(0), "the logger serves no pull request");
     let seen = logger.seen();
