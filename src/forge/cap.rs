@@ -105,8 +105,8 @@ impl Open {
     fn read(&mut self, line: &str) {
         let trimmed = line.trim_end();
         if let Some(fence) = &self.fence {
-            let closes = trimmed.len() >= fence.len()
-                && trimmed.chars().all(|c| Some(c) == fence.chars().next());
+            let closes =
+                trimmed.len() >= fence.len() && trimmed.chars().all(|c| fence.starts_with(c));
             if closes {
                 self.fence = None;
             }

@@ -687,6 +687,33 @@ fn bad_position() -> Response<Full<Bytes>> {
     )
 }
 
+/// The failure the test asked for on this request, if any (see [`FakeGitLab::fail_with`]).
+fn injected_failure(st: &mut State, method: &Method, path: &str) -> Option<Response<Full<Bytes>>> {
+    let f = st.failures.iter_mut().find(|f| {
+        f.times > 0
+            && path.ends_with(f.suffix.as_str())
+            && f.method.as_deref().is_none_or(|m| m == method.as_str())
+    })?;
+    f.times -= 1;
+    let status = StatusCode::from_u16(f.status).expect("a status");
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        let reset = chrono::Utc::now().timestamp() + 1;
+        return Some(
+            Response::builder()
+                .status(status)
+                .header("content-type", "text/plain")
+                .header("retry-after", "1")
+                .header("ratelimit-limit", "2000")
+                .header("ratelimit-observed", "2001")
+                .header("ratelimit-remaining", "0")
+                .header("ratelimit-reset", reset.to_string())
+                .body(Full::new(Bytes::from("Retry later\n")))
+                .expect("a response"),
+        );
+    }
+    Some(message(status, "500 Internal Server Error"))
+}
+
 fn answer(
     st: &mut State,
     addr: SocketAddr,
@@ -702,27 +729,8 @@ fn answer(
     let Some(path) = path.strip_prefix(st.relative_root.as_str()) else {
         return not_found("");
     };
-    if let Some(f) = st.failures.iter_mut().find(|f| {
-        f.times > 0
-            && path.ends_with(f.suffix.as_str())
-            && f.method.as_deref().is_none_or(|m| m == method.as_str())
-    }) {
-        f.times -= 1;
-        let status = StatusCode::from_u16(f.status).expect("a status");
-        if status == StatusCode::TOO_MANY_REQUESTS {
-            let reset = chrono::Utc::now().timestamp() + 1;
-            return Response::builder()
-                .status(status)
-                .header("content-type", "text/plain")
-                .header("retry-after", "1")
-                .header("ratelimit-limit", "2000")
-                .header("ratelimit-observed", "2001")
-                .header("ratelimit-remaining", "0")
-                .header("ratelimit-reset", reset.to_string())
-                .body(Full::new(Bytes::from("Retry later\n")))
-                .expect("a response");
-        }
-        return message(status, "500 Internal Server Error");
+    if let Some(failed) = injected_failure(st, method, path) {
+        return failed;
     }
     let writes = *method != Method::GET;
     if let Some(refused) = authenticate(st, method, path, auth) {
@@ -773,25 +781,75 @@ fn answer(
         .clamp(1, 100)
         .min(st.page_size);
     let list_url = format!("http://{addr}{}{path}", st.relative_root);
-    let iid = mr.iid.to_string();
-    match (method.clone(), segments.as_slice()) {
-        (_, ["merge_requests", n, ..]) if *n != iid => not_found("Merge Request"),
-        (Method::GET, ["merge_requests", _]) => respond(StatusCode::OK, &mr_json(st, &mr)),
+    let routed = Routed {
+        method: method.clone(),
+        segments: segments.iter().map(|s| s.to_string()).collect(),
+        params,
+        page,
+        per_page,
+        list_url,
+        query: query.to_string(),
+        mr,
+    };
+    route(st, &routed)
+}
+
+/// A request past the token, the project and the description's checks: what the routes read.
+struct Routed {
+    method: Method,
+    segments: Vec<String>,
+    params: Value,
+    page: usize,
+    per_page: usize,
+    list_url: String,
+    query: String,
+    mr: MergeRequest,
+}
+
+/// The merge request's endpoints, by kind: reads, notes and discussions, draft notes.
+fn route(st: &mut State, r: &Routed) -> Response<Full<Bytes>> {
+    let iid = r.mr.iid.to_string();
+    match r
+        .segments
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["merge_requests", n, ..] if *n != iid => not_found("Merge Request"),
+        ["merge_requests", _, "draft_notes", ..] => draft_route(st, r),
+        _ if r.method == Method::GET => read_route(st, r),
+        ["merge_requests", _, "discussions", ..] => discussion_route(st, r),
+        _ => note_route(st, r),
+    }
+}
+
+/// The merge request, its commits, versions, discussions and notes.
+fn read_route(st: &mut State, r: &Routed) -> Response<Full<Bytes>> {
+    let method = r.method.clone();
+    let page = r.page;
+    let per_page = r.per_page;
+    let list_url = &r.list_url;
+    let query = r.query.as_str();
+    let mr = &r.mr;
+    let segments: Vec<&str> = r.segments.iter().map(String::as_str).collect();
+    match (method, segments.as_slice()) {
+        (Method::GET, ["merge_requests", _]) => respond(StatusCode::OK, &mr_json(st, mr)),
         (Method::GET, ["merge_requests", _, "commits"]) => {
             let items: Vec<Value> = mr.commits.iter().rev().map(|c| commit_json(c)).collect();
-            paged(&items, page, per_page, &list_url, query, st.keyset)
+            paged(&items, page, per_page, list_url, query, st.keyset)
         }
         (Method::GET, ["merge_requests", _, "versions"]) => {
             let items: Vec<Value> = st
                 .versions
                 .iter()
-                .map(|v| version_json(v, &mr, false))
+                .map(|v| version_json(v, mr, false))
                 .collect();
-            paged(&items, page, per_page, &list_url, query, st.keyset)
+            paged(&items, page, per_page, list_url, query, st.keyset)
         }
         (Method::GET, ["merge_requests", _, "versions", id]) => {
             match st.versions.iter().find(|v| v.id.to_string() == *id) {
-                Some(v) => respond(StatusCode::OK, &version_json(v, &mr, true)),
+                Some(v) => respond(StatusCode::OK, &version_json(v, mr, true)),
                 None => not_found(""),
             }
         }
@@ -799,9 +857,9 @@ fn answer(
             let items: Vec<Value> = st
                 .discussions
                 .iter()
-                .map(|d| discussion_json(d, &mr))
+                .map(|d| discussion_json(d, mr))
                 .collect();
-            paged(&items, page, per_page, &list_url, query, st.keyset)
+            paged(&items, page, per_page, list_url, query, st.keyset)
         }
         (Method::GET, ["merge_requests", _, "notes"]) => {
             if query_param(query, "sort").is_some_and(|s| s != "asc" && s != "desc") {
@@ -814,10 +872,21 @@ fn answer(
                 .discussions
                 .iter()
                 .flat_map(|d| d.notes.iter())
-                .map(|n| note_json(n, &mr))
+                .map(|n| note_json(n, mr))
                 .collect();
-            paged(&items, page, per_page, &list_url, query, st.keyset)
+            paged(&items, page, per_page, list_url, query, st.keyset)
         }
+        _ => not_found(""),
+    }
+}
+
+/// Plain notes: made and edited.
+fn note_route(st: &mut State, r: &Routed) -> Response<Full<Bytes>> {
+    let method = r.method.clone();
+    let params = &r.params;
+    let mr = &r.mr;
+    let segments: Vec<&str> = r.segments.iter().map(String::as_str).collect();
+    match (method, segments.as_slice()) {
         (Method::POST, ["merge_requests", _, "notes"]) => {
             let text = params["body"].as_str().unwrap_or("").to_string();
             if let Some(refused) = note_too_long(&text) {
@@ -840,7 +909,7 @@ fn answer(
                 individual: true,
                 notes: vec![note.clone()],
             });
-            respond(StatusCode::CREATED, &note_json(&note, &mr))
+            respond(StatusCode::CREATED, &note_json(&note, mr))
         }
         (Method::PUT, ["merge_requests", _, "notes", id]) => {
             let text = params["body"].as_str().unwrap_or("").to_string();
@@ -857,11 +926,22 @@ fn answer(
                 Some(n) => {
                     n.body = text;
                     let n = n.clone();
-                    respond(StatusCode::OK, &note_json(&n, &mr))
+                    respond(StatusCode::OK, &note_json(&n, mr))
                 }
                 None => not_found("Note"),
             }
         }
+        _ => not_found(""),
+    }
+}
+
+/// Discussions: started on a line, replied to, resolved.
+fn discussion_route(st: &mut State, r: &Routed) -> Response<Full<Bytes>> {
+    let method = r.method.clone();
+    let params = &r.params;
+    let mr = &r.mr;
+    let segments: Vec<&str> = r.segments.iter().map(String::as_str).collect();
+    match (method, segments.as_slice()) {
         (Method::POST, ["merge_requests", _, "discussions"]) => {
             let text = params["body"].as_str().unwrap_or("").to_string();
             let position = params.get("position").cloned();
@@ -891,7 +971,7 @@ fn answer(
                 individual: false,
                 notes: vec![note],
             };
-            let out = discussion_json(&d, &mr);
+            let out = discussion_json(&d, mr);
             st.discussions.push(d);
             respond(StatusCode::CREATED, &out)
         }
@@ -912,7 +992,7 @@ fn answer(
                     };
                     d.notes.push(note.clone());
                     d.individual = false;
-                    respond(StatusCode::CREATED, &note_json(&note, &mr))
+                    respond(StatusCode::CREATED, &note_json(&note, mr))
                 }
                 None => not_found("Discussion"),
             }
@@ -928,15 +1008,30 @@ fn answer(
                         n.resolved = resolved;
                     }
                     let d = d.clone();
-                    respond(StatusCode::OK, &discussion_json(&d, &mr))
+                    respond(StatusCode::OK, &discussion_json(&d, mr))
                 }
                 None => not_found("Discussion"),
             }
         }
+        _ => not_found(""),
+    }
+}
+
+/// Draft notes: listed, made, deleted, published.
+fn draft_route(st: &mut State, r: &Routed) -> Response<Full<Bytes>> {
+    let method = r.method.clone();
+    let page = r.page;
+    let per_page = r.per_page;
+    let params = &r.params;
+    let list_url = &r.list_url;
+    let query = r.query.as_str();
+    let mr = &r.mr;
+    let segments: Vec<&str> = r.segments.iter().map(String::as_str).collect();
+    match (method, segments.as_slice()) {
         (_, ["merge_requests", _, "draft_notes", ..]) if !st.draft_notes_api => not_found(""),
         (Method::GET, ["merge_requests", _, "draft_notes"]) => {
-            let items: Vec<Value> = st.drafts.iter().map(|d| draft_json(d, &mr)).collect();
-            paged(&items, page, per_page, &list_url, query, st.keyset)
+            let items: Vec<Value> = st.drafts.iter().map(|d| draft_json(d, mr)).collect();
+            paged(&items, page, per_page, list_url, query, st.keyset)
         }
         (Method::POST, ["merge_requests", _, "draft_notes"]) => {
             // GitLab keeps a draft's position as given: it is checked only when the draft is
@@ -950,7 +1045,7 @@ fn answer(
                 position,
             };
             st.drafts.push(draft.clone());
-            respond(StatusCode::CREATED, &draft_json(&draft, &mr))
+            respond(StatusCode::CREATED, &draft_json(&draft, mr))
         }
         (Method::DELETE, ["merge_requests", _, "draft_notes", id]) => {
             let before = st.drafts.len();
