@@ -36,9 +36,6 @@ pub fn summary_for(
     summary(body, max_body_chars(kind), &note)
 }
 
-/// Room kept for the lines that close what was open at the cut.
-const CLOSING_RESERVE: usize = 200;
-
 /// What to say where the summary is cut.
 pub struct CutNote<'a> {
     pub forge: &'static str,
@@ -58,18 +55,21 @@ pub fn summary(body: String, max: usize, note: &CutNote<'_>) -> String {
         _ => (body.as_str(), ""),
     };
     let sentence = cut_sentence(total, max, note);
-    let budget =
-        max.saturating_sub(sentence.chars().count() + footer.chars().count() + CLOSING_RESERVE);
+    // One more for the line break a cut after the text's last line adds.
+    let budget = max.saturating_sub(sentence.chars().count() + footer.chars().count() + 1);
     let mut open = Open::default();
     let mut out = String::new();
     let mut used = 0;
     for line in text.split_inclusive('\n') {
         let chars = line.chars().count();
-        if used + chars > budget {
+        let mut after = open.clone();
+        after.read(line);
+        // What this line leaves open must be closed within the limit too.
+        if used + chars + after.closing().chars().count() > budget {
             break;
         }
         used += chars;
-        open.read(line);
+        open = after;
         out.push_str(line);
     }
     if !out.ends_with('\n') {
@@ -95,7 +95,7 @@ fn cut_sentence(total: usize, max: usize, note: &CutNote<'_>) -> String {
 }
 
 /// What is open at a point of Markdown: a fenced code block (its fence) and `<details>`.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Open {
     fence: Option<String>,
     details: usize,
@@ -165,6 +165,10 @@ mod tests {
             body.push_str(&format!("+line {i} é\n"));
         }
         body.push_str("```\n</details>\n\n<sub>deep-review · report `r`</sub>");
+        for max in [1_000, 1_234, 1_999, 3_000] {
+            let n = summary(body.clone(), max, &note()).chars().count();
+            assert!(n <= max && n + 20 > max, "{n} for {max}");
+        }
         let capped = summary(body, 2_000, &note());
         assert!(
             capped.chars().count() <= 2_000,
