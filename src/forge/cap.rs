@@ -1,7 +1,7 @@
 //! The summary comment kept within what a forge takes in one comment: GitHub refuses a body
 //! over 65,536 characters with a 422 ("Body is too long (maximum is 65536 characters)"), GitLab
-//! a note over 1,000,000 characters with a 400 ("Note is too long (maximum is 1000000
-//! characters)"). A summary over the limit loses its tail, never its marker (the first line,
+//! a note over 1,000,000 characters (`Gitlab::Database::MAX_TEXT_SIZE_LIMIT`) with a 400
+//! ("Note is too long (maximum is 1000000 characters)"). A summary over the limit loses its tail, never its marker (the first line,
 //! which later posts find it by) nor its footer (the report's id); an open code block or
 //! `<details>` at the cut is closed, and a sentence says what was cut and where the full report
 //! is. A summary within the limit is left byte for byte as it was.

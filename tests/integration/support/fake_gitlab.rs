@@ -666,8 +666,9 @@ fn not_found(what: &str) -> Response<Full<Bytes>> {
     message(StatusCode::NOT_FOUND, &format!("404 {what} Not Found"))
 }
 
-/// The most characters GitLab takes in a note: `Note` validates `note` with
-/// `length: { maximum: Gitlab::Database::MAX_TEXT_SIZE_LIMIT }` (1,000,000; app/models/note.rb).
+/// The most characters GitLab takes in a note: `Gitlab::Database::MAX_TEXT_SIZE_LIMIT`
+/// (1,000,000, lib/gitlab/database.rb: "the maximum number of characters for text fields"),
+/// which `Note` validates its `note` against.
 pub const MAX_NOTE_CHARS: usize = 1_000_000;
 
 /// GitLab's 400 for a note over [`MAX_NOTE_CHARS`] characters.
