@@ -834,7 +834,17 @@ fn a_draft_gitlab_drops_on_publishing_moves_the_finding_to_the_summary() {
     let ran = w.run(&["run", "!42", "--agents", "alpha,beta", "--quiet"]);
     assert_eq!(ran.code, Some(0), "{}", w.context(&ran));
     let report: Value = serde_json::from_str(&report_file(&ran, "json")).unwrap();
+    let module = fingerprint_of(&report, "Module name auth is vague");
+    let marker = format!("<!-- deep-review:finding:{module} -->");
     w.gitlab.refuse_positions_on("src/lib.rs");
+    // Someone copies deep-review's marker of that finding: it does not pass for its comment.
+    w.gitlab.add_diff_discussion(
+        "src/lib.rs",
+        2,
+        "mallory",
+        &format!("{marker}\nNothing to see."),
+        false,
+    );
     let posted = w.run(&["post", "latest"]);
     assert_eq!(posted.code, Some(0), "{}", w.context(&posted));
     let drafts: Vec<u16> = w
@@ -861,13 +871,11 @@ fn a_draft_gitlab_drops_on_publishing_moves_the_finding_to_the_summary() {
         "{}",
         posted.stderr
     );
-    let module = fingerprint_of(&report, "Module name auth is vague");
-    let marker = format!("<!-- deep-review:finding:{module} -->");
     assert!(
         !w.gitlab
             .discussions()
             .iter()
-            .any(|d| d.notes[0].body.starts_with(&marker)),
+            .any(|d| d.notes[0].author == BOT && d.notes[0].body.starts_with(&marker)),
         "the dropped draft is not on the diff"
     );
     let summary = w

@@ -5,9 +5,9 @@
 //! Every comment's position is built from GitLab's own diff of the version the report reviewed
 //! ([`super::position`]); one whose lines that diff does not show, that GitLab refuses with
 //! a 400 (a discussion), or that publishing a draft dropped (GitLab checks a draft's position
-//! only then, and says nothing), comes back as refused and goes to the summary. Draft notes a person has pending on
-//! the merge request with the same token are never published by deep-review: then each of its
-//! own drafts is published alone instead of all at once.
+//! only then, and says nothing), comes back as refused and goes to the summary. Draft notes a
+//! person has pending on the merge request with the same token are never published by
+//! deep-review: then each of its own drafts is published alone instead of all at once.
 
 use std::collections::HashSet;
 
@@ -223,8 +223,16 @@ fn publish_drafts(
 /// The fingerprints of deep-review's inline comments the merge request has, read back after
 /// publishing. GitLab checks a draft note's position only when it publishes it, and then drops
 /// a draft it refuses without a word (its `DraftNotes::PublishService` deletes every draft
-/// whether its note was saved or not): what is not here goes to the summary.
+/// whether its note was saved or not): what is not here goes to the summary. Only the token's
+/// own notes count: someone else's note that copies deep-review's marker must not pass for a
+/// finding's comment and keep the finding out of the summary.
 fn published(gl: &GitLab, number: u64) -> anyhow::Result<HashSet<String>> {
+    let me = gl.viewer()?;
+    let ours = |note: &&super::ApiNote| match (&me, &note.author) {
+        (Some(me), Some(author)) => author.username.eq_ignore_ascii_case(me),
+        (None, _) => true,
+        (Some(_), None) => false,
+    };
     let (discussions, _) = gl.client.get_all::<ApiDiscussion>(
         gl.mr_url(number, "/discussions")?,
         &format!("the discussions of merge request !{number}"),
@@ -234,6 +242,7 @@ fn published(gl: &GitLab, number: u64) -> anyhow::Result<HashSet<String>> {
         .iter()
         .filter_map(|d| d.notes.iter().find(|n| !n.system))
         .filter(|n| n.position.is_some())
+        .filter(ours)
         .filter_map(|n| markers::finding_of(&n.body).map(str::to_string))
         .collect())
 }
