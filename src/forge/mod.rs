@@ -18,6 +18,7 @@
 //! [`sanitize`] so an agent's text cannot mention people en masse or forge deep-review's markers.
 
 pub mod bitbucket;
+pub mod cap;
 pub mod diff_lines;
 pub mod github;
 pub mod gitlab;
@@ -322,7 +323,7 @@ pub fn connect(repo: &Path, pr: &PrRef) -> anyhow::Result<Box<dyn Forge>> {
 
 /// Which forge a reference is for: what it says (`!42`, a merge request's address), else the
 /// CI it runs in (GitLab CI sets `CI_API_V4_URL`, GitHub Actions `GITHUB_ACTIONS`), else
-/// `origin`'s host (`gitlab.com`, `gitlab.*`), else GitHub.
+/// `origin`'s host (`gitlab.com`, `gitlab.*`, the instance `GITLAB_URL` names), else GitHub.
 pub fn kind_of(repo: &Path, pr: &PrRef) -> RequestKind {
     if let Some(kind) = pr.kind {
         return kind;
@@ -339,7 +340,11 @@ pub fn kind_of(repo: &Path, pr: &PrRef) -> RequestKind {
         rest.split('/').next().map(str::to_ascii_lowercase)
     });
     match origin_host {
-        Some(host) if host == "gitlab.com" || host.starts_with("gitlab.") => {
+        Some(host)
+            if host == "gitlab.com"
+                || host.starts_with("gitlab.")
+                || gitlab::location::is_named_instance(&host) =>
+        {
             RequestKind::MergeRequest
         }
         _ => RequestKind::PullRequest,

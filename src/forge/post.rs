@@ -124,118 +124,22 @@ pub fn plan(
         .ok_or_else(|| not_a_pull_request(&report.meta.id))?;
     let kind = pr.kind;
     let mut notes = Vec::new();
-    let diff = DiffLines::new(&target.changed_files);
     let head = report
         .meta
         .head
         .clone()
         .unwrap_or_else(|| target.head.clone());
-
-    let mut placements: Vec<(usize, Placement)> = Vec::new();
-    let mut comments: Vec<InlineComment> = Vec::new();
-    let mut already_posted = Vec::new();
-    let mut seen: HashSet<&str> = HashSet::new();
-    for (index, f) in report.findings.iter().enumerate() {
-        if !f.is_shown() {
-            continue;
-        }
-        let fp = f.fingerprint.as_str();
-        let marked = markers::is_fingerprint(fp);
-        if marked && existing.findings.contains_key(fp) {
-            placements.push((index, Placement::AlreadyPosted));
-            already_posted.push(f.id.clone());
-            continue;
-        }
-        let place = (marked && seen.insert(fp) && comments.len() < MAX_INLINE)
-            .then(|| inline_place(f, &diff))
-            .flatten();
-        match place {
-            Some((path, start, end)) => {
-                let suggestion = f
-                    .fix_diff
-                    .as_deref()
-                    .and_then(|d| {
-                        let lines = read_lines(&path, start, end)?;
-                        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-                        suggestion::suggestion(d, &refs)
-                    })
-                    .filter(|lines| render::suggestion_fits(kind, lines));
-                comments.push(InlineComment {
-                    path,
-                    start_line: (start != end).then_some(start),
-                    line: end,
-                    body: redact(render::inline(
-                        report,
-                        f,
-                        suggestion.as_deref(),
-                        kind,
-                        (start, end),
-                    )),
-                    fingerprint: fp.to_string(),
-                });
-                placements.push((index, Placement::Inline));
-            }
-            None => placements.push((index, Placement::Summary)),
-        }
-    }
+    let diff = DiffLines::new(&target.changed_files);
+    let placed = place_findings(report, kind, existing, &diff, read_lines);
     let shown_inline_capped = report.findings.iter().filter(|f| f.is_shown()).count() > MAX_INLINE
-        && comments.len() == MAX_INLINE;
+        && placed.comments.len() == MAX_INLINE;
     if shown_inline_capped {
         notes.push(format!(
             "only {MAX_INLINE} findings are posted as inline comments at once; the others are in the summary"
         ));
     }
-
-    // Earlier findings the report no longer has (in any tier): reply and resolve, when the
-    // report is of the pull request's head as it is now (an older report must not close the
-    // threads of a newer one).
-    // A finding the author declined in an earlier round is not raised again, but it is not
-    // fixed either: its thread stays open for the people to settle.
-    let present: HashSet<&str> = report
-        .findings
-        .iter()
-        .map(|f| f.fingerprint.as_str())
-        .chain(
-            report
-                .prior_rounds
-                .declined
-                .iter()
-                .filter_map(|d| d.fingerprint.as_deref()),
-        )
-        .collect();
-    let mut resolutions = Vec::new();
-    let gone: Vec<(&String, &Thread)> = {
-        let mut gone: Vec<(&String, &Thread)> = existing
-            .findings
-            .iter()
-            .filter(|(fp, t)| !t.resolved && !present.contains(fp.as_str()))
-            .collect();
-        gone.sort_by(|a, b| a.0.cmp(b.0));
-        gone
-    };
-    match existing.current_head.as_deref() {
-        Some(now) if now != head && !gone.is_empty() => notes.push(format!(
-            "the {}'s head moved since this report ({} → {}): {} of earlier rounds are left open until a report of the newest head is posted",
-            kind.noun(),
-            short(&head),
-            short(now),
-            crate::text::plural(gone.len(), "thread", "threads")
-        )),
-        _ => {
-            for (fp, thread) in gone {
-                let replied = thread
-                    .recent
-                    .iter()
-                    .any(|c| markers::resolved_of(&c.body) == Some(fp.as_str()));
-                resolutions.push(Resolution {
-                    thread: thread.clone(),
-                    fingerprint: fp.clone(),
-                    reply: (!replied).then(|| redact(render::resolved_reply(report, fp, kind))),
-                });
-            }
-        }
-    }
-
+    let present = present_fingerprints(report);
+    let resolutions = resolutions(report, kind, existing, &present, &head, &mut notes);
     // Every earlier finding that is gone, resolved by this post or an earlier one: the summary
     // says the same when the same report is posted again.
     let no_longer_found = existing
@@ -243,18 +147,18 @@ pub fn plan(
         .keys()
         .filter(|fp| !present.contains(fp.as_str()))
         .count();
-    let summary_body = redact(render::summary(&SummaryInput {
+    let summary_body = summary_text(&SummaryInput {
         report,
         kind,
-        placements: &placements,
+        placements: &placed.placements,
         no_longer_found,
         report_url: options.report_url.as_deref(),
-    }));
+    });
     let summary = summary_action(existing.summary.as_ref(), &summary_body);
-    let review = (!comments.is_empty()).then(|| ReviewDraft {
+    let review = (!placed.comments.is_empty()).then(|| ReviewDraft {
         commit: head.clone(),
-        body: redact(render::review_body(report, comments.len())),
-        comments,
+        body: redact(render::review_body(report, placed.comments.len())),
+        comments: placed.comments,
     });
     if existing.offline {
         notes.push(format!(
@@ -265,17 +169,163 @@ pub fn plan(
     Ok(PostPlan {
         number: pr.number,
         kind,
-        placements,
+        placements: placed.placements,
         no_longer_found,
         report_url: options.report_url.clone(),
         summary_body,
         summary,
         existing_summary: existing.summary.clone(),
         review,
-        already_posted,
+        already_posted: placed.already_posted,
         resolutions,
         notes,
     })
+}
+
+/// Where each shown finding goes: the inline comments to post, and every placement.
+struct Placed {
+    placements: Vec<(usize, Placement)>,
+    comments: Vec<InlineComment>,
+    /// Ids of shown findings an earlier post holds.
+    already_posted: Vec<String>,
+}
+
+/// Each shown finding placed: already posted (its fingerprint has a thread), an inline comment
+/// (new, on lines of the diff, its fingerprint not taken by another finding, within
+/// [`MAX_INLINE`]), or the summary.
+fn place_findings(
+    report: &Report,
+    kind: RequestKind,
+    existing: &Existing,
+    diff: &DiffLines,
+    read_lines: &LineReader<'_>,
+) -> Placed {
+    let mut placed = Placed {
+        placements: Vec::new(),
+        comments: Vec::new(),
+        already_posted: Vec::new(),
+    };
+    let mut seen: HashSet<&str> = HashSet::new();
+    for (index, f) in report.findings.iter().enumerate() {
+        if !f.is_shown() {
+            continue;
+        }
+        let fp = f.fingerprint.as_str();
+        let marked = markers::is_fingerprint(fp);
+        if marked && existing.findings.contains_key(fp) {
+            placed.placements.push((index, Placement::AlreadyPosted));
+            placed.already_posted.push(f.id.clone());
+            continue;
+        }
+        let place = (marked && seen.insert(fp) && placed.comments.len() < MAX_INLINE)
+            .then(|| inline_place(f, diff))
+            .flatten();
+        match place {
+            Some(place) => {
+                let comment = inline_comment(report, f, kind, place, read_lines);
+                placed.comments.push(comment);
+                placed.placements.push((index, Placement::Inline));
+            }
+            None => placed.placements.push((index, Placement::Summary)),
+        }
+    }
+    placed
+}
+
+/// The inline comment of finding `f` on `path` lines `start..=end`, with a suggestion when its
+/// fix is a small replacement of exactly those lines that the forge can take as it is.
+fn inline_comment(
+    report: &Report,
+    f: &MergedFinding,
+    kind: RequestKind,
+    (path, start, end): (String, u32, u32),
+    read_lines: &LineReader<'_>,
+) -> InlineComment {
+    let suggestion = f
+        .fix_diff
+        .as_deref()
+        .and_then(|d| {
+            let lines = read_lines(&path, start, end)?;
+            let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+            suggestion::suggestion(d, &refs)
+        })
+        .filter(|lines| render::suggestion_fits(kind, lines));
+    InlineComment {
+        path,
+        start_line: (start != end).then_some(start),
+        line: end,
+        body: redact(render::inline(
+            report,
+            f,
+            suggestion.as_deref(),
+            kind,
+            (start, end),
+        )),
+        fingerprint: f.fingerprint.clone(),
+    }
+}
+
+/// The fingerprints the report still has, in any tier, and those of findings the author
+/// declined in an earlier round: a declined finding is not raised again, but it is not fixed
+/// either, so its thread stays open for the people to settle.
+fn present_fingerprints(report: &Report) -> HashSet<&str> {
+    report
+        .findings
+        .iter()
+        .map(|f| f.fingerprint.as_str())
+        .chain(
+            report
+                .prior_rounds
+                .declined
+                .iter()
+                .filter_map(|d| d.fingerprint.as_deref()),
+        )
+        .collect()
+}
+
+/// Earlier findings the report no longer has: a reply (unless replied already) and the thread
+/// resolved, when the report is of the pull request's head as it is now (an older report must
+/// not close the threads of a newer one; then a note says they are left open).
+fn resolutions(
+    report: &Report,
+    kind: RequestKind,
+    existing: &Existing,
+    present: &HashSet<&str>,
+    head: &str,
+    notes: &mut Vec<String>,
+) -> Vec<Resolution> {
+    let mut gone: Vec<(&String, &Thread)> = existing
+        .findings
+        .iter()
+        .filter(|(fp, t)| !t.resolved && !present.contains(fp.as_str()))
+        .collect();
+    gone.sort_by(|a, b| a.0.cmp(b.0));
+    match existing.current_head.as_deref() {
+        Some(now) if now != head && !gone.is_empty() => {
+            notes.push(format!(
+                "the {}'s head moved since this report ({} → {}): {} of earlier rounds are left open until a report of the newest head is posted",
+                kind.noun(),
+                short(head),
+                short(now),
+                crate::text::plural(gone.len(), "thread", "threads")
+            ));
+            Vec::new()
+        }
+        _ => gone
+            .into_iter()
+            .map(|(fp, thread)| {
+                let replied = thread
+                    .recent
+                    .iter()
+                    .any(|c| markers::resolved_of(&c.body) == Some(fp.as_str()));
+                Resolution {
+                    thread: thread.clone(),
+                    fingerprint: fp.clone(),
+                    reply: (!replied).then(|| redact(render::resolved_reply(report, fp, kind))),
+                }
+            })
+            .collect(),
+    }
 }
 
 /// Text to post with every secret of the environment hidden: a review quoting a key would
@@ -469,13 +519,24 @@ fn summary_with_refused(plan: &PostPlan, report: &Report, refused: &[String]) ->
             (i, if moved { Placement::Refused } else { p })
         })
         .collect();
-    render::summary(&SummaryInput {
+    summary_text(&SummaryInput {
         report,
         kind: plan.kind,
         placements: &placements,
         no_longer_found: plan.no_longer_found,
         report_url: plan.report_url.as_deref(),
     })
+}
+
+/// The summary comment as it is posted: secrets hidden, within the forge's limit on a
+/// comment's length.
+fn summary_text(input: &SummaryInput<'_>) -> String {
+    super::cap::summary_for(
+        input.kind,
+        redact(render::summary(input)),
+        &input.report.meta.id,
+        input.report_url,
+    )
 }
 
 /// What `--dry-run` prints: every body that would be sent, and where.

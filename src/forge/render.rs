@@ -97,10 +97,39 @@ fn fenced(info: &str, text: &str) -> String {
     out
 }
 
-/// The summary comment.
+/// The summary comment: its heading and facts, the findings' table and those not on the diff,
+/// what is not shown, what is gone, and a footer naming the report.
 pub fn summary(input: &SummaryInput<'_>) -> String {
     let r = input.report;
     let mut out = String::new();
+    summary_heading(&mut out, r);
+    let shown: Vec<(&MergedFinding, Placement)> = input
+        .placements
+        .iter()
+        .filter_map(|(i, p)| r.findings.get(*i).map(|f| (f, *p)))
+        .collect();
+    if shown.is_empty() {
+        out.push_str("No findings stand.\n\n");
+    } else {
+        findings_table(&mut out, r, input.kind, &shown);
+        findings_below(&mut out, r, &shown);
+    }
+    not_shown(&mut out, r);
+    no_longer_found(&mut out, input.no_longer_found);
+    if let Some(url) = input.report_url {
+        let _ = writeln!(out, "[The full report]({url})\n");
+    }
+    let _ = write!(
+        out,
+        "<sub>deep-review {} · report `{}`</sub>",
+        env!("CARGO_PKG_VERSION"),
+        sanitize::line(&r.meta.id, 120).replace('`', "")
+    );
+    for_forge(out, input.kind)
+}
+
+/// The marker, the verdict, its rationale, the run's facts and the report's summary.
+fn summary_heading(out: &mut String, r: &Report) {
     out.push_str(markers::SUMMARY);
     out.push('\n');
     let _ = writeln!(out, "## Deep Review: {}\n", r.verdict);
@@ -132,82 +161,83 @@ pub fn summary(input: &SummaryInput<'_>) -> String {
     if !r.summary.trim().is_empty() {
         let _ = writeln!(out, "{}\n", sanitize::markdown(&r.summary, 4_000));
     }
+}
 
-    let shown: Vec<(&MergedFinding, Placement)> = input
-        .placements
-        .iter()
-        .filter_map(|(i, p)| r.findings.get(*i).map(|f| (f, *p)))
-        .collect();
-    if shown.is_empty() {
-        out.push_str("No findings stand.\n\n");
-    } else {
+/// One row per shown finding (at most [`MAX_TABLE_ROWS`]) and where it is on the pull request.
+fn findings_table(
+    out: &mut String,
+    r: &Report,
+    kind: RequestKind,
+    shown: &[(&MergedFinding, Placement)],
+) {
+    let _ = writeln!(
+        out,
+        "| | Finding | Location | Agents | On the {} |",
+        kind.noun()
+    );
+    out.push_str("|---|---|---|---|---|\n");
+    for (f, placement) in shown.iter().take(MAX_TABLE_ROWS) {
+        // The same words whether posted now or by an earlier post: posting a report again
+        // leaves its summary as it was.
+        let where_ = match placement {
+            Placement::Inline | Placement::AlreadyPosted => "inline comment",
+            Placement::Summary => "below",
+            Placement::Refused => "below (not taken inline)",
+        };
         let _ = writeln!(
             out,
-            "| | Finding | Location | Agents | On the {} |",
-            input.kind.noun()
+            "| {} {} | {} | {} | {} | {where_} |",
+            icon(f.severity),
+            sanitize::line(&f.id, 20),
+            sanitize::line(&f.title, 300),
+            location_span(f),
+            agents(r, f),
         );
-        out.push_str("|---|---|---|---|---|\n");
-        for (f, placement) in shown.iter().take(MAX_TABLE_ROWS) {
-            // The same words whether posted now or by an earlier post: posting a report again
-            // leaves its summary as it was.
-            let where_ = match placement {
-                Placement::Inline | Placement::AlreadyPosted => "inline comment",
-                Placement::Summary => "below",
-                Placement::Refused => "below (not taken inline)",
-            };
-            let _ = writeln!(
-                out,
-                "| {} {} | {} | {} | {} | {where_} |",
-                icon(f.severity),
-                sanitize::line(&f.id, 20),
-                sanitize::line(&f.title, 300),
-                location_span(f),
-                agents(r, f),
-            );
-        }
-        if shown.len() > MAX_TABLE_ROWS {
-            let _ = writeln!(
-                out,
-                "\n…and {} more in the full report.",
-                shown.len() - MAX_TABLE_ROWS
-            );
-        }
-        out.push('\n');
-        let below: Vec<&MergedFinding> = shown
-            .iter()
-            .filter(|(_, p)| matches!(p, Placement::Summary | Placement::Refused))
-            .map(|(f, _)| *f)
-            .collect();
-        if !below.is_empty() {
-            let _ = writeln!(
-                out,
-                "<details><summary>Findings not on the lines of this diff ({})</summary>\n",
-                below.len()
-            );
-            let mut budget = MAX_DETAILS_CHARS;
-            for f in below {
-                let text = finding_text(r, f, None);
-                if text.len() > budget {
-                    out.push_str("…the rest are in the full report.\n\n");
-                    break;
-                }
-                budget -= text.len();
-                out.push_str(&text);
-                out.push_str("\n\n");
-            }
-            out.push_str("</details>\n\n");
-        }
     }
-    let low = r
-        .findings
+    if shown.len() > MAX_TABLE_ROWS {
+        let _ = writeln!(
+            out,
+            "\n…and {} more in the full report.",
+            shown.len() - MAX_TABLE_ROWS
+        );
+    }
+    out.push('\n');
+}
+
+/// The findings that are not inline comments, in full, within [`MAX_DETAILS_CHARS`].
+fn findings_below(out: &mut String, r: &Report, shown: &[(&MergedFinding, Placement)]) {
+    let below: Vec<&MergedFinding> = shown
         .iter()
-        .filter(|f| f.tier == Tier::LowConfidence)
-        .count();
-    let unverified = r
-        .findings
-        .iter()
-        .filter(|f| f.tier == Tier::Unverified)
-        .count();
+        .filter(|(_, p)| matches!(p, Placement::Summary | Placement::Refused))
+        .map(|(f, _)| *f)
+        .collect();
+    if below.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<details><summary>Findings not on the lines of this diff ({})</summary>\n",
+        below.len()
+    );
+    let mut budget = MAX_DETAILS_CHARS;
+    for f in below {
+        let text = finding_text(r, f, None);
+        if text.len() > budget {
+            out.push_str("…the rest are in the full report.\n\n");
+            break;
+        }
+        budget -= text.len();
+        out.push_str(&text);
+        out.push_str("\n\n");
+    }
+    out.push_str("</details>\n\n");
+}
+
+/// How many findings the summary leaves to the full report: too little support, code not found.
+fn not_shown(out: &mut String, r: &Report) {
+    let count = |tier: Tier| r.findings.iter().filter(|f| f.tier == tier).count();
+    let low = count(Tier::LowConfidence);
+    let unverified = count(Tier::Unverified);
     if low + unverified > 0 {
         let _ = writeln!(
             out,
@@ -216,38 +246,26 @@ pub fn summary(input: &SummaryInput<'_>) -> String {
             crate::text::plural(unverified, "finding", "findings")
         );
     }
-    if input.no_longer_found > 0 {
-        let _ = writeln!(
-            out,
-            "{} posted earlier {} no longer found: {} a reply and {} resolved.\n",
-            crate::text::plural(input.no_longer_found, "finding", "findings"),
-            if input.no_longer_found == 1 {
-                "is"
-            } else {
-                "are"
-            },
-            if input.no_longer_found == 1 {
-                "its thread has"
-            } else {
-                "their threads have"
-            },
-            if input.no_longer_found == 1 {
-                "is"
-            } else {
-                "are"
-            },
-        );
+}
+
+/// The findings of earlier posts that the report no longer has, and what became of them.
+fn no_longer_found(out: &mut String, gone: usize) {
+    if gone == 0 {
+        return;
     }
-    if let Some(url) = input.report_url {
-        let _ = writeln!(out, "[The full report]({url})\n");
-    }
-    let _ = write!(
+    let one = gone == 1;
+    let _ = writeln!(
         out,
-        "<sub>deep-review {} · report `{}`</sub>",
-        env!("CARGO_PKG_VERSION"),
-        sanitize::line(&r.meta.id, 120).replace('`', "")
+        "{} posted earlier {} no longer found: {} a reply and {} resolved.\n",
+        crate::text::plural(gone, "finding", "findings"),
+        if one { "is" } else { "are" },
+        if one {
+            "its thread has"
+        } else {
+            "their threads have"
+        },
+        if one { "is" } else { "are" },
     );
-    for_forge(out, input.kind)
 }
 
 /// `text` as the forge should get it: on GitLab, no line can run a quick action.

@@ -1206,3 +1206,128 @@ fn a_review_github_refuses_whole_is_not_posted_and_its_findings_are_in_the_summa
         ours[0].body
     );
 }
+
+/// A summary over GitHub's 65,536 characters a comment (the fake refuses it with GitHub's 422)
+/// is cut: its marker and footer kept, and a sentence saying what was cut and where the full
+/// report is.
+#[test]
+#[ignore = "needs GitHub's API descriptions: scripts/install-github-descriptions.sh"]
+fn a_summary_over_githubs_limit_is_cut_and_says_where_the_rest_is() {
+    let w = world();
+    let ran = w.run(&["run", "236", "--agents", "standin", "--quiet"]);
+    assert_eq!(ran.code, Some(0), "{}", w.context(&ran));
+    let report_path = PathBuf::from(
+        ran.stdout
+            .lines()
+            .find(|l| l.ends_with(".json"))
+            .expect("the report's JSON"),
+    );
+    let mut report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    let id = report["meta"]["id"].as_str().unwrap().to_string();
+    let run_bundle = report_path.parent().unwrap().join("runs").join(&id);
+    // 150 findings off the diff, each with a long title, many agents and a long body: a
+    // summary far over 65,536 characters.
+    let template = report["findings"][0].clone();
+    let agents: Vec<String> = (0..40).map(|i| format!("reviewer-agent-{i:02}")).collect();
+    let findings: Vec<Value> = (0..150)
+        .map(|i| {
+            let mut f = template.clone();
+            f["id"] = format!("X{i}").into();
+            f["title"] = format!("Finding {i} {}", "é long title ".repeat(30)).into();
+            f["body"] = "A long explanation. ".repeat(300).into();
+            f["agents"] = agents.clone().into();
+            f["fingerprint"] = format!("{i:016x}").into();
+            f["locations"] = serde_json::json!([{ "path": "README.md", "start": 1, "end": 1 }]);
+            f["verification"] = Value::Null;
+            f
+        })
+        .collect();
+    report["findings"] = findings.into();
+    let artefact = tempfile::tempdir().unwrap();
+    std::fs::write(
+        artefact.path().join("report.json"),
+        serde_json::to_string(&report).unwrap(),
+    )
+    .unwrap();
+    std::fs::copy(
+        run_bundle.join("target.json"),
+        artefact.path().join("target.json"),
+    )
+    .unwrap();
+    let posted = output_of(
+        w.cmd(&[
+            "post",
+            "--bundle",
+            artefact.path().to_str().unwrap(),
+            "--report-url",
+            "https://ci.example/run/9",
+        ])
+        .current_dir(w.checkout.path()),
+    );
+    assert_eq!(posted.code, Some(0), "{}", w.context(&posted));
+    let summary = w
+        .github
+        .comments(PR)
+        .into_iter()
+        .find(|c| c.author.ends_with("[bot]"))
+        .expect("the summary comment")
+        .body;
+    let chars = summary.chars().count();
+    assert!(
+        chars <= 65_536 && chars > 60_000,
+        "{chars} characters: the summary fills GitHub's limit"
+    );
+    assert!(summary.starts_with("<!-- deep-review:summary -->\n"));
+    assert!(
+        summary.contains("**This summary is cut here**")
+            && summary.contains("GitHub takes at most 65536 in a comment")
+            && summary.contains("[the full report](https://ci.example/run/9) has every finding"),
+        "{}",
+        &summary[summary.len().saturating_sub(600)..]
+    );
+    assert!(
+        summary.ends_with(&format!("report `{id}`</sub>")),
+        "{}",
+        &summary[summary.len().saturating_sub(300)..]
+    );
+    assert_eq!(
+        summary.matches("<details>").count(),
+        summary.matches("</details>").count(),
+        "what was open at the cut is closed"
+    );
+}
+
+/// `GH_HOST` names the GitHub Enterprise Server when nothing more specific does (as gh reads
+/// it): its `/api/v3` gets GH_ENTERPRISE_TOKEN, and GITHUB_TOKEN goes nowhere.
+#[test]
+#[ignore = "needs GitHub's API descriptions: scripts/install-github-descriptions.sh"]
+fn gh_host_names_the_enterprise_server_and_its_own_token_goes_there() {
+    let w = world();
+    let logger = Logger::start();
+    let host = logger.host();
+    let out = output_of(
+        w.cmd(&["run", "236", "--dry-run"])
+            .env_remove("GITHUB_API_URL")
+            .env_remove("GITHUB_GRAPHQL_URL")
+            .env_remove("GITHUB_SERVER_URL")
+            .env("GH_HOST", &host)
+            .env("GH_ENTERPRISE_TOKEN", "ghe-own-token")
+            // Should the host be missed, an https request to api.github.com ends here, on
+            // this machine, instead of leaving it.
+            .env("HTTPS_PROXY", "http://127.0.0.1:9"),
+    );
+    assert_ne!(out.code, Some(0), "the logger serves no pull request");
+    let seen = logger.seen();
+    assert!(!seen.is_empty(), "{}", w.context(&out));
+    assert!(
+        seen[0].starts_with("GET /api/v3/repos/o/r/pulls/236"),
+        "{seen:#?}"
+    );
+    assert!(
+        seen.iter()
+            .all(|r| r.ends_with("auth=Bearer ghe-own-token") && !r.contains(TOKEN)),
+        "{seen:#?}"
+    );
+    assert!(w.github.requests().is_empty(), "{}", w.github.summary());
+}

@@ -27,6 +27,11 @@ pub enum MissingToken {
         "no token for {0}: set GH_ENTERPRISE_TOKEN to a token of that host (GITHUB_TOKEN and GH_TOKEN are sent only to api.github.com or GITHUB_API_URL's host)"
     )]
     Enterprise(String),
+    /// A GitHub Enterprise Cloud host (`TENANT.ghe.com`) that `GH_HOST` does not name.
+    #[error(
+        "no token for {0}: set GH_HOST={0} and GH_TOKEN to a token of that host (GITHUB_TOKEN and GH_TOKEN go to a ghe.com host only when GH_HOST or GITHUB_API_URL names it)"
+    )]
+    Tenancy(String),
 }
 
 /// The variables that hold a token for GitHub.com's API or `GITHUB_API_URL`'s host.
@@ -72,8 +77,9 @@ pub struct Location {
     pub graphql: Url,
     /// The web host (`github.com`): what `gh auth token --hostname` takes.
     pub host: String,
-    /// The API is GitHub.com's or the one `GITHUB_API_URL` names: `GITHUB_TOKEN` and
-    /// `GH_TOKEN` may go there. Any other host gets only its own token (`GH_ENTERPRISE_TOKEN`).
+    /// The API is GitHub.com's, the one `GITHUB_API_URL` names, or a ghe.com tenant's that
+    /// `GH_HOST` names: `GITHUB_TOKEN` and `GH_TOKEN` may go there. A GitHub Enterprise Server
+    /// gets only its own token (`GH_ENTERPRISE_TOKEN`), another tenant none from the environment.
     pub general: bool,
 }
 
@@ -87,10 +93,25 @@ impl Location {
 /// Finds the repository of `pr`: the reference's own, else `GITHUB_REPOSITORY`, else the
 /// `origin` remote of `repo`. The API is `GITHUB_API_URL` / `GITHUB_GRAPHQL_URL` when set and the
 /// host is theirs (`GITHUB_SERVER_URL`'s, github.com by default), else GitHub.com's, else (for
-/// another host) GitHub Enterprise's paths on that host.
+/// another host) that host's own API: GitHub Enterprise Cloud's `api.TENANT.ghe.com`, GitHub
+/// Enterprise Server's `/api/v3` and `/api/graphql`.
 pub fn locate(repo: &Path, pr: &PrRef) -> anyhow::Result<Location> {
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let origin_parts = origin_web(repo).filter(|(_, path)| {
+    locate_with(pr, origin_web(repo), &env)
+}
+
+/// [`locate`] with the `origin` remote's web host and path and the environment given.
+///
+/// The host, as `gh` finds it: the reference's, else `origin`'s (when the repository is
+/// `origin`'s), else `GH_HOST` ("the GitHub hostname for commands where a hostname has not been
+/// provided, or cannot be inferred from the context of a local Git repository", gh's
+/// environment help), else `GITHUB_SERVER_URL`'s, else github.com.
+fn locate_with(
+    pr: &PrRef,
+    origin: Option<(String, String)>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> anyhow::Result<Location> {
+    let origin_parts = origin.filter(|(_, path)| {
         path.split_once('/')
             .is_some_and(|(owner, name)| plain_name(owner) && plain_name(name))
     });
@@ -116,6 +137,7 @@ pub fn locate(repo: &Path, pr: &PrRef) -> anyhow::Result<Location> {
                 crate::text::printable_line(&slug)
             )
         })?;
+    let gh_host = env("GH_HOST").and_then(|h| host_of(&h));
     // The host `GITHUB_API_URL` serves: GitHub Actions sets `GITHUB_SERVER_URL` beside it.
     let server = env("GITHUB_SERVER_URL")
         .and_then(|url| Url::parse(url.trim()).ok())
@@ -131,6 +153,7 @@ pub fn locate(repo: &Path, pr: &PrRef) -> anyhow::Result<Location> {
                 .filter(|(_, s)| s.eq_ignore_ascii_case(&slug))
                 .map(|(h, _)| h.clone())
         })
+        .or_else(|| gh_host.clone())
         .unwrap_or_else(|| server.clone());
     let configured = env("GITHUB_API_URL").filter(|_| host == server);
     let api_text = configured.clone().unwrap_or_else(|| api_of_host(&host));
@@ -139,7 +162,11 @@ pub fn locate(repo: &Path, pr: &PrRef) -> anyhow::Result<Location> {
         .filter(|_| configured.is_some())
         .unwrap_or_else(|| graphql_for(&api_text));
     let graphql = api_url(&graphql_text, "GITHUB_GRAPHQL_URL", DEFAULT_API)?;
-    let general = configured.is_some() || api.host_str() == Some("api.github.com");
+    // GH_TOKEN and GITHUB_TOKEN are github.com's, and (as gh reads them) a ghe.com tenant's:
+    // that tenant's only when GH_HOST names it, so that an address or an `origin` on some
+    // tenant does not take a github.com token there.
+    let named_tenancy = is_tenancy(&host) && gh_host.as_deref() == Some(host.as_str());
+    let general = configured.is_some() || api.host_str() == Some("api.github.com") || named_tenancy;
     Ok(Location {
         owner: owner.to_string(),
         name: name.to_string(),
@@ -150,11 +177,36 @@ pub fn locate(repo: &Path, pr: &PrRef) -> anyhow::Result<Location> {
     })
 }
 
-/// The REST base of a web host: GitHub.com's, or GitHub Enterprise Server's `/api/v3` (over
-/// plain http only for a server on this machine).
+/// A host as `GH_HOST` may give it (`ghe.example.com`, `https://ghe.example.com/`), lowercased,
+/// its port kept; `None` when it is not a host.
+fn host_of(text: &str) -> Option<String> {
+    let text = text.trim();
+    let rest = text.split_once("://").map_or(text, |(_, rest)| rest);
+    let host = rest.split('/').next()?.to_ascii_lowercase();
+    let plain = !host.is_empty()
+        && host.len() <= 255
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || ".-:".contains(c));
+    plain.then_some(host)
+}
+
+/// A GitHub Enterprise Cloud host with data residency, `TENANT.ghe.com`: its API is at
+/// `api.TENANT.ghe.com` (GitHub's docs, "Network details for GHE.com"), and gh sends it GH_TOKEN
+/// as it does github.com (go-gh's `auth.IsTenancy`).
+fn is_tenancy(host: &str) -> bool {
+    host.strip_suffix(".ghe.com")
+        .is_some_and(|tenant| !tenant.is_empty() && !tenant.contains('.'))
+}
+
+/// The REST base of a web host: GitHub.com's, a ghe.com tenant's `api.TENANT.ghe.com`, or
+/// GitHub Enterprise Server's `/api/v3` (over plain http only for a server on this machine).
 fn api_of_host(host: &str) -> String {
     if host == "github.com" {
         return DEFAULT_API.to_string();
+    }
+    if is_tenancy(host) {
+        return format!("https://api.{host}");
     }
     let bare = host.rsplit_once(':').map_or(host, |(h, _)| h);
     let scheme = if matches!(bare, "127.0.0.1" | "localhost") {
@@ -165,8 +217,8 @@ fn api_of_host(host: &str) -> String {
     format!("{scheme}://{host}/api/v3")
 }
 
-/// The GraphQL address that goes with a REST base: GitHub.com's `/graphql`, GitHub
-/// Enterprise's `/api/graphql` beside `/api/v3`.
+/// The GraphQL address that goes with a REST base: GitHub.com's and a ghe.com tenant's
+/// `/graphql`, GitHub Enterprise Server's `/api/graphql` beside `/api/v3`.
 fn graphql_for(api: &str) -> String {
     let api = api.trim_end_matches('/');
     if api == DEFAULT_API {
@@ -183,12 +235,7 @@ fn graphql_for(api: &str) -> String {
 /// token is sent only where it belongs: an `origin` or a pull request address on another host
 /// never gets the GitHub.com token); else what `gh auth token` prints for the host.
 pub fn token(location: &Location) -> Result<Token, MissingToken> {
-    let names = if location.general {
-        GENERAL_TOKENS
-    } else {
-        ENTERPRISE_TOKENS
-    };
-    for source in names {
+    for &source in token_variables(location) {
         if let Ok(value) = std::env::var(source)
             && !value.trim().is_empty()
         {
@@ -206,10 +253,24 @@ pub fn token(location: &Location) -> Result<Token, MissingToken> {
         .ok_or_else(|| {
             if location.general {
                 MissingToken::GitHub
+            } else if is_tenancy(&location.host) {
+                MissingToken::Tenancy(location.host.clone())
             } else {
                 MissingToken::Enterprise(location.host.clone())
             }
         })
+}
+
+/// The variables whose token may go to `location`'s API.
+fn token_variables(location: &Location) -> &'static [&'static str] {
+    if location.general {
+        &GENERAL_TOKENS
+    } else if is_tenancy(&location.host) {
+        // Not GitHub Enterprise Server's variables either: gh never sends those to a tenant.
+        &[]
+    } else {
+        &ENTERPRISE_TOKENS
+    }
 }
 
 /// `gh auth token --hostname HOST`, when `gh` is installed and logged in; given 10 seconds
@@ -248,32 +309,5 @@ fn gh_auth_token(host: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn graphql_goes_with_the_rest_base() {
-        assert_eq!(graphql_for("https://api.github.com/"), DEFAULT_GRAPHQL);
-        assert_eq!(
-            graphql_for("https://ghe.example.com/api/v3"),
-            "https://ghe.example.com/api/graphql"
-        );
-        assert_eq!(
-            graphql_for("http://127.0.0.1:9/"),
-            "http://127.0.0.1:9/graphql"
-        );
-    }
-
-    #[test]
-    fn another_host_is_served_by_its_own_enterprise_api() {
-        assert_eq!(api_of_host("github.com"), DEFAULT_API);
-        assert_eq!(
-            api_of_host("ghe.example.com"),
-            "https://ghe.example.com/api/v3"
-        );
-        assert_eq!(
-            api_of_host("127.0.0.1:8080"),
-            "http://127.0.0.1:8080/api/v3"
-        );
-    }
-}
+#[path = "location_tests.rs"]
+mod tests;

@@ -132,8 +132,8 @@ impl Client {
         }
     }
 
-    /// One sentence for a refused request.
-    fn status_error(&self, status: StatusCode, body: &[u8], what: &str) -> Refused {
+    /// One sentence for a refused request to `url`.
+    fn status_error(&self, status: StatusCode, body: &[u8], what: &str, url: &Url) -> Refused {
         let message = message_of(body);
         // GitLab's messages repeat the status (`401 Unauthorized`): say it once.
         let code_prefix = format!("{} ", status.as_u16());
@@ -156,6 +156,15 @@ impl Client {
             ),
             StatusCode::FORBIDDEN => format!(
                 "GitLab refused {what} ({code} {message}): the token from {source} needs the api scope (read_api to read) and the Developer role on {project}"
+            ),
+            StatusCode::NOT_FOUND if self.token.is_job_token() && !job_token_reads(url) => {
+                format!(
+                    "GitLab answered 404 to CI_JOB_TOKEN for {what} in project {project}: a CI job token may read a merge request and its notes but not its commits, discussions or diff versions, so set GITLAB_TOKEN to a project access token with the read_api scope (api to post)"
+                )
+            }
+            StatusCode::NOT_FOUND if !self.location.api_from_ci => format!(
+                "GitLab has no {what} in project {project} (404, from {}): check the merge request number and the project; a private project also answers 404 to a token that cannot read it, and an instance under a relative URL root (https://host/gitlab) needs GITLAB_URL set to that address",
+                self.location.from
             ),
             StatusCode::NOT_FOUND => format!(
                 "GitLab has no {what} in project {project} (404, from {}): check the merge request number and the project; a private project also answers 404 to a token that cannot read it",
@@ -238,7 +247,23 @@ impl ForgeApi for Client {
                 answer.status.as_u16()
             );
         }
-        self.status_error(answer.status, &answer.body, what).into()
+        self.status_error(answer.status, &answer.body, what, &request.url)
+            .into()
+    }
+}
+
+/// Whether a CI job token may read `url`: a merge request itself and its notes, the only
+/// merge request endpoints GitLab lets a job token use
+/// (<https://docs.gitlab.com/ci/jobs/ci_job_token/#job-token-access>). Anywhere else GitLab
+/// takes the job token for no one, and a private project answers 404: not a wrong number.
+fn job_token_reads(url: &Url) -> bool {
+    let segments: Vec<&str> = url
+        .path_segments()
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    match segments.iter().rposition(|s| *s == "merge_requests") {
+        Some(at) => matches!(&segments[at + 1..], [_] | [_, "notes"]),
+        None => false,
     }
 }
 
@@ -331,6 +356,26 @@ mod tests {
         assert!(!refused_position(&anyhow::anyhow!("line_code")));
     }
     use reqwest::header::HeaderValue;
+
+    #[test]
+    fn a_job_token_reads_a_merge_request_and_its_notes_only() {
+        let url = |rest: &str| {
+            Url::parse(&format!(
+                "https://gl.example/api/v4/projects/g%2Fp/merge_requests/{rest}"
+            ))
+            .unwrap()
+        };
+        assert!(job_token_reads(&url("42")));
+        assert!(job_token_reads(&url("42/notes?sort=asc")));
+        for not in [
+            "42/commits",
+            "42/discussions",
+            "42/versions",
+            "42/versions/7",
+        ] {
+            assert!(!job_token_reads(&url(not)), "{not}");
+        }
+    }
 
     #[test]
     fn rate_limits_say_how_long_to_wait() {

@@ -7,8 +7,9 @@
 //! GitLab's rules, from its Discussions API: an added line is named by `new_line` alone, an
 //! unchanged (context) line by both `old_line` and `new_line`; a comment on several lines
 //! anchors on the last and names the first and last in `line_range`, each by its line code
-//! (`<sha1 of the path>_<old>_<new>`, where an added line's old number is the old side's next
-//! line, as GitLab's own diff parser counts).
+//! (`<sha1 of the path>_<old>_<new>`, where an added line's old number is the old side's
+//! counter as GitLab's own diff parser keeps it: the hunk header's old start read literally,
+//! so `0` for every line of a new file).
 
 use std::collections::HashMap;
 
@@ -174,21 +175,15 @@ fn shown_lines(diff: &str) -> HashMap<u32, Shown> {
     lines
 }
 
-/// `@@ -a,b +c,d @@` → `(a, c)`: the first old and new line numbers of a hunk (a count of 0
-/// puts the start one before its first line, as git writes it).
+/// `@@ -a,b +c,d @@` → `(a, c)`: the old and new line numbers GitLab's diff parser starts a
+/// hunk's counters at. It reads both numbers literally, also where a count of 0 makes git's
+/// start the line *before* the hunk (`-0,0` of a new file, `-20,0` of a pure insertion): an
+/// added line's line code then carries that number, not the one after it. See GitLab's
+/// `Gitlab::Diff::Parser#parse` (lib/gitlab/diff/parser.rb: `line_old = line.match(/\-[0-9]*/)`)
+/// and `Gitlab::Git.diff_line_code` (`<sha1(path)>_<old>_<new>`).
 fn hunk_start(header: &str) -> Option<(u32, u32)> {
     let hunk = crate::target::diff::parse_hunk_header(header)?;
-    let first = |start: u32, count: u32| {
-        if count == 0 {
-            start.saturating_add(1)
-        } else {
-            start
-        }
-    };
-    Some((
-        first(hunk.old_start, hunk.old_lines),
-        first(hunk.new_start, hunk.new_lines),
-    ))
+    Some((hunk.old_start, hunk.new_start))
 }
 
 #[cfg(test)]
@@ -253,6 +248,48 @@ mod tests {
             "not shown"
         );
         assert!(m.position(&refs(), "other.rs", 1, 1).is_none());
+    }
+
+    /// GitLab reads a `-N,0` hunk header literally: every added line of a new file has old
+    /// number 0 in its line code, and a pure insertion after old line 20 has 20.
+    #[test]
+    fn pure_insertions_take_the_old_start_as_gitlab_reads_it() {
+        let m = DiffMap::new(&[
+            FileDiff {
+                old_path: "src/new.rs".into(),
+                new_path: "src/new.rs".into(),
+                diff: "@@ -0,0 +1,3 @@\n+a\n+b\n+c\n".into(),
+                deleted_file: false,
+                too_large: None,
+                collapsed: None,
+            },
+            FileDiff {
+                old_path: "src/old.rs".into(),
+                new_path: "src/old.rs".into(),
+                diff: "@@ -20,0 +22,2 @@\n+x\n+y\n".into(),
+                deleted_file: false,
+                too_large: None,
+                collapsed: None,
+            },
+        ]);
+        let new_file = m.position(&refs(), "src/new.rs", 1, 3).unwrap();
+        assert_eq!(
+            new_file["line_range"]["start"]["line_code"],
+            line_code("src/new.rs", 0, 1)
+        );
+        assert_eq!(
+            new_file["line_range"]["end"]["line_code"],
+            line_code("src/new.rs", 0, 3)
+        );
+        let inserted = m.position(&refs(), "src/old.rs", 22, 23).unwrap();
+        assert_eq!(
+            inserted["line_range"]["start"]["line_code"],
+            line_code("src/old.rs", 20, 22)
+        );
+        assert_eq!(
+            inserted["line_range"]["end"]["line_code"],
+            line_code("src/old.rs", 20, 23)
+        );
     }
 
     #[test]

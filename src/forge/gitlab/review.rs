@@ -3,18 +3,21 @@
 //! API is not there (older instances) or not allowed.
 //!
 //! Every comment's position is built from GitLab's own diff of the version the report reviewed
-//! ([`super::position`]); one whose lines that diff does not show, or that GitLab refuses with
-//! a 400, comes back as refused and goes to the summary. Draft notes a person has pending on
-//! the merge request with the same token are never published by deep-review: then each of its
-//! own drafts is published alone instead of all at once.
+//! ([`super::position`]); one whose lines that diff does not show, that GitLab refuses with
+//! a 400 (a discussion), or that publishing a draft dropped (GitLab checks a draft's position
+//! only then, and says nothing), comes back as refused and goes to the summary. Draft notes a
+//! person has pending on the merge request with the same token are never published by
+//! deep-review: then each of its own drafts is published alone instead of all at once.
+
+use std::collections::HashSet;
 
 use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::GitLab;
 use super::http::{ForgeApi as _, refused_position, refused_status};
 use super::position::{DiffMap, DiffRefs, FileDiff};
+use super::{ApiDiscussion, GitLab, MAX_DISCUSSION_PAGES};
 use crate::forge::{InlineComment, ReviewDraft, ReviewPosted, markers};
 
 /// Versions of a merge request's diff read at most (100 a page).
@@ -151,6 +154,7 @@ fn post_drafts(
     posted: &mut ReviewPosted,
 ) -> anyhow::Result<()> {
     let mut created = Vec::new();
+    let mut fingerprints = Vec::new();
     for (c, position) in placed {
         let result = gl.client.send_json(
             Method::POST,
@@ -159,7 +163,10 @@ fn post_drafts(
             &format!("an inline comment on {}:{}", c.path, c.line),
         );
         match result {
-            Ok(draft) => created.extend(draft["id"].as_u64()),
+            Ok(draft) => {
+                created.extend(draft["id"].as_u64());
+                fingerprints.push(c.fingerprint.as_str());
+            }
             Err(err) if refused_position(&err) => {
                 posted.refused.push(c.fingerprint.clone());
             }
@@ -169,6 +176,26 @@ fn post_drafts(
     if created.is_empty() {
         return Ok(());
     }
+    publish_drafts(gl, number, created, foreign_pending, posted)?;
+    let on_the_merge_request = published(gl, number)?;
+    posted.refused.extend(
+        fingerprints
+            .into_iter()
+            .filter(|fp| !on_the_merge_request.contains(*fp))
+            .map(str::to_string),
+    );
+    Ok(())
+}
+
+/// Publishes the drafts `created`: all at once, or each alone when the token's user has drafts
+/// of their own pending (which a bulk publish would publish too).
+fn publish_drafts(
+    gl: &GitLab,
+    number: u64,
+    created: Vec<u64>,
+    foreign_pending: bool,
+    posted: &mut ReviewPosted,
+) -> anyhow::Result<()> {
     if foreign_pending {
         posted.notes.push(
             "the token's user has draft notes of their own on this merge request: deep-review published only its own"
@@ -191,6 +218,33 @@ fn post_drafts(
         )?;
     }
     Ok(())
+}
+
+/// The fingerprints of deep-review's inline comments the merge request has, read back after
+/// publishing. GitLab checks a draft note's position only when it publishes it, and then drops
+/// a draft it refuses without a word (its `DraftNotes::PublishService` deletes every draft
+/// whether its note was saved or not): what is not here goes to the summary. Only the token's
+/// own notes count: someone else's note that copies deep-review's marker must not pass for a
+/// finding's comment and keep the finding out of the summary.
+fn published(gl: &GitLab, number: u64) -> anyhow::Result<HashSet<String>> {
+    let me = gl.viewer()?;
+    let ours = |note: &&super::ApiNote| match (&me, &note.author) {
+        (Some(me), Some(author)) => author.username.eq_ignore_ascii_case(me),
+        (None, _) => true,
+        (Some(_), None) => false,
+    };
+    let (discussions, _) = gl.client.get_all::<ApiDiscussion>(
+        gl.mr_url(number, "/discussions")?,
+        &format!("the discussions of merge request !{number}"),
+        MAX_DISCUSSION_PAGES,
+    )?;
+    Ok(discussions
+        .iter()
+        .filter_map(|d| d.notes.iter().find(|n| !n.system))
+        .filter(|n| n.position.is_some())
+        .filter(ours)
+        .filter_map(|n| markers::finding_of(&n.body).map(str::to_string))
+        .collect())
 }
 
 /// One discussion per comment.

@@ -530,6 +530,111 @@ fn message(status: u16, text: &str) -> (Reply, String) {
     )
 }
 
+/// The request names a repository other than the fake's.
+fn another_repository(st: &State, p: &HashMap<String, String>) -> bool {
+    p.get("owner")
+        .is_some_and(|o| !o.eq_ignore_ascii_case(&st.owner))
+        || p.get("repo")
+            .is_some_and(|r| !r.eq_ignore_ascii_case(&st.name))
+}
+
+/// The `page` a list request asks for (1 when none).
+fn page_of(query: &[(String, String)]) -> usize {
+    query
+        .iter()
+        .find(|(k, _)| k == "page")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(1)
+}
+
+/// What GitHub refuses before it looks at the operation: no User-Agent, an API version it does
+/// not have, a token that is not the fake's.
+fn refused_request(st: &State, agent: &str, version: &str, auth: &str) -> Option<(Reply, String)> {
+    if agent.is_empty() {
+        // GitHub refuses requests without a User-Agent.
+        return Some(message(
+            403,
+            "Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.",
+        ));
+    }
+    if !version.is_empty() && version != "2022-11-28" && version != "2026-03-10" {
+        return Some(message(
+            400,
+            &format!("API version '{version}' is not supported."),
+        ));
+    }
+    if auth != format!("Bearer {}", st.token) && auth != format!("token {}", st.token) {
+        return Some(message(401, "Bad credentials"));
+    }
+    None
+}
+
+/// The pull request's conversation comments: listed, made (within GitHub's length), edited
+/// (by their author only). `ids` is the issue's number and the comment's id.
+fn comment_operation(
+    st: &mut State,
+    operation: &str,
+    (issue, comment): (u64, u64),
+    body: &Value,
+    page: usize,
+    base_url: &str,
+) -> (Reply, String) {
+    match operation {
+        "issues/list-comments" => {
+            let n = issue;
+            let items: Vec<Value> = st
+                .comments
+                .get(&n)
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|c| comment_json(st, n, c))
+                .collect();
+            paged(st, &items, page, base_url)
+        }
+        "issues/create-comment" => {
+            let n = issue;
+            if !st.pulls.contains_key(&n) {
+                return message(404, "Not Found");
+            }
+            if let Some(refused) = body_too_long(body) {
+                return refused;
+            }
+            let id = st.next_id();
+            let comment = FakeComment {
+                id,
+                author: BOT.into(),
+                body: body["body"].as_str().unwrap_or("").into(),
+            };
+            st.comments.entry(n).or_default().push(comment.clone());
+            respond(201, &comment_json(st, n, &comment))
+        }
+        "issues/update-comment" => {
+            if let Some(refused) = body_too_long(body) {
+                return refused;
+            }
+            let id = comment;
+            let text = body["body"].as_str().unwrap_or("").to_string();
+            let found = st
+                .comments
+                .iter_mut()
+                .find_map(|(n, list)| list.iter_mut().find(|c| c.id == id).map(|c| (*n, c)));
+            match found {
+                Some((_, c)) if c.author != BOT => {
+                    message(403, "Resource not accessible by integration")
+                }
+                Some((n, c)) => {
+                    c.body = text;
+                    let c = c.clone();
+                    respond(200, &comment_json(st, n, &c))
+                }
+                None => message(404, "Not Found"),
+            }
+        }
+        _ => message(404, "Not Found"),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn answer(
     st: &mut State,
@@ -551,18 +656,8 @@ fn answer(
         failure.left -= 1;
         return failed(failure);
     }
-    if agent.is_empty() {
-        // GitHub refuses requests without a User-Agent.
-        return message(
-            403,
-            "Request forbidden by administrative rules. Please make sure your request has a User-Agent header (https://docs.github.com/en/rest/overview/resources-in-the-rest-api#user-agent-required). Check https://developer.github.com for other possible causes.",
-        );
-    }
-    if !version.is_empty() && version != "2022-11-28" && version != "2026-03-10" {
-        return message(400, &format!("API version '{version}' is not supported."));
-    }
-    if auth != format!("Bearer {}", st.token) && auth != format!("token {}", st.token) {
-        return message(401, "Bad credentials");
+    if let Some(refused) = refused_request(st, agent, version, auth) {
+        return refused;
     }
     if bare_path == "/graphql" && *method == Method::POST {
         *operation = "graphql".into();
@@ -583,20 +678,11 @@ fn answer(
         return message(403, "Resource not accessible by integration");
     }
     let p = &matched.path_params;
-    if p.get("owner")
-        .is_some_and(|o| !o.eq_ignore_ascii_case(&st.owner))
-        || p.get("repo")
-            .is_some_and(|r| !r.eq_ignore_ascii_case(&st.name))
-    {
+    if another_repository(st, p) {
         return message(404, "Not Found");
     }
     let number = |key: &str| p.get(key).and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
-    let page: usize = matched
-        .query
-        .iter()
-        .find(|(k, _)| k == "page")
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(1);
+    let page = page_of(&matched.query);
     let base_url = format!("http://{addr}{bare_path}");
     let body = &matched.body;
     match matched.operation.id.as_str() {
@@ -623,50 +709,16 @@ fn answer(
             }
             None => message(404, "Not Found"),
         },
-        "issues/list-comments" => {
-            let n = number("issue_number");
-            let items: Vec<Value> = st
-                .comments
-                .get(&n)
-                .cloned()
-                .unwrap_or_default()
-                .iter()
-                .map(|c| comment_json(st, n, c))
-                .collect();
-            paged(st, &items, page, &base_url)
-        }
-        "issues/create-comment" => {
-            let n = number("issue_number");
-            if !st.pulls.contains_key(&n) {
-                return message(404, "Not Found");
-            }
-            let id = st.next_id();
-            let comment = FakeComment {
-                id,
-                author: BOT.into(),
-                body: body["body"].as_str().unwrap_or("").into(),
-            };
-            st.comments.entry(n).or_default().push(comment.clone());
-            respond(201, &comment_json(st, n, &comment))
-        }
-        "issues/update-comment" => {
-            let id = number("comment_id");
-            let text = body["body"].as_str().unwrap_or("").to_string();
-            let found = st
-                .comments
-                .iter_mut()
-                .find_map(|(n, list)| list.iter_mut().find(|c| c.id == id).map(|c| (*n, c)));
-            match found {
-                Some((_, c)) if c.author != BOT => {
-                    message(403, "Resource not accessible by integration")
-                }
-                Some((n, c)) => {
-                    c.body = text;
-                    let c = c.clone();
-                    respond(200, &comment_json(st, n, &c))
-                }
-                None => message(404, "Not Found"),
-            }
+        "issues/list-comments" | "issues/create-comment" | "issues/update-comment" => {
+            let op = matched.operation.id.as_str();
+            comment_operation(
+                st,
+                op,
+                (number("issue_number"), number("comment_id")),
+                body,
+                page,
+                &base_url,
+            )
         }
         "pulls/create-review" => create_review(st, number("pull_number"), body),
         "pulls/create-review-comment" => create_review_comment(st, number("pull_number"), body),
@@ -807,6 +859,28 @@ fn paged(st: &State, items: &[Value], page: usize, base_url: &str) -> (Reply, St
             .expect("a response"),
         text,
     )
+}
+
+/// The most characters GitHub takes in a comment's body.
+pub const MAX_BODY_CHARS: usize = 65_536;
+
+/// GitHub's 422 for a comment body over [`MAX_BODY_CHARS`] characters. GitHub's REST docs
+/// give the body no length, but the service validates it and answers this exact 422, as the
+/// clients that met it quote it (telia-oss/github-pr-resource#259, docker/scout-action#66,
+/// jmikedupont2/ai-ticket#51: `{"resource": "IssueComment", "code": "unprocessable", "field":
+/// "data", "message": "Body is too long (maximum is 65536 characters)"}`).
+fn body_too_long(body: &Value) -> Option<(Reply, String)> {
+    let chars = body["body"].as_str()?.chars().count();
+    (chars > MAX_BODY_CHARS).then(|| {
+        respond(
+            422,
+            &json!({ "message": "Validation Failed",
+                     "errors": [{ "resource": "IssueComment", "code": "unprocessable", "field": "data",
+                                  "message": "Body is too long (maximum is 65536 characters)" }],
+                     "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+                     "status": "422" }),
+        )
+    })
 }
 
 /// GitHub's 422 for an inline comment on a line it does not show.

@@ -7,7 +7,9 @@
 //! refuses what GitLab refuses, where deep-review depends on it:
 //!
 //! - the token: `PRIVATE-TOKEN` must match (`401 Unauthorized` otherwise); a CI job token
-//!   (`JOB-TOKEN`) reads and cannot write or ask who it is;
+//!   (`JOB-TOKEN`) reads a merge request and its notes only, as GitLab lists its reach
+//!   (<https://docs.gitlab.com/ci/jobs/ci_job_token/#job-token-access>): elsewhere it is no
+//!   one, which a private project answers with 404;
 //! - the project is named by its id or its URL-encoded path (`group%2Fsub%2Fproj`): a path
 //!   with plain slashes routes nowhere, as on GitLab;
 //! - every POST and PUT body is checked against python-gitlab's description of the endpoint
@@ -18,7 +20,9 @@
 //! - a position must name a version of the diff by its three commits and a line of that
 //!   version's diff: an added line by `new_line` alone, an unchanged one by both lines, line
 //!   codes as GitLab computes them; anything else is GitLab's
-//!   `400 Note {:line_code=>["can't be blank", "must be a valid line code"]}`;
+//!   `400 Note {:line_code=>["can't be blank", "must be a valid line code"]}` on a discussion,
+//!   and on a draft note nothing at first: GitLab takes the draft as it is, and publishing
+//!   drops it silently (see `publish`);
 //! - a note is edited only by its author (403), a discussion resolved only with the right
 //!   (403 when told to refuse);
 //! - lists are paginated with `x-next-page`, `x-total` and `Link` headers, at the fake's page
@@ -204,6 +208,10 @@ struct State {
     failures: Vec<Failure>,
     may_resolve: bool,
     draft_notes_api: bool,
+    /// A public project: anyone reads it, without a token.
+    public: bool,
+    /// The relative URL root the instance is served under (`/gitlab`), or empty.
+    relative_root: String,
     /// Keyset pagination: only a `Link` header says where the next page is.
     keyset: bool,
     /// Paths whose positions GitLab refuses though they are on the diff (a file GitLab
@@ -313,7 +321,20 @@ impl FakeGitLab {
 
     /// `CI_API_V4_URL`.
     pub fn api_url(&self) -> String {
-        format!("http://{}/api/v4", self.addr)
+        format!("{}/api/v4", self.web_url())
+    }
+
+    /// The instance's web address: `http://127.0.0.1:PORT`, and its relative URL root if it
+    /// has one.
+    pub fn web_url(&self) -> String {
+        format!("http://{}{}", self.addr, self.lock().relative_root)
+    }
+
+    /// Serves the instance under a relative URL root (`/gitlab`), as a self-managed GitLab
+    /// configured with one is (<https://docs.gitlab.com/install/relative_url/>): its API is at
+    /// `/gitlab/api/v4`, and nothing answers at `/api/v4`.
+    pub fn under_relative_root(&self, root: &str) {
+        self.lock().relative_root = root.trim_end_matches('/').to_string();
     }
 
     pub fn project_id(&self) -> u64 {
@@ -455,9 +476,15 @@ impl FakeGitLab {
         self.lock().refuse_positions_on.push(path.into());
     }
 
-    /// A CI job token that may read.
+    /// A CI job token of a job of this project: it reads what GitLab lets a job token read
+    /// (see [`authenticate`]).
     pub fn accept_job_token(&self, token: &str) {
         self.lock().job_token = Some(token.into());
+    }
+
+    /// The project is public: reads need no token.
+    pub fn make_public(&self) {
+        self.lock().public = true;
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -639,11 +666,53 @@ fn not_found(what: &str) -> Response<Full<Bytes>> {
     message(StatusCode::NOT_FOUND, &format!("404 {what} Not Found"))
 }
 
+/// The most characters GitLab takes in a note: `Gitlab::Database::MAX_TEXT_SIZE_LIMIT`
+/// (1,000,000, lib/gitlab/database.rb: "the maximum number of characters for text fields"),
+/// which `Note` validates its `note` against.
+pub const MAX_NOTE_CHARS: usize = 1_000_000;
+
+/// GitLab's 400 for a note over [`MAX_NOTE_CHARS`] characters.
+fn note_too_long(text: &str) -> Option<Response<Full<Bytes>>> {
+    (text.chars().count() > MAX_NOTE_CHARS).then(|| {
+        respond(
+            StatusCode::BAD_REQUEST,
+            &json!({ "message": { "note": ["is too long (maximum is 1000000 characters)"] } }),
+        )
+    })
+}
+
 fn bad_position() -> Response<Full<Bytes>> {
     message(
         StatusCode::BAD_REQUEST,
         "400 Bad request - Note {:line_code=>[\"can't be blank\", \"must be a valid line code\"]}",
     )
+}
+
+/// The failure the test asked for on this request, if any (see [`FakeGitLab::fail_with`]).
+fn injected_failure(st: &mut State, method: &Method, path: &str) -> Option<Response<Full<Bytes>>> {
+    let f = st.failures.iter_mut().find(|f| {
+        f.times > 0
+            && path.ends_with(f.suffix.as_str())
+            && f.method.as_deref().is_none_or(|m| m == method.as_str())
+    })?;
+    f.times -= 1;
+    let status = StatusCode::from_u16(f.status).expect("a status");
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        let reset = chrono::Utc::now().timestamp() + 1;
+        return Some(
+            Response::builder()
+                .status(status)
+                .header("content-type", "text/plain")
+                .header("retry-after", "1")
+                .header("ratelimit-limit", "2000")
+                .header("ratelimit-observed", "2001")
+                .header("ratelimit-remaining", "0")
+                .header("ratelimit-reset", reset.to_string())
+                .body(Full::new(Bytes::from("Retry later\n")))
+                .expect("a response"),
+        );
+    }
+    Some(message(status, "500 Internal Server Error"))
 }
 
 fn answer(
@@ -658,37 +727,15 @@ fn answer(
     let (path, query) = path_and_query
         .split_once('?')
         .unwrap_or((path_and_query, ""));
-    if let Some(f) = st.failures.iter_mut().find(|f| {
-        f.times > 0
-            && path.ends_with(f.suffix.as_str())
-            && f.method.as_deref().is_none_or(|m| m == method.as_str())
-    }) {
-        f.times -= 1;
-        let status = StatusCode::from_u16(f.status).expect("a status");
-        if status == StatusCode::TOO_MANY_REQUESTS {
-            let reset = chrono::Utc::now().timestamp() + 1;
-            return Response::builder()
-                .status(status)
-                .header("content-type", "text/plain")
-                .header("retry-after", "1")
-                .header("ratelimit-limit", "2000")
-                .header("ratelimit-observed", "2001")
-                .header("ratelimit-remaining", "0")
-                .header("ratelimit-reset", reset.to_string())
-                .body(Full::new(Bytes::from("Retry later\n")))
-                .expect("a response");
-        }
-        return message(status, "500 Internal Server Error");
+    let Some(path) = path.strip_prefix(st.relative_root.as_str()) else {
+        return not_found("");
+    };
+    if let Some(failed) = injected_failure(st, method, path) {
+        return failed;
     }
     let writes = *method != Method::GET;
-    match auth {
-        Auth::Private(t) if *t == st.token => {}
-        Auth::Job(t) if st.job_token.as_deref() == Some(t.as_str()) => {
-            if writes || path == "/api/v4/user" {
-                return message(StatusCode::FORBIDDEN, "403 Forbidden");
-            }
-        }
-        _ => return message(StatusCode::UNAUTHORIZED, "401 Unauthorized"),
+    if let Some(refused) = authenticate(st, method, path, auth) {
+        return refused;
     }
     let params: Value = if writes && !body.is_empty() {
         if !content_type.starts_with("application/json") {
@@ -734,26 +781,76 @@ fn answer(
         .unwrap_or(20)
         .clamp(1, 100)
         .min(st.page_size);
-    let list_url = format!("http://{addr}{path}");
-    let iid = mr.iid.to_string();
-    match (method.clone(), segments.as_slice()) {
-        (_, ["merge_requests", n, ..]) if *n != iid => not_found("Merge Request"),
-        (Method::GET, ["merge_requests", _]) => respond(StatusCode::OK, &mr_json(st, &mr)),
+    let list_url = format!("http://{addr}{}{path}", st.relative_root);
+    let routed = Routed {
+        method: method.clone(),
+        segments: segments.iter().map(|s| s.to_string()).collect(),
+        params,
+        page,
+        per_page,
+        list_url,
+        query: query.to_string(),
+        mr,
+    };
+    route(st, &routed)
+}
+
+/// A request past the token, the project and the description's checks: what the routes read.
+struct Routed {
+    method: Method,
+    segments: Vec<String>,
+    params: Value,
+    page: usize,
+    per_page: usize,
+    list_url: String,
+    query: String,
+    mr: MergeRequest,
+}
+
+/// The merge request's endpoints, by kind: reads, notes and discussions, draft notes.
+fn route(st: &mut State, r: &Routed) -> Response<Full<Bytes>> {
+    let iid = r.mr.iid.to_string();
+    match r
+        .segments
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
+        ["merge_requests", n, ..] if *n != iid => not_found("Merge Request"),
+        ["merge_requests", _, "draft_notes", ..] => draft_route(st, r),
+        _ if r.method == Method::GET => read_route(st, r),
+        ["merge_requests", _, "discussions", ..] => discussion_route(st, r),
+        _ => note_route(st, r),
+    }
+}
+
+/// The merge request, its commits, versions, discussions and notes.
+fn read_route(st: &mut State, r: &Routed) -> Response<Full<Bytes>> {
+    let method = r.method.clone();
+    let page = r.page;
+    let per_page = r.per_page;
+    let list_url = &r.list_url;
+    let query = r.query.as_str();
+    let mr = &r.mr;
+    let segments: Vec<&str> = r.segments.iter().map(String::as_str).collect();
+    match (method, segments.as_slice()) {
+        (Method::GET, ["merge_requests", _]) => respond(StatusCode::OK, &mr_json(st, mr)),
         (Method::GET, ["merge_requests", _, "commits"]) => {
             let items: Vec<Value> = mr.commits.iter().rev().map(|c| commit_json(c)).collect();
-            paged(&items, page, per_page, &list_url, query, st.keyset)
+            paged(&items, page, per_page, list_url, query, st.keyset)
         }
         (Method::GET, ["merge_requests", _, "versions"]) => {
             let items: Vec<Value> = st
                 .versions
                 .iter()
-                .map(|v| version_json(v, &mr, false))
+                .map(|v| version_json(v, mr, false))
                 .collect();
-            paged(&items, page, per_page, &list_url, query, st.keyset)
+            paged(&items, page, per_page, list_url, query, st.keyset)
         }
         (Method::GET, ["merge_requests", _, "versions", id]) => {
             match st.versions.iter().find(|v| v.id.to_string() == *id) {
-                Some(v) => respond(StatusCode::OK, &version_json(v, &mr, true)),
+                Some(v) => respond(StatusCode::OK, &version_json(v, mr, true)),
                 None => not_found(""),
             }
         }
@@ -761,9 +858,9 @@ fn answer(
             let items: Vec<Value> = st
                 .discussions
                 .iter()
-                .map(|d| discussion_json(d, &mr))
+                .map(|d| discussion_json(d, mr))
                 .collect();
-            paged(&items, page, per_page, &list_url, query, st.keyset)
+            paged(&items, page, per_page, list_url, query, st.keyset)
         }
         (Method::GET, ["merge_requests", _, "notes"]) => {
             if query_param(query, "sort").is_some_and(|s| s != "asc" && s != "desc") {
@@ -776,12 +873,26 @@ fn answer(
                 .discussions
                 .iter()
                 .flat_map(|d| d.notes.iter())
-                .map(|n| note_json(n, &mr))
+                .map(|n| note_json(n, mr))
                 .collect();
-            paged(&items, page, per_page, &list_url, query, st.keyset)
+            paged(&items, page, per_page, list_url, query, st.keyset)
         }
+        _ => not_found(""),
+    }
+}
+
+/// Plain notes: made and edited.
+fn note_route(st: &mut State, r: &Routed) -> Response<Full<Bytes>> {
+    let method = r.method.clone();
+    let params = &r.params;
+    let mr = &r.mr;
+    let segments: Vec<&str> = r.segments.iter().map(String::as_str).collect();
+    match (method, segments.as_slice()) {
         (Method::POST, ["merge_requests", _, "notes"]) => {
             let text = params["body"].as_str().unwrap_or("").to_string();
+            if let Some(refused) = note_too_long(&text) {
+                return refused;
+            }
             let id = st.next_id();
             let discussion_id = st.discussion_id();
             let note = FakeNote {
@@ -799,10 +910,13 @@ fn answer(
                 individual: true,
                 notes: vec![note.clone()],
             });
-            respond(StatusCode::CREATED, &note_json(&note, &mr))
+            respond(StatusCode::CREATED, &note_json(&note, mr))
         }
         (Method::PUT, ["merge_requests", _, "notes", id]) => {
             let text = params["body"].as_str().unwrap_or("").to_string();
+            if let Some(refused) = note_too_long(&text) {
+                return refused;
+            }
             let found = st
                 .discussions
                 .iter_mut()
@@ -813,11 +927,22 @@ fn answer(
                 Some(n) => {
                     n.body = text;
                     let n = n.clone();
-                    respond(StatusCode::OK, &note_json(&n, &mr))
+                    respond(StatusCode::OK, &note_json(&n, mr))
                 }
                 None => not_found("Note"),
             }
         }
+        _ => not_found(""),
+    }
+}
+
+/// Discussions: started on a line, replied to, resolved.
+fn discussion_route(st: &mut State, r: &Routed) -> Response<Full<Bytes>> {
+    let method = r.method.clone();
+    let params = &r.params;
+    let mr = &r.mr;
+    let segments: Vec<&str> = r.segments.iter().map(String::as_str).collect();
+    match (method, segments.as_slice()) {
         (Method::POST, ["merge_requests", _, "discussions"]) => {
             let text = params["body"].as_str().unwrap_or("").to_string();
             let position = params.get("position").cloned();
@@ -847,7 +972,7 @@ fn answer(
                 individual: false,
                 notes: vec![note],
             };
-            let out = discussion_json(&d, &mr);
+            let out = discussion_json(&d, mr);
             st.discussions.push(d);
             respond(StatusCode::CREATED, &out)
         }
@@ -868,7 +993,7 @@ fn answer(
                     };
                     d.notes.push(note.clone());
                     d.individual = false;
-                    respond(StatusCode::CREATED, &note_json(&note, &mr))
+                    respond(StatusCode::CREATED, &note_json(&note, mr))
                 }
                 None => not_found("Discussion"),
             }
@@ -884,23 +1009,35 @@ fn answer(
                         n.resolved = resolved;
                     }
                     let d = d.clone();
-                    respond(StatusCode::OK, &discussion_json(&d, &mr))
+                    respond(StatusCode::OK, &discussion_json(&d, mr))
                 }
                 None => not_found("Discussion"),
             }
         }
+        _ => not_found(""),
+    }
+}
+
+/// Draft notes: listed, made, deleted, published.
+fn draft_route(st: &mut State, r: &Routed) -> Response<Full<Bytes>> {
+    let method = r.method.clone();
+    let page = r.page;
+    let per_page = r.per_page;
+    let params = &r.params;
+    let list_url = &r.list_url;
+    let query = r.query.as_str();
+    let mr = &r.mr;
+    let segments: Vec<&str> = r.segments.iter().map(String::as_str).collect();
+    match (method, segments.as_slice()) {
         (_, ["merge_requests", _, "draft_notes", ..]) if !st.draft_notes_api => not_found(""),
         (Method::GET, ["merge_requests", _, "draft_notes"]) => {
-            let items: Vec<Value> = st.drafts.iter().map(|d| draft_json(d, &mr)).collect();
-            paged(&items, page, per_page, &list_url, query, st.keyset)
+            let items: Vec<Value> = st.drafts.iter().map(|d| draft_json(d, mr)).collect();
+            paged(&items, page, per_page, list_url, query, st.keyset)
         }
         (Method::POST, ["merge_requests", _, "draft_notes"]) => {
+            // GitLab keeps a draft's position as given: it is checked only when the draft is
+            // published (see `publish`).
             let position = params.get("position").cloned();
-            if let Some(p) = &position
-                && !valid_position(st, p)
-            {
-                return bad_position();
-            }
             let id = st.next_id();
             let draft = FakeDraft {
                 id,
@@ -909,7 +1046,7 @@ fn answer(
                 position,
             };
             st.drafts.push(draft.clone());
-            respond(StatusCode::CREATED, &draft_json(&draft, &mr))
+            respond(StatusCode::CREATED, &draft_json(&draft, mr))
         }
         (Method::DELETE, ["merge_requests", _, "draft_notes", id]) => {
             let before = st.drafts.len();
@@ -947,8 +1084,63 @@ fn answer(
     }
 }
 
-/// A published draft note becomes a discussion, as GitLab makes it.
+/// Who the request is, as GitLab decides it; `Some` when it is refused.
+///
+/// A CI job token is accepted only on the endpoints GitLab lists for it
+/// (<https://docs.gitlab.com/ci/jobs/ci_job_token/#job-token-access>): of a merge request's,
+/// reading it and its notes. On any other endpoint GitLab does not take the job token as
+/// anyone's, so the request is anonymous: it reads a public project, and a private project
+/// answers `404 Project Not Found` (GitLab never says a private project exists), a write
+/// `401 Unauthorized`.
+fn authenticate(
+    st: &State,
+    method: &Method,
+    path: &str,
+    auth: &Auth,
+) -> Option<Response<Full<Bytes>>> {
+    let anonymous = |st: &State| {
+        if *method != Method::GET || path == "/api/v4/user" {
+            Some(message(StatusCode::UNAUTHORIZED, "401 Unauthorized"))
+        } else if st.public {
+            None
+        } else {
+            Some(not_found("Project"))
+        }
+    };
+    match auth {
+        Auth::Private(t) if *t == st.token => None,
+        Auth::Job(t) if st.job_token.as_deref() == Some(t.as_str()) => {
+            if *method == Method::GET && job_token_endpoint(path) {
+                None
+            } else {
+                anonymous(st)
+            }
+        }
+        _ => Some(message(StatusCode::UNAUTHORIZED, "401 Unauthorized")),
+    }
+}
+
+/// `/api/v4/projects/:id/merge_requests/:iid` and its `/notes`: what a job token may read.
+fn job_token_endpoint(path: &str) -> bool {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    matches!(
+        segments.as_slice(),
+        ["api", "v4", "projects", _, "merge_requests", _]
+            | ["api", "v4", "projects", _, "merge_requests", _, "notes"]
+    )
+}
+
+/// A published draft note becomes a discussion, as GitLab makes it; one whose position GitLab
+/// would refuse is dropped without a word. GitLab's `DraftNotes::PublishService`
+/// (app/services/draft_notes/publish_service.rb) makes each note with `Notes::CreateService`,
+/// which returns an unsaved note with errors rather than raising, then deletes the draft (one
+/// publish) or all of them (`bulk_publish`) and answers 204 all the same.
 fn publish(st: &mut State, draft: FakeDraft) {
+    if let Some(p) = &draft.position
+        && !valid_position(st, p)
+    {
+        return;
+    }
     let id = st.next_id();
     let discussion_id = st.discussion_id();
     st.read_new_note(&draft.note);
@@ -1116,7 +1308,12 @@ fn valid_position(st: &State, p: &Value) -> bool {
 }
 
 /// A line of a unified diff: its numbers on each side (an added line's `old_next` is the old
-/// side's next line, as GitLab's parser counts).
+/// side's counter, as GitLab's parser keeps it).
+///
+/// GitLab's parser (`Gitlab::Diff::Parser#parse`, lib/gitlab/diff/parser.rb) starts both
+/// counters at the hunk header's numbers read literally (`line.match(/\-[0-9]*/)`), so a
+/// `-N,0` header (a new file's `-0,0`, a pure insertion) gives its added lines old number N,
+/// not N + 1; line codes are `Gitlab::Git.diff_line_code`: `<sha1(path)>_<old>_<new>`.
 struct DiffLine {
     old: Option<u32>,
     old_next: Option<u32>,
@@ -1132,9 +1329,8 @@ fn diff_lines(diff: &str) -> Vec<DiffLine> {
             let mut parts = h.split(' ');
             let side = |s: Option<&str>| -> u32 {
                 let s = s.unwrap_or("0").trim_start_matches(['-', '+']);
-                let (start, count) = s.split_once(',').unwrap_or((s, "1"));
-                let start: u32 = start.parse().unwrap_or(0);
-                if count == "0" { start + 1 } else { start }
+                let start = s.split_once(',').map_or(s, |(start, _)| start);
+                start.parse().unwrap_or(0)
             };
             old = side(parts.next());
             new = side(parts.next());
