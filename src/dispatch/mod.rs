@@ -17,12 +17,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod agent_file;
 pub mod backend;
 pub mod budget;
 pub mod environment;
 pub mod events;
 pub mod failure;
 pub mod network;
+pub mod numbers;
 pub mod output;
 pub mod progress;
 pub mod sandbox;

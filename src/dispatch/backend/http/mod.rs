@@ -440,6 +440,10 @@ impl HttpSession {
 
     /// Reports what this reviewer has spent so far to the run's meter.
     fn report_cost(&self, usage: &crate::types::TokenUsage) {
+        // Counts the server could not have meant are not charged (the run's notes say so).
+        if crate::dispatch::numbers::check_tokens(usage).is_err() {
+            return;
+        }
         if let Some(p) = &self.priced {
             self.meter
                 .record(&self.meter_key, p.price.cost(usage.input, usage.output));
