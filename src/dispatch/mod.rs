@@ -221,6 +221,7 @@ pub async fn dispatch_with(
     options: &DispatchOptions,
 ) -> DispatchOutcome {
     let started = Instant::now();
+    learn_secrets(agents);
     // Problems shared by every agent fail every agent, each with the reason.
     let prepared = prepare(repo, head, bundle_dir);
     let events = emitter(
@@ -523,6 +524,23 @@ fn prepare(repo: &Path, head: &str, bundle_dir: &Path) -> Result<Prepared, Strin
         work_root,
         events_log: Arc::new(jsonl),
     })
+}
+
+/// Makes every secret the agents are given known to [`crate::redact`] before anything of
+/// theirs is written: the config's `env` values of secret-named variables (the environment's
+/// are known already, `pass_env` ones included) and the value of the variable a model API reads
+/// its key from, whatever its name.
+fn learn_secrets(agents: &[AgentSpec]) {
+    let keys: Vec<String> = agents
+        .iter()
+        .filter_map(|spec| spec.http.api_key_env.as_deref())
+        .filter_map(|name| std::env::var(name).ok())
+        .collect();
+    let vars = agents
+        .iter()
+        .flat_map(|spec| spec.env.iter())
+        .map(|(k, v)| (k.as_str(), v.as_str()));
+    crate::redact::learn(vars, &keys);
 }
 
 fn failed(spec: &AgentSpec, failure: Failure) -> RawReview {
