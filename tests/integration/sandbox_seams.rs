@@ -239,7 +239,26 @@ fn a_last_message_linked_to_dev_zero_does_not_eat_memory() {
     needs_bwrap();
     let attack = LastMessage::new("ln -s /dev/zero \"$last\"");
     let ran = attack.run("auto");
+    // The largest resident size of any process this test waited for: deep-review's own.
+    let peak = largest_child_rss();
+    assert!(
+        peak < 1 << 30,
+        "deep-review grew to {} MB reading /dev/zero",
+        peak >> 20
+    );
     attack.refused(&ran, None, "symbolic link");
+}
+
+/// The largest resident set of any child this process has waited for, in bytes.
+fn largest_child_rss() -> u64 {
+    // SAFETY: getrusage(2) fills the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage), 0);
+        usage
+    };
+    // Linux counts it in kilobytes.
+    (usage.ru_maxrss as u64) * 1024
 }
 
 /// Unsandboxed (`DEEP_REVIEW_SANDBOX=none`, the only mode where the agent can replace its
