@@ -82,6 +82,26 @@ pub fn read(trusted: &Path, relative: &Path, cap: u64) -> Result<Vec<u8>, Refuse
     Ok(bytes)
 }
 
+/// Removes `relative` under `trusted` (a stale file an agent wrote, before the next attempt),
+/// following no link on the way: a linked parent directory could otherwise point the removal at
+/// a file of the user's. A missing file is no error.
+pub fn remove(trusted: &Path, relative: &Path) -> std::io::Result<()> {
+    let invalid = || std::io::Error::from(std::io::ErrorKind::InvalidInput);
+    let names = components(relative).ok_or_else(invalid)?;
+    let (file_name, dirs) = names.split_last().ok_or_else(invalid)?;
+    let walk = || -> rustix::io::Result<()> {
+        let mut dir = open_dir(None, trusted)?;
+        for name in dirs {
+            dir = open_dir(Some(&dir), Path::new(name))?;
+        }
+        rustix::fs::unlinkat(&dir, Path::new(file_name), rustix::fs::AtFlags::empty())
+    };
+    match walk() {
+        Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+        Err(err) => Err(err.into()),
+    }
+}
+
 /// [`read`] as text (lossy UTF-8).
 pub fn read_text(trusted: &Path, relative: &Path, cap: u64) -> Result<String, Refused> {
     read(trusted, relative, cap).map(|b| String::from_utf8_lossy(&b).into_owned())

@@ -50,3 +50,19 @@ fn links_fifos_devices_climbing_and_oversize_files_are_refused() {
     // Exactly the cap is fine.
     assert_eq!(read(root, Path::new("big"), 101).unwrap().len(), 101);
 }
+
+#[test]
+fn removal_follows_no_linked_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("elsewhere")).unwrap();
+    std::fs::write(root.join("elsewhere/m.txt"), "user's").unwrap();
+    std::os::unix::fs::symlink(root.join("elsewhere"), root.join("scratch")).unwrap();
+    assert!(remove(root, Path::new("scratch/m.txt")).is_err());
+    assert!(root.join("elsewhere/m.txt").exists());
+    std::fs::create_dir(root.join("own")).unwrap();
+    std::fs::write(root.join("own/m.txt"), "stale").unwrap();
+    remove(root, Path::new("own/m.txt")).unwrap();
+    assert!(!root.join("own/m.txt").exists());
+    remove(root, Path::new("own/m.txt")).unwrap();
+}

@@ -242,7 +242,8 @@ impl Session for ProcessSession {
     fn attempt<'a>(&'a mut self, request: AttemptRequest<'a>) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             if let Some(path) = &self.command.last_message_file {
-                let _ = std::fs::remove_file(path);
+                let relative = path.strip_prefix(&self.trusted).unwrap_or(path);
+                let _ = agent_file::remove(&self.trusted, relative);
             }
             let places = AgentPlaces {
                 scratch: &self.scratch,
