@@ -529,8 +529,9 @@ fn prepare(repo: &Path, head: &str, bundle_dir: &Path) -> Result<Prepared, Strin
 /// Makes every secret the agents are given known to [`crate::redact`] before anything of
 /// theirs is written: the config's `env` values of secret-named variables (the environment's
 /// are known already, `pass_env` ones included) and the value of the variable a model API reads
-/// its key from, whatever its name.
-fn learn_secrets(agents: &[AgentSpec]) {
+/// its key from, whatever its name. Called again by the pipeline before it saves anything of
+/// the run; a second call with the same agents adds nothing.
+pub fn learn_secrets(agents: &[AgentSpec]) {
     let keys: Vec<String> = agents
         .iter()
         .filter_map(|spec| spec.http.api_key_env.as_deref())
