@@ -69,16 +69,25 @@ fn repo_config(repo: &Path) -> RepoConfig {
     if let Some(known) = seen.lock().ok().and_then(|m| m.get(repo).cloned()) {
         return known;
     }
-    let config = read_repo_config(repo);
+    let Some(config) = read_repo_config(repo) else {
+        // Not kept: a directory that does not exist yet (a worktree about to be made) is
+        // asked again once it does.
+        return RepoConfig::default();
+    };
     if let Ok(mut m) = seen.lock() {
         m.insert(repo.to_path_buf(), config.clone());
     }
     config
 }
 
-/// Runs `git config -z --get-regexp` for the filter drivers and the object format; a
-/// directory that is no repository (or a git that fails) gives the global ones only, or none.
-fn read_repo_config(repo: &Path) -> RepoConfig {
+/// Runs `git config -z --get-regexp` for the filter drivers and the object format (exit 1:
+/// none defined). A directory that is no repository gives the global ones; `None` when git
+/// could not read the config at all (no such directory, no git).
+fn read_repo_config(repo: &Path) -> Option<RepoConfig> {
+    // git answers `-C` of a missing directory as it does a config with no match.
+    if !repo.is_dir() {
+        return None;
+    }
     let out = super::bare_command(repo)
         .args([
             "config",
@@ -87,11 +96,9 @@ fn read_repo_config(repo: &Path) -> RepoConfig {
             r"^(filter\..*\.(clean|smudge|process)|extensions\.objectformat)$",
         ])
         .stderr(std::process::Stdio::null())
-        .output();
-    match out {
-        Ok(out) => parse_config(&out.stdout),
-        Err(_) => RepoConfig::default(),
-    }
+        .output()
+        .ok()?;
+    matches!(out.status.code(), Some(0 | 1)).then(|| parse_config(&out.stdout))
 }
 
 /// `git config -z` output (`key\nvalue\0` per entry) read as a [`RepoConfig`].
