@@ -44,6 +44,14 @@ pub fn args(repo: &Path) -> Vec<OsString> {
         };
         args.push(format!("--attr-source={tree}").into());
     }
+    args.extend(emptied_filters(&config));
+    args
+}
+
+/// `-c` settings that empty every filter driver `config` defines (what holds on a git without
+/// `--attr-source`).
+fn emptied_filters(config: &RepoConfig) -> Vec<OsString> {
+    let mut args = Vec::new();
     for name in &config.filters {
         for setting in ["clean=", "smudge=", "process=", "required=false"] {
             args.push("-c".into());
@@ -168,6 +176,52 @@ mod tests {
         );
         assert_eq!(version_at_least("git version 3.0.0", (2, 40)), Some(true));
         assert_eq!(version_at_least("not git", (2, 40)), None);
+    }
+
+    /// The second lock alone (as on git 2.39, which has no `--attr-source`): a required
+    /// clean and smudge filter the repository's `.gitattributes` selects runs on `add` and
+    /// `checkout` without it, and neither runs nor fails them with it.
+    #[test]
+    fn emptied_filter_drivers_run_nothing_even_where_attributes_select_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("r");
+        let marker = dir.path().join("ran");
+        let git = |args: &[&str], emptied: &[OsString]| {
+            let out = super::super::bare_command(&repo)
+                .args(emptied)
+                .args(args)
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+        };
+        std::fs::create_dir(&repo).unwrap();
+        git(&["init", "-q"], &[]);
+        let touch = format!("touch '{}'; cat", marker.display());
+        for (key, value) in [
+            ("filter.seam.clean", touch.as_str()),
+            ("filter.seam.smudge", touch.as_str()),
+            ("filter.seam.required", "true"),
+            ("user.name", "T"),
+            ("user.email", "t@example.com"),
+        ] {
+            git(&["config", key, value], &[]);
+        }
+        std::fs::write(repo.join(".gitattributes"), "a.txt filter=seam\n").unwrap();
+        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+        let config = read_repo_config(&repo).unwrap();
+        assert_eq!(config.filters, ["seam"]);
+        let emptied = emptied_filters(&config);
+        git(&["add", "."], &emptied);
+        git(&["commit", "-q", "-m", "a"], &emptied);
+        std::fs::remove_file(repo.join("a.txt")).unwrap();
+        git(&["checkout", "--", "a.txt"], &emptied);
+        assert!(!marker.exists(), "an emptied driver ran");
+        // The driver does run without the lock: the test could fail.
+        std::fs::write(repo.join("a.txt"), "b\n").unwrap();
+        git(&["add", "a.txt"], &[]);
+        assert!(marker.exists(), "the driver never ran");
     }
 
     #[test]
