@@ -629,4 +629,27 @@ mod tests {
             "{shown}"
         );
     }
+
+    /// Secrets given outside the environment are hidden once learnt: a secret-named config
+    /// value and a key variable's value whatever its name; an ordinary value is not.
+    #[test]
+    fn learnt_secrets_are_hidden_from_then_on() {
+        let line = "token configvalue-7731 key keyvalue-7732 url http://plain.example/v1";
+        assert_eq!(redact(line), line);
+        learn(
+            [
+                ("MY_API_TOKEN", "configvalue-7731"),
+                ("BASE_URL", "http://plain.example/v1"),
+            ],
+            &["keyvalue-7732".to_string(), "short".to_string()],
+        );
+        assert_eq!(
+            redact(line),
+            "token *** key *** url http://plain.example/v1"
+        );
+        // Learning the same again changes nothing; a stream redactor made after sees them.
+        learn([("MY_API_TOKEN", "configvalue-7731")], &[]);
+        let mut stream = StreamRedactor::default();
+        assert_eq!(&*stream.push(b"keyvalue-7732\n"), b"***\n");
+    }
 }
