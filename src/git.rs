@@ -7,6 +7,8 @@ use std::process::Command;
 
 use anyhow::Context;
 
+pub mod no_programs;
+
 /// Runs `git -C repo ARGS` and returns its stdout as bytes. Settings that change the output we
 /// parse (quoted paths, colour, external diff drivers, pagers) are pinned here so a user's
 /// `~/.gitconfig` cannot break the parsers.
@@ -29,10 +31,22 @@ pub fn git_grep(repo: &Path, args: &[&str]) -> anyhow::Result<Vec<u8>> {
 /// - nothing runs that the repository's config or hooks could name: `core.fsmonitor` (a
 ///   command git runs on `status`), `core.hooksPath` (post-checkout and friends) are pinned off,
 ///   so a changed `.git/config` cannot make deep-review's own git calls execute code;
+/// - no program the change could choose: its `.gitattributes` could select a filter, textconv
+///   or diff driver that the user's config defines, and git would run it on `status`, `add`,
+///   `reset --hard` and `checkout`; attributes are read from nowhere the change reaches, and
+///   every filter driver is emptied ([`no_programs`]);
 /// - nothing waits for a person or the network: no terminal prompt, LFS files stay pointers.
 ///
 /// Stdin is closed; callers set stdout and stderr.
 pub fn command(repo: &Path) -> Command {
+    let mut cmd = bare_command(repo);
+    cmd.args(no_programs::args(repo));
+    cmd
+}
+
+/// `git -C repo` with the settings that pin its output and its hooks, without the per-repository
+/// ones of [`no_programs`] (which read the repository's config with this).
+fn bare_command(repo: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C")
         .arg(repo)
@@ -45,12 +59,16 @@ pub fn command(repo: &Path) -> Command {
             "core.fsmonitor=false",
             "-c",
             "core.hooksPath=/dev/null",
+            "-c",
+            "core.attributesFile=/dev/null",
         ])
         .env("GIT_PAGER", "cat")
         .env("LC_ALL", "C")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_LFS_SKIP_SMUDGE", "1")
+        .env("GIT_ATTR_NOSYSTEM", "1")
         .env_remove("GIT_EXTERNAL_DIFF")
+        .env_remove("GIT_ATTR_SOURCE")
         .stdin(std::process::Stdio::null());
     cmd
 }

@@ -632,6 +632,10 @@ fn report_warnings(reviews: &[Review], opts: &ConsolidateOptions, roster: &Roste
                 run.worktree_changes.join(", ")
             ));
         }
+        for note in &run.notes {
+            let display = &roster.displays[roster.index(&run.agent)];
+            warnings.push(format!("{display}: {note}"));
+        }
     }
     for r in reviews {
         for w in &r.warnings {
@@ -1388,6 +1392,7 @@ mod tests {
             worktree_changes: vec![],
             sandbox: None,
             network: None,
+            notes: vec![],
         }
     }
 

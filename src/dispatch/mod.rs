@@ -17,15 +17,16 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub mod agent_file;
 pub mod backend;
 pub mod budget;
 pub mod environment;
 pub mod events;
 pub mod failure;
 pub mod network;
+pub mod numbers;
 pub mod output;
 pub mod progress;
-pub mod redact;
 pub mod sandbox;
 pub mod stale;
 pub mod supervisor;
@@ -220,6 +221,7 @@ pub async fn dispatch_with(
     options: &DispatchOptions,
 ) -> DispatchOutcome {
     let started = Instant::now();
+    learn_secrets(agents);
     // Problems shared by every agent fail every agent, each with the reason.
     let prepared = prepare(repo, head, bundle_dir);
     let events = emitter(
@@ -522,6 +524,24 @@ fn prepare(repo: &Path, head: &str, bundle_dir: &Path) -> Result<Prepared, Strin
         work_root,
         events_log: Arc::new(jsonl),
     })
+}
+
+/// Makes every secret the agents are given known to [`crate::redact`] before anything of
+/// theirs is written: the config's `env` values of secret-named variables (the environment's
+/// are known already, `pass_env` ones included) and the value of the variable a model API reads
+/// its key from, whatever its name. Called again by the pipeline before it saves anything of
+/// the run; a second call with the same agents adds nothing.
+pub fn learn_secrets(agents: &[AgentSpec]) {
+    let keys: Vec<String> = agents
+        .iter()
+        .filter_map(|spec| spec.http.api_key_env.as_deref())
+        .filter_map(|name| std::env::var(name).ok())
+        .collect();
+    let vars = agents
+        .iter()
+        .flat_map(|spec| spec.env.iter())
+        .map(|(k, v)| (k.as_str(), v.as_str()));
+    crate::redact::learn(vars, &keys);
 }
 
 fn failed(spec: &AgentSpec, failure: Failure) -> RawReview {

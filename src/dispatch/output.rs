@@ -26,6 +26,9 @@ pub struct RunOutput {
     pub error: Option<String>,
     /// The HTTP status of the provider's error, when the output gives it as a number.
     pub http_status: Option<u16>,
+    /// What the reader of the run should know about this output: a file the agent wrote that
+    /// was not read, a number it reported that was refused.
+    pub notes: Vec<String>,
 }
 
 /// Incremental reader of one agent's stdout.
@@ -122,12 +125,14 @@ impl StreamReader {
     /// Tokens known so far (input + output), for live progress.
     pub fn tokens_so_far(&self) -> Option<u64> {
         if let Some(t) = &self.tokens {
-            return Some(t.input + t.output);
+            return Some(t.input.saturating_add(t.output));
         }
         if self.claude_usage.is_empty() {
             return None;
         }
-        Some(self.claude_usage.values().map(|t| t.input + t.output).sum())
+        Some(self.claude_usage.values().fold(0u64, |sum, t| {
+            sum.saturating_add(t.input.saturating_add(t.output))
+        }))
     }
 
     /// Ends the stream. `stderr` is the captured standard error (Gemini reports fatal errors
@@ -166,9 +171,9 @@ impl StreamReader {
             }
             let mut sum = TokenUsage::default();
             for t in self.claude_usage.values() {
-                sum.input += t.input;
-                sum.output += t.output;
-                sum.cached += t.cached;
+                sum.input = sum.input.saturating_add(t.input);
+                sum.output = sum.output.saturating_add(t.output);
+                sum.cached = sum.cached.saturating_add(t.cached);
             }
             Some(sum)
         });
@@ -180,6 +185,7 @@ impl StreamReader {
             tool_calls: self.tool_calls,
             error,
             http_status,
+            notes: Vec::new(),
         }
     }
 
@@ -304,9 +310,11 @@ impl StreamReader {
                     estimated: false,
                 };
                 let t = self.tokens.get_or_insert_with(TokenUsage::default);
-                t.input += add.input;
-                t.output += add.output;
-                t.cached += add.cached;
+                // Saturating: a stream's counts are the agent's word, and may be absurd
+                // (`numbers` refuses them; they must not overflow first).
+                t.input = t.input.saturating_add(add.input);
+                t.output = t.output.saturating_add(add.output);
+                t.cached = t.cached.saturating_add(add.cached);
             }
             Some("turn.failed") => {
                 let msg = str_at(&event["error"], "message").unwrap_or("the turn failed");
@@ -404,7 +412,9 @@ fn claude_usage(u: &Value) -> Option<TokenUsage> {
     let n = |k: &str| u[k].as_u64().unwrap_or(0);
     let cached = n("cache_read_input_tokens");
     Some(TokenUsage {
-        input: n("input_tokens") + n("cache_creation_input_tokens") + cached,
+        input: n("input_tokens")
+            .saturating_add(n("cache_creation_input_tokens"))
+            .saturating_add(cached),
         output: n("output_tokens"),
         cached,
         estimated: false,

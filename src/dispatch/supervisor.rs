@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use super::backend::{self, Attempt, AttemptRequest, Shared};
 use super::events::EventKind;
-use super::redact::redact;
+use crate::redact::redact;
 use crate::store::bundle::{self, AttemptRecord, MetaExtra};
 use crate::types::{AgentSpec, Failure, RawReview, RunStatus};
 
@@ -289,8 +289,10 @@ fn keep_output(
         std::borrow::Cow::Borrowed(_) => output.text,
         std::borrow::Cow::Owned(redacted) => redacted,
     };
-    review.tokens = output.tokens;
-    review.cost_usd = output.cost_usd;
+    review.notes.extend(output.notes);
+    // The agent's own figures, believed only when they could be true.
+    (review.cost_usd, review.tokens) =
+        super::numbers::believed(output.cost_usd, output.tokens, &mut review.notes);
     if review.cost_usd.is_some() {
         review.cost_basis = Some("reported by the agent".into());
     }

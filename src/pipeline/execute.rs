@@ -80,6 +80,8 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         anyhow::bail!(why);
     }
     let clock = Instant::now();
+    // Before the first file of the run is written.
+    dispatch::learn_secrets(&plan.agents);
     let bundle = plan.store.create_run(&plan.target.label, plan.started_at)?;
     bundle.save_brief(&plan.brief)?;
     bundle
@@ -159,6 +161,7 @@ pub fn resume(
     options: &RunOptions,
 ) -> anyhow::Result<RunOutcome> {
     let clock = Instant::now();
+    dispatch::learn_secrets(agents);
     let bundle = store.open_run(id)?;
     let saved = bundle::read(&bundle.dir)?;
     let Some(record) = saved.record.clone() else {

@@ -117,6 +117,8 @@ fn interdiff(brief: &mut RoundsBrief, last_head: Option<&str>, target: &Target) 
         .collect();
     let mut args = vec![
         "diff",
+        "--no-ext-diff",
+        "--no-textconv",
         "--numstat",
         "-z",
         "--no-renames",

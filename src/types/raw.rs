@@ -222,6 +222,10 @@ pub struct RawReview {
     /// Where it could connect, and what it tried that was refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkRecord>,
+    /// What deep-review refused of what the agent left (a file it wrote that was not read, a
+    /// cost or token count that was not believed), one sentence each, for the report's notes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// An agent's network during its run: the allowlist it had and what its connections did
@@ -275,6 +279,7 @@ impl RawReview {
             worktree_changes: Vec::new(),
             sandbox: None,
             network: None,
+            notes: Vec::new(),
         }
     }
 

@@ -29,7 +29,8 @@ use crate::dispatch::events::EventKind;
 use crate::dispatch::output::StreamReader;
 use crate::dispatch::sandbox::launch::{self, AgentSandbox};
 use crate::dispatch::worktree::Worktree;
-use crate::dispatch::{environment, failure, redact, sandbox};
+use crate::dispatch::{agent_file, environment, failure, sandbox};
+use crate::redact;
 use crate::store::bundle;
 use crate::types::{AgentKind, AgentSpec, Failure};
 
@@ -157,6 +158,7 @@ impl Backend for ProcessBackend {
                 checkout,
                 command,
                 scratch,
+                trusted: shared.work_root.clone(),
                 sandbox,
             }) as Box<dyn Session>)
         })
@@ -184,7 +186,44 @@ struct ProcessSession {
     checkout: Checkout,
     command: AgentCommand,
     scratch: std::path::PathBuf,
+    /// The run's work directory, which deep-review made and the agent cannot replace: files
+    /// the agent wrote are read from it without following a link ([`agent_file`]).
+    trusted: std::path::PathBuf,
     sandbox: AgentSandbox,
+}
+
+/// Where an attempt's agent writes its own files, and the directory they are read from.
+#[derive(Clone, Copy)]
+struct AgentPlaces<'a> {
+    scratch: &'a std::path::Path,
+    trusted: &'a std::path::Path,
+}
+
+/// The most of a CLI's last-message file read: a review is a few hundred KB at most.
+const LAST_MESSAGE_CAP: u64 = 8 * 1024 * 1024;
+
+/// Reads the CLI's last-message file (an agent-written file: [`agent_file`]) and keeps it in
+/// the bundle beside the raw output, redacted. Returns its text, or the note saying why it was
+/// not read.
+fn read_last_message(
+    command: &AgentCommand,
+    places: AgentPlaces<'_>,
+    agent_dir: &std::path::Path,
+) -> (Option<String>, Option<String>) {
+    let Some(path) = &command.last_message_file else {
+        return (None, None);
+    };
+    let relative = path.strip_prefix(places.trusted).unwrap_or(path);
+    match agent_file::read_text(places.trusted, relative, LAST_MESSAGE_CAP) {
+        Ok(text) => {
+            let _ = std::fs::write(
+                agent_dir.join("last-message.txt"),
+                redact::redact(&text).as_bytes(),
+            );
+            (Some(text), None)
+        }
+        Err(refused) => (None, refused.note().map(str::to_string)),
+    }
 }
 
 impl Session for ProcessSession {
@@ -203,20 +242,14 @@ impl Session for ProcessSession {
     fn attempt<'a>(&'a mut self, request: AttemptRequest<'a>) -> BoxFuture<'a, Attempt> {
         Box::pin(async move {
             if let Some(path) = &self.command.last_message_file {
-                let _ = std::fs::remove_file(path);
+                let relative = path.strip_prefix(&self.trusted).unwrap_or(path);
+                let _ = agent_file::remove(&self.trusted, relative);
             }
-            let agent_dir = request.agent_dir.to_path_buf();
-            let attempt = run_attempt(&self.command, &self.scratch, &self.sandbox, request).await;
-            // The CLI's own last-message file goes into the bundle beside its raw output.
-            if let Some(path) = &self.command.last_message_file
-                && let Ok(text) = std::fs::read_to_string(path)
-            {
-                let _ = std::fs::write(
-                    agent_dir.join("last-message.txt"),
-                    redact::redact(&text).as_bytes(),
-                );
-            }
-            attempt
+            let places = AgentPlaces {
+                scratch: &self.scratch,
+                trusted: &self.trusted,
+            };
+            run_attempt(&self.command, places, &self.sandbox, request).await
         })
     }
 
@@ -254,7 +287,7 @@ enum End {
 /// deadline or on cancel.
 async fn run_attempt(
     command: &AgentCommand,
-    scratch: &std::path::Path,
+    places: AgentPlaces<'_>,
     sandbox: &AgentSandbox,
     request: AttemptRequest<'_>,
 ) -> Attempt {
@@ -286,7 +319,7 @@ async fn run_attempt(
         });
     }
     let mut set = command.env.clone();
-    set.insert("TMPDIR".into(), scratch.display().to_string());
+    set.insert("TMPDIR".into(), places.scratch.display().to_string());
     set.extend(sandbox.home_env().clone());
     let env = environment::agent_env(spec, std::env::vars_os(), &set);
     let launch = match sandbox
@@ -400,15 +433,13 @@ async fn run_attempt(
         Ok(buf) => String::from_utf8_lossy(&buf).into_owned(),
         Err(_) => String::new(),
     };
-    let last_message = command
-        .last_message_file
-        .as_ref()
-        .and_then(|p| std::fs::read_to_string(p).ok());
+    let (last_message, refused) = read_last_message(command, places, agent_dir);
     let reader = match reader.lock() {
         Ok(mut r) => std::mem::replace(&mut *r, StreamReader::new(spec.kind)),
         Err(_) => StreamReader::new(spec.kind),
     };
-    let output = reader.finish(&stderr, last_message.as_deref());
+    let mut output = reader.finish(&stderr, last_message.as_deref());
+    output.notes.extend(refused);
     let output_cut = cut.lock().ok().and_then(|c| *c);
     let (failure, exit_code) = judge(&end, &output, &stderr, spec, output_cut, shared);
     Attempt {
@@ -472,9 +503,13 @@ fn judge(
 fn feed(reader: &Mutex<StreamReader>, piece: &[u8]) -> Option<(u64, Option<u64>, Option<String>)> {
     let mut r = reader.lock().ok()?;
     r.feed_line(&String::from_utf8_lossy(piece));
+    // A count no run could reach is not shown live either ([`crate::dispatch::numbers`]).
+    let tokens = r
+        .tokens_so_far()
+        .filter(|t| *t <= crate::dispatch::numbers::MAX_TOKENS);
     Some((
         r.total_tool_calls(),
-        r.tokens_so_far(),
+        tokens,
         r.last_tool().map(str::to_string),
     ))
 }

@@ -295,6 +295,9 @@ impl Activity {
 
     /// Records one connection.
     pub fn record(&self, host: &str, port: u16, allowed: bool, via: &str, reason: Option<&str>) {
+        // The agent chose the host name: a key put into it is hidden like any other, here
+        // before JSON escapes could change a secret's characters.
+        let host = crate::redact::redact(host);
         let counter = if allowed {
             &self.allowed
         } else {
@@ -302,7 +305,7 @@ impl Activity {
         };
         counter.fetch_add(1, Ordering::Relaxed);
         if !allowed && let Ok(mut hosts) = self.refused_hosts.lock() {
-            let dest = format!("{}:{port}", crate::text::printable_line(host));
+            let dest = format!("{}:{port}", crate::text::printable_line(&host));
             if hosts.len() < REFUSED_HOSTS_KEPT && !hosts.contains(&dest) {
                 hosts.push(dest);
             }
@@ -313,7 +316,7 @@ impl Activity {
         }
         let line = LogLine {
             at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            host,
+            host: &host,
             port,
             allowed,
             via,

@@ -164,7 +164,12 @@ impl Decoder {
         let n = |k: &str| u[k].as_u64();
         if let Some(input) = n("input_tokens") {
             let cached = n("cache_read_input_tokens").unwrap_or(0);
-            self.input = Some(input + n("cache_creation_input_tokens").unwrap_or(0) + cached);
+            // Saturating: the server's counts may be absurd (`dispatch::numbers` refuses them).
+            self.input = Some(
+                input
+                    .saturating_add(n("cache_creation_input_tokens").unwrap_or(0))
+                    .saturating_add(cached),
+            );
             self.cached = cached;
         }
         if let Some(out) = n("output_tokens") {
@@ -276,8 +281,10 @@ impl Decoder {
         }
         if u["candidatesTokenCount"].is_u64() || u["thoughtsTokenCount"].is_u64() {
             self.output = Some(
-                u["candidatesTokenCount"].as_u64().unwrap_or(0)
-                    + u["thoughtsTokenCount"].as_u64().unwrap_or(0),
+                u["candidatesTokenCount"]
+                    .as_u64()
+                    .unwrap_or(0)
+                    .saturating_add(u["thoughtsTokenCount"].as_u64().unwrap_or(0)),
             );
         }
         if let Some(c) = u["cachedContentTokenCount"].as_u64() {

@@ -6,14 +6,16 @@
 //!    `*PASS*`, `*PWD`, `COOKIE`, `SESSION`, credentials, auth): wherever they appear, verbatim,
 //!    whatever their characters (an AWS secret key holds `/`, `+` and `=`), and each line of a
 //!    value of several lines (a PEM key) on its own; only a value that is the path of an
-//!    existing file (`SSH_AUTH_SOCK`, `XAUTHORITY`) is not a secret itself;
+//!    existing file (`SSH_AUTH_SOCK`, `XAUTHORITY`) is not a secret itself; and the same of
+//!    variables deep-review was given otherwise ([`learn`]: the config's `env` table, a model
+//!    API's key variable, whatever its name);
 //! 2. credentials in URLs (`https://user:pw@host` → `https://***@host`) and `Authorization:` /
 //!    `Proxy-Authorization:` headers (any scheme: Basic, Bearer, token);
 //! 3. values that look like a known kind of token (`sk-...`, `ghp_...`, `github_pat_...`,
 //!    GitLab's `glpat-...` / `glcbt-...` and kin, `AIza...`, `xox?-...`, `Bearer ...`).
 
 use std::borrow::Cow;
-use std::sync::{LazyLock, OnceLock};
+use std::sync::{LazyLock, OnceLock, RwLock};
 
 use regex::Regex;
 
@@ -78,9 +80,22 @@ pub struct Secrets {
     any_value: Option<Regex>,
 }
 
+/// The secrets learnt after start ([`learn`]) with those of the environment, when any were.
+static LEARNT: RwLock<Option<&'static Secrets>> = RwLock::new(None);
+
 impl Secrets {
-    /// The secrets of this process's environment, read once.
+    /// Every secret this process knows of: its environment's (read once) and those [`learn`]t
+    /// since (the config's `env` table, a model API's key variable).
     pub fn of_environment() -> &'static Secrets {
+        if let Ok(learnt) = LEARNT.read()
+            && let Some(secrets) = *learnt
+        {
+            return secrets;
+        }
+        Self::of_environment_only()
+    }
+
+    fn of_environment_only() -> &'static Secrets {
         static SECRETS: OnceLock<Secrets> = OnceLock::new();
         SECRETS.get_or_init(|| {
             Secrets::new(secrets_of(
@@ -181,7 +196,33 @@ fn secrets_of(vars: impl Iterator<Item = (String, std::ffi::OsString)>) -> Vec<S
     values
 }
 
-/// `text` with every secret of this process's environment replaced by `***`.
+/// Adds secrets deep-review was given other than through its environment: `vars` are
+/// (name, value) pairs, taken as the environment's are ([`secrets_of`]: the values of
+/// secret-named ones), and `values` are secrets whatever their name (the variable a model API
+/// reads its key from). Everything redacted from then on hides them too. A few calls per
+/// run: each one that adds something builds the set anew and keeps it for the process's life.
+pub fn learn<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>, values: &[String]) {
+    let named = secrets_of(
+        vars.into_iter()
+            .map(|(k, v)| (k.to_string(), std::ffi::OsString::from(v))),
+    );
+    let Ok(mut learnt) = LEARNT.write() else {
+        return;
+    };
+    let known = learnt.unwrap_or_else(Secrets::of_environment_only);
+    let new: Vec<String> = named
+        .into_iter()
+        .chain(values.iter().filter(|v| v.len() >= MIN_SECRET_LEN).cloned())
+        .filter(|v| !known.values.contains(v))
+        .collect();
+    if new.is_empty() {
+        return;
+    }
+    let all = known.values.iter().cloned().chain(new).collect();
+    *learnt = Some(Box::leak(Box::new(Secrets::new(all))));
+}
+
+/// `text` with every secret deep-review knows of replaced by `***`.
 pub fn redact(text: &str) -> Cow<'_, str> {
     Secrets::of_environment().redact(text)
 }
@@ -587,5 +628,28 @@ mod tests {
             shown.ends_with("--no-session-persistence --max-turns 12"),
             "{shown}"
         );
+    }
+
+    /// Secrets given outside the environment are hidden once learnt: a secret-named config
+    /// value and a key variable's value whatever its name; an ordinary value is not.
+    #[test]
+    fn learnt_secrets_are_hidden_from_then_on() {
+        let line = "token configvalue-7731 key keyvalue-7732 url http://plain.example/v1";
+        assert_eq!(redact(line), line);
+        learn(
+            [
+                ("MY_API_TOKEN", "configvalue-7731"),
+                ("BASE_URL", "http://plain.example/v1"),
+            ],
+            &["keyvalue-7732".to_string(), "short".to_string()],
+        );
+        assert_eq!(
+            redact(line),
+            "token *** key *** url http://plain.example/v1"
+        );
+        // Learning the same again changes nothing; a stream redactor made after sees them.
+        learn([("MY_API_TOKEN", "configvalue-7731")], &[]);
+        let mut stream = StreamRedactor::default();
+        assert_eq!(&*stream.push(b"keyvalue-7732\n"), b"***\n");
     }
 }
