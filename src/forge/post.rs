@@ -705,7 +705,7 @@ pub const BUNDLE_REPORT_FILE: &str = "report.json";
 
 /// Posts the report a review job left for a separate posting job (GitHub Actions: the job with
 /// the model keys may only read, the job that may write has no keys; see
-/// docs/github-actions.md). `dir` is a run bundle of a store (`<store>/runs/<id>`, its report
+/// docs/src/ci/github-actions.md). `dir` is a run bundle of a store (`<store>/runs/<id>`, its report
 /// at `<store>/<id>.json`) or a folder holding `report.json` and `target.json`.
 ///
 /// What is in `dir` came through an artefact: it is read as data. The repository posted to is
