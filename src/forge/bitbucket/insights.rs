@@ -146,7 +146,7 @@ fn severity(s: Severity) -> &'static str {
 
 /// Agent text with every secret of the environment hidden, as in comments.
 fn redact(text: &str) -> String {
-    crate::dispatch::redact::redact(text).into_owned()
+    crate::redact::redact(text).into_owned()
 }
 
 /// At most `max` characters, with an ellipsis when cut.
