@@ -62,6 +62,9 @@ struct RawAgent {
     request_timeout: Option<Spanned<String>>,
     api_key_env: Option<Spanned<String>>,
     structured_output: Option<bool>,
+    max_processes: Option<Spanned<i64>>,
+    max_memory: Option<Spanned<String>>,
+    max_cpu_time: Option<Spanned<String>>,
 }
 
 /// What one file says about one agent; `None` leaves the value to the layer below.
@@ -96,6 +99,9 @@ pub struct AgentLayer {
     /// Model APIs: the variable holding the key (an execution key: user config only).
     pub api_key_env: Option<String>,
     pub structured_output: Option<bool>,
+    /// `max_processes`, `max_memory`, `max_cpu_time` (trusted config only: a repository must
+    /// not loosen the limits of the agents that review it).
+    pub limits: super::limits::LimitsLayer,
 }
 
 /// What one file says.
@@ -113,7 +119,8 @@ impl Layer {
     /// This layer without what decides which programs run, what they see, which files are
     /// read and where prompts and keys are sent: `command`, `args`, `env`, `pass_env`,
     /// `pass_forge_tokens`, `brief_template`, `sandbox_read`, `sandbox_write`,
-    /// `sandbox_sockets`, `network`, `network_allow`, `kind`,
+    /// `sandbox_sockets`, `network`, `network_allow`, `kind`, the limits (`max_processes`,
+    /// `max_memory`, `max_cpu_time`),
     /// `base_url`, `api_key_env`, `[prices]` (a repository must not price its own review under
     /// the user's budget), and agents the registry does not know (they are nothing but a
     /// command or an endpoint). Returns the layer and the settings it dropped, by key.
@@ -159,6 +166,9 @@ impl Layer {
             }
             if agent.network.take().is_some() {
                 dropped.push(format!("`agents.{name}.network`"));
+            }
+            if std::mem::take(&mut agent.limits).is_set() {
+                dropped.push(format!("`agents.{name}.max_*` limits"));
             }
             for (key, list) in [
                 ("pass_env", std::mem::take(&mut agent.pass_env).len()),
@@ -239,6 +249,7 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
     for (name, spanned) in raw.agents {
         let span = spanned.span();
         let agent = spanned.into_inner();
+        let limits = parse_limits(&agent, &at)?;
         let lname = name.to_ascii_lowercase();
         let plain = !lname.is_empty()
             && lname
@@ -379,10 +390,36 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
                 request_timeout,
                 api_key_env,
                 structured_output: agent.structured_output,
+                limits,
             },
         );
     }
     Ok(layer)
+}
+
+/// The agent's `max_*` limits, each checked, with errors at their line (`at`).
+fn parse_limits(
+    agent: &RawAgent,
+    at: &dyn Fn(Range<usize>, String) -> anyhow::Error,
+) -> anyhow::Result<super::limits::LimitsLayer> {
+    use super::limits::{parse_cpu, parse_memory, parse_processes};
+    let processes = match &agent.max_processes {
+        None => None,
+        Some(n) => Some(parse_processes(*n.get_ref()).map_err(|m| at(n.span(), m))?),
+    };
+    let memory_bytes = match &agent.max_memory {
+        None => None,
+        Some(m) => Some(parse_memory(m.get_ref()).map_err(|e| at(m.span(), e))?),
+    };
+    let cpu = match &agent.max_cpu_time {
+        None => None,
+        Some(c) => Some(parse_cpu(c.get_ref()).map_err(|e| at(c.span(), e))?),
+    };
+    Ok(super::limits::LimitsLayer {
+        processes,
+        memory_bytes,
+        cpu,
+    })
 }
 
 /// `base_url = "..."`: an `http://` or `https://` address with a host, no query or fragment

@@ -19,16 +19,16 @@ use crate::support::procs;
 use crate::support::repo::Repo;
 use crate::support::standin::{Agents, Ran, json_report, repo, review, run};
 
-const NEEDS: &str = "needs bubblewrap, openssh-client and curl: scripts/install-sandbox-tools.sh (apt-get), then --run-ignored all";
+pub(crate) const NEEDS: &str = "needs bubblewrap, openssh-client and curl: scripts/install-sandbox-tools.sh (apt-get), then --run-ignored all";
 
 /// Fails the test, saying what to install, where bwrap cannot make its namespaces.
-fn needs_bwrap() {
+pub(crate) fn needs_bwrap() {
     if let Err(why) = &deep_review::dispatch::sandbox::support().bwrap {
         panic!("this test {NEEDS}: {why}");
     }
 }
 
-fn needs_program(name: &str) {
+pub(crate) fn needs_program(name: &str) {
     assert!(
         Path::new("/usr/bin").join(name).is_file(),
         "this test {NEEDS}: /usr/bin/{name} is missing"
@@ -36,15 +36,15 @@ fn needs_program(name: &str) {
 }
 
 /// A repository, a stand-in agent `probe`, the user's home for the run and a store.
-struct Attack {
-    repo: Repo,
-    agents: Agents,
-    home: TempDir,
-    store: TempDir,
+pub(crate) struct Attack {
+    pub(crate) repo: Repo,
+    pub(crate) agents: Agents,
+    pub(crate) home: TempDir,
+    pub(crate) store: TempDir,
 }
 
 impl Attack {
-    fn new() -> Attack {
+    pub(crate) fn new() -> Attack {
         Attack {
             repo: repo(),
             agents: Agents::new(),
@@ -53,13 +53,13 @@ impl Attack {
         }
     }
 
-    fn result_path(&self) -> PathBuf {
+    pub(crate) fn result_path(&self) -> PathBuf {
         self.agents.path("result.txt")
     }
 
     /// The probe runs `attack` (a shell fragment; `try NAME COMMAND` records `ALLOWED NAME` or
     /// `DENIED NAME` in `$R`), then writes a review.
-    fn probe(&self, attack: &str) {
+    pub(crate) fn probe(&self, attack: &str) {
         let body = format!(
             "R='{result}'\n\
              try() {{ if sh -c \"$2\" >/dev/null 2>&1; then echo \"ALLOWED $1\" >> \"$R\"; else echo \"DENIED $1\" >> \"$R\"; fi; }}\n\
@@ -73,7 +73,7 @@ impl Attack {
 
     /// `deep-review run --agents probe` as the user whose home is `self.home`, in sandbox `mode`
     /// (`auto` or `landlock`).
-    fn cmd(&self, mode: &str) -> assert_cmd::Command {
+    pub(crate) fn cmd(&self, mode: &str) -> assert_cmd::Command {
         let mut cmd = self.agents.cmd(self.repo.path());
         cmd.env("HOME", self.home.path())
             .env("DEEP_REVIEW_SANDBOX", mode)
@@ -82,7 +82,7 @@ impl Attack {
         cmd
     }
 
-    fn run(&self, mode: &str) -> Ran {
+    pub(crate) fn run(&self, mode: &str) -> Ran {
         let ran = run(&mut self.cmd(mode));
         assert!(
             ran.code == Some(0),
@@ -94,17 +94,17 @@ impl Attack {
         ran
     }
 
-    fn results(&self) -> String {
+    pub(crate) fn results(&self) -> String {
         std::fs::read_to_string(self.result_path()).unwrap_or_default()
     }
 
-    fn clear_results(&self) {
+    pub(crate) fn clear_results(&self) {
         let _ = std::fs::remove_file(self.result_path());
     }
 }
 
 /// Asserts that `results` says `DENIED name` and never `ALLOWED name`.
-fn denied(results: &str, name: &str, mode: &str) {
+pub(crate) fn denied(results: &str, name: &str, mode: &str) {
     assert!(
         results.contains(&format!("DENIED {name}\n"))
             && !results.contains(&format!("ALLOWED {name}\n")),
@@ -688,7 +688,7 @@ fn egress_reaches_the_provider_only_and_refusals_are_logged_and_reported() {
 }
 
 /// The first file named `name` under `dir`, searched depth first.
-fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+pub(crate) fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();
         if path.is_dir() {
