@@ -22,6 +22,7 @@ pub mod budget;
 pub mod environment;
 pub mod events;
 pub mod failure;
+pub mod limit_hit;
 pub mod network;
 pub mod output;
 pub mod progress;

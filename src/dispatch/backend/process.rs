@@ -29,7 +29,7 @@ use crate::dispatch::events::EventKind;
 use crate::dispatch::output::StreamReader;
 use crate::dispatch::sandbox::launch::{self, AgentSandbox};
 use crate::dispatch::worktree::Worktree;
-use crate::dispatch::{environment, failure, redact, sandbox};
+use crate::dispatch::{environment, failure, limit_hit, redact, sandbox};
 use crate::store::bundle;
 use crate::types::{AgentKind, AgentSpec, Failure};
 
@@ -268,20 +268,77 @@ async fn run_attempt(
     if shared.cancel.is_cancelled() {
         return Attempt::not_run(Failure::Cancelled);
     }
-    let stdout_path = agent_dir.join(bundle::STDOUT_FILE);
-    let stdout_file = match tokio::fs::File::create(&stdout_path).await {
-        Ok(f) => f,
-        Err(err) => {
-            return Attempt::not_run(Failure::CouldNotStart {
-                reason: format!("could not create {}: {err}", stdout_path.display()),
-            });
+    let spawned = match spawn(command, scratch, sandbox, spec, agent_dir).await {
+        Ok(spawned) => spawned,
+        Err(failure) => {
+            return Attempt {
+                elapsed: started.elapsed(),
+                ..Attempt::not_run(failure)
+            };
         }
     };
+    let Spawned {
+        mut child,
+        stdout_file,
+        network,
+    } = spawned;
+    // The child started a session of its own (setsid): its group is its pid.
+    let group = Group::new(child.id());
+    let streams = Streams::start(&mut child, stdout_file, shared, spec);
+    // The agent's network: served while it runs, stopped with it.
+    let serving = sandbox.serve(network).await;
+    let end = wait_or_stop(&mut child, &group, deadline, shared, &command.program).await;
+    // Whatever happened, nothing of this run outlives it.
+    drop(group);
+    drop(serving);
+    let (stderr, reader, output_cut) = streams.finish(spec.kind).await;
+    let last_message = read_last_message(command);
+    let output = reader.finish(&stderr, last_message.as_deref());
+    let (failure, exit_code) = judge(&end, &output, &stderr, spec, output_cut, shared);
+    Attempt {
+        output,
+        failure,
+        exit_code,
+        stderr,
+        elapsed: started.elapsed(),
+        output_cut,
+    }
+}
 
+/// What the CLI wrote to its last-message file, when it has one.
+fn read_last_message(command: &AgentCommand) -> Option<String> {
+    command
+        .last_message_file
+        .as_ref()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+}
+
+/// A started agent: the process, the bundle file its stdout goes to, and the network to serve.
+struct Spawned {
+    child: tokio::process::Child,
+    stdout_file: tokio::fs::File,
+    network: launch::Network,
+}
+
+/// Starts `command` in its sandbox, with the allowed environment, in a group of its own.
+async fn spawn(
+    command: &AgentCommand,
+    scratch: &std::path::Path,
+    sandbox: &AgentSandbox,
+    spec: &AgentSpec,
+    agent_dir: &std::path::Path,
+) -> Result<Spawned, Failure> {
+    let stdout_path = agent_dir.join(bundle::STDOUT_FILE);
+    let stdout_file =
+        tokio::fs::File::create(&stdout_path)
+            .await
+            .map_err(|err| Failure::CouldNotStart {
+                reason: format!("could not create {}: {err}", stdout_path.display()),
+            })?;
     // A program that is not there fails here, with how to install it: inside the sandbox the
     // helper could only say that its `exec` failed.
     if let Err(err) = std::fs::metadata(&command.program) {
-        return Attempt::not_run(Failure::CouldNotStart {
+        return Err(Failure::CouldNotStart {
             reason: spawn_error(&command.program, spec.kind, &err),
         });
     }
@@ -289,17 +346,12 @@ async fn run_attempt(
     set.insert("TMPDIR".into(), scratch.display().to_string());
     set.extend(sandbox.home_env().clone());
     let env = environment::agent_env(spec, std::env::vars_os(), &set);
-    let launch = match sandbox
+    let launch = sandbox
         .launch(&command.program, &command.args, &command.cwd, env)
         .await
-    {
-        Ok(launch) => launch,
-        Err(err) => {
-            return Attempt::not_run(Failure::CouldNotStart {
-                reason: format!("could not set up its sandbox: {err}"),
-            });
-        }
-    };
+        .map_err(|err| Failure::CouldNotStart {
+            reason: format!("could not set up its sandbox: {err}"),
+        })?;
     let mut cmd = tokio::process::Command::new(&launch.program);
     cmd.args(&launch.args)
         .current_dir(&command.cwd)
@@ -315,62 +367,36 @@ async fn run_attempt(
     unsafe {
         cmd.pre_exec(move || setup.run());
     }
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(err) => {
-            return Attempt {
-                elapsed: started.elapsed(),
-                ..Attempt::not_run(Failure::CouldNotStart {
-                    reason: spawn_error(&command.program, spec.kind, &err),
-                })
-            };
-        }
-    };
-    // The child started a session of its own (setsid): its group is its pid.
-    let group = Group::new(child.id());
-
-    // The brief on stdin, then EOF. A CLI that exits without reading it all is not an error
-    // here: its exit status says what happened.
-    let stdin = child.stdin.take();
-    let brief = shared.prompt_for(spec);
-    let stdin_task = tokio::spawn(async move {
-        if let Some(mut stdin) = stdin {
-            let _ = stdin.write_all(brief.as_bytes()).await;
-            let _ = stdin.shutdown().await;
-        }
-    });
-
-    let reader = Arc::new(Mutex::new(StreamReader::new(spec.kind)));
-    let cut = Arc::new(Mutex::new(None::<u64>));
-    let stdout_task = tokio::spawn(read_stdout(
-        child.stdout.take(),
+    let child = cmd.spawn().map_err(|err| Failure::CouldNotStart {
+        reason: spawn_error(&command.program, spec.kind, &err),
+    })?;
+    Ok(Spawned {
+        child,
         stdout_file,
-        Arc::clone(&reader),
-        Arc::clone(&cut),
-        shared.output_limit,
-        shared.events.clone(),
-        spec.name.clone(),
-    ));
-    let stderr_buf = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let stderr_task = tokio::spawn(read_stderr_tail(
-        child.stderr.take(),
-        Arc::clone(&stderr_buf),
-    ));
-    // The agent's network: served while it runs, stopped with it.
-    let serving = sandbox.serve(launch.network).await;
+        network: launch.network,
+    })
+}
 
+/// Waits for the agent to exit, its deadline or the user's cancel; a stop on purpose is TERM
+/// first, so the CLI can flush what it has, then KILL.
+async fn wait_or_stop(
+    child: &mut tokio::process::Child,
+    group: &Group,
+    deadline: Instant,
+    shared: &Shared,
+    program: &str,
+) -> End {
     let end = tokio::select! {
         status = child.wait() => match status {
             Ok(status) => End::Exited(status),
             Err(err) => End::NotRun(Failure::CouldNotStart {
-                reason: format!("could not wait for `{}`: {err}", command.program),
+                reason: format!("could not wait for `{program}`: {err}"),
             }),
         },
         _ = tokio::time::sleep_until(deadline) => End::TimedOut,
         _ = shared.cancel.cancelled() => End::Cancelled,
     };
     if matches!(end, End::TimedOut | End::Cancelled) {
-        // Stopped on purpose: TERM first, so the CLI can flush what it has, then KILL.
         group.signal(libc::SIGTERM);
         if tokio::time::timeout(TERM_GRACE, child.wait())
             .await
@@ -380,44 +406,95 @@ async fn run_attempt(
             let _ = tokio::time::timeout(DRAIN_GRACE, child.wait()).await;
         }
     }
-    // Whatever happened, nothing of this run outlives it.
-    drop(group);
-    drop(serving);
-    stdin_task.abort();
-    let (mut stdout_task, mut stderr_task) = (stdout_task, stderr_task);
-    let drained = tokio::time::timeout(DRAIN_GRACE, async {
-        let _ = (&mut stdout_task).await;
-        let _ = (&mut stderr_task).await;
-    })
-    .await;
-    if drained.is_err() {
-        // A process escaped the group and holds the pipes: what was read so far stands.
-        stdout_task.abort();
-        stderr_task.abort();
+    end
+}
+
+/// The tasks that feed the brief to the agent and read its stdout and stderr.
+struct Streams {
+    stdin: tokio::task::JoinHandle<()>,
+    stdout: tokio::task::JoinHandle<()>,
+    stderr: tokio::task::JoinHandle<()>,
+    reader: Arc<Mutex<StreamReader>>,
+    cut: Arc<Mutex<Option<u64>>>,
+    stderr_buf: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Streams {
+    /// Starts them: the brief on stdin, then EOF (a CLI that exits without reading it all is
+    /// not an error here: its exit status says what happened); stdout to the bundle and the
+    /// reader; the tail of stderr kept.
+    fn start(
+        child: &mut tokio::process::Child,
+        stdout_file: tokio::fs::File,
+        shared: &Shared,
+        spec: &AgentSpec,
+    ) -> Streams {
+        let stdin = child.stdin.take();
+        let brief = shared.prompt_for(spec);
+        let stdin_task = tokio::spawn(async move {
+            if let Some(mut stdin) = stdin {
+                let _ = stdin.write_all(brief.as_bytes()).await;
+                let _ = stdin.shutdown().await;
+            }
+        });
+        let reader = Arc::new(Mutex::new(StreamReader::new(spec.kind)));
+        let cut = Arc::new(Mutex::new(None::<u64>));
+        let stdout_task = tokio::spawn(read_stdout(
+            child.stdout.take(),
+            stdout_file,
+            Arc::clone(&reader),
+            Arc::clone(&cut),
+            shared.output_limit,
+            shared.events.clone(),
+            spec.name.clone(),
+        ));
+        let stderr_buf = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let stderr_task = tokio::spawn(read_stderr_tail(
+            child.stderr.take(),
+            Arc::clone(&stderr_buf),
+        ));
+        Streams {
+            stdin: stdin_task,
+            stdout: stdout_task,
+            stderr: stderr_task,
+            reader,
+            cut,
+            stderr_buf,
+        }
     }
 
-    let stderr = match stderr_buf.lock() {
-        Ok(buf) => String::from_utf8_lossy(&buf).into_owned(),
-        Err(_) => String::new(),
-    };
-    let last_message = command
-        .last_message_file
-        .as_ref()
-        .and_then(|p| std::fs::read_to_string(p).ok());
-    let reader = match reader.lock() {
-        Ok(mut r) => std::mem::replace(&mut *r, StreamReader::new(spec.kind)),
-        Err(_) => StreamReader::new(spec.kind),
-    };
-    let output = reader.finish(&stderr, last_message.as_deref());
-    let output_cut = cut.lock().ok().and_then(|c| *c);
-    let (failure, exit_code) = judge(&end, &output, &stderr, spec, output_cut, shared);
-    Attempt {
-        output,
-        failure,
-        exit_code,
-        stderr,
-        elapsed: started.elapsed(),
-        output_cut,
+    /// Once the process is gone: waits a grace period for the readers, then takes the stderr
+    /// tail, the stream reader and how much output was cut.
+    async fn finish(self, kind: AgentKind) -> (String, StreamReader, Option<u64>) {
+        let Streams {
+            stdin,
+            mut stdout,
+            mut stderr,
+            reader,
+            cut,
+            stderr_buf,
+        } = self;
+        stdin.abort();
+        let drained = tokio::time::timeout(DRAIN_GRACE, async {
+            let _ = (&mut stdout).await;
+            let _ = (&mut stderr).await;
+        })
+        .await;
+        if drained.is_err() {
+            // A process escaped the group and holds the pipes: what was read so far stands.
+            stdout.abort();
+            stderr.abort();
+        }
+        let stderr_text = match stderr_buf.lock() {
+            Ok(buf) => String::from_utf8_lossy(&buf).into_owned(),
+            Err(_) => String::new(),
+        };
+        let reader = match reader.lock() {
+            Ok(mut r) => std::mem::replace(&mut *r, StreamReader::new(kind)),
+            Err(_) => StreamReader::new(kind),
+        };
+        let output_cut = cut.lock().ok().and_then(|c| *c);
+        (stderr_text, reader, output_cut)
     }
 }
 
@@ -449,6 +526,11 @@ fn judge(
                     }
                     _ => failure::from_report(reported, output.http_status),
                 })
+            } else if let Some(hit) = (code != Some(0))
+                .then(|| limit_hit::over_limit(code, status.signal(), stderr, &spec.limits))
+                .flatten()
+            {
+                Some(hit)
             } else if let Some(code) = code.filter(|c| *c != 0) {
                 Some(failure::from_exit(code, stderr, None))
             } else if let Some(signal) = status.signal() {
