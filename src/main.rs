@@ -16,6 +16,8 @@ fn main() -> ExitCode {
     {
         deep_review::dispatch::sandbox::inner::main(&args[2..]);
     }
+    // Nothing deep-review's parent left open reaches a process it starts.
+    deep_review::dispatch::descriptors::close_inherited();
     // SAFETY: first thing in main, before any thread starts.
     unsafe { deep_review::dispatch::backend::commands::keep_absolute_path_entries() };
     // One TLS crypto provider for every HTTP client of the process (rustls panics at the first

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 pub mod backend;
 pub mod budget;
+pub mod descriptors;
 pub mod environment;
 pub mod events;
 pub mod failure;
