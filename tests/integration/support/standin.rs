@@ -51,8 +51,13 @@ pub struct Agents {
 
 impl Agents {
     pub fn new() -> Agents {
+        let tools = tempfile::tempdir().unwrap();
+        // As root under bubblewrap an agent is an unprivileged uid outside its sandbox: the
+        // stand-ins' directory, which they run from and write to (`sandbox_write`), is one
+        // every uid may use, as a directory a root user grants an agent must be.
+        std::fs::set_permissions(tools.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
         Agents {
-            tools: tempfile::tempdir().unwrap(),
+            tools,
             xdg: tempfile::tempdir().unwrap(),
         }
     }
