@@ -53,7 +53,7 @@ impl Limits {
             ("MiB", 1 << 20),
             ("KiB", 1 << 10),
         ] {
-            if bytes >= size && bytes % size == 0 {
+            if bytes >= size && bytes.is_multiple_of(size) {
                 return format!("{} {unit}", bytes / size);
             }
         }
