@@ -12,10 +12,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::home::StateHome;
-use super::inner;
-use super::landlock::{self, Prepared};
+use super::linux::child::ChildSteps;
+use super::linux::inner;
+use super::linux::landlock::{self, Prepared, Rules};
 use super::{AgentPlaces, Grants, Layers};
-use crate::dispatch::network::handoff::{self, CONTROL_FD};
+use crate::dispatch::network::handoff;
 use crate::dispatch::network::proxy::{self, Egress, Upstream};
 use crate::dispatch::network::{Activity, Allowlist};
 use crate::types::{NetworkMode, NetworkRecord};
@@ -138,7 +139,7 @@ impl AgentSandbox {
                 });
                 let request = inner::Request {
                     listen,
-                    rules: (*landlock_abi > 0).then(|| self.grants.landlock_rules(connect)),
+                    rules: (*landlock_abi > 0).then(|| Rules::for_grants(&self.grants, connect)),
                     program: program.into(),
                     args: args.iter().map(OsString::from).collect(),
                 };
@@ -150,7 +151,7 @@ impl AgentSandbox {
                     .helper
                     .clone()
                     .ok_or_else(|| std::io::Error::other("deep-review's helper was not found"))?;
-                let mut full = super::bwrap::args(&self.grants, filtered, cwd);
+                let mut full = super::linux::bwrap::args(&self.grants, filtered, cwd);
                 full.push(helper.into_os_string());
                 full.extend(request.to_args());
                 let (control, child_end) = if filtered {
@@ -164,10 +165,12 @@ impl AgentSandbox {
                     args: full,
                     env,
                     setup: ChildSetup {
-                        control_fd: child_end.as_ref().map(|s| s.as_raw_fd()),
-                        landlock: None,
-                        last_cap: landlock::last_capability(),
-                        ignore_term: true,
+                        steps: ChildSteps {
+                            control_fd: child_end.as_ref().map(|s| s.as_raw_fd()),
+                            landlock: None,
+                            last_cap: landlock::last_capability(),
+                            ignore_term: true,
+                        },
                     },
                     network: match (control, child_end) {
                         (Some(control), Some(child_end)) => Network::Handoff { control, child_end },
@@ -191,9 +194,7 @@ impl AgentSandbox {
                             ports.push(port);
                             ports
                         });
-                        let ruleset = self
-                            .grants
-                            .landlock_rules(connect)
+                        let ruleset = Rules::for_grants(&self.grants, connect)
                             .build()
                             .map_err(std::io::Error::other)?;
                         Some(Arc::new(Prepared::new(ruleset)))
@@ -205,10 +206,12 @@ impl AgentSandbox {
                     args: args.iter().map(OsString::from).collect(),
                     env,
                     setup: ChildSetup {
-                        control_fd: None,
-                        landlock,
-                        last_cap: landlock::last_capability(),
-                        ignore_term: false,
+                        steps: ChildSteps {
+                            control_fd: None,
+                            landlock,
+                            last_cap: landlock::last_capability(),
+                            ignore_term: false,
+                        },
                     },
                     network,
                 })
@@ -320,55 +323,19 @@ impl Drop for Serving {
 
 /// What the child does between `fork` and `exec`: system calls only (async-signal-safe).
 pub struct ChildSetup {
-    /// The control socket to put at [`CONTROL_FD`] for the helper inside bwrap.
-    control_fd: Option<i32>,
-    /// Landlock to apply here (no bwrap).
-    landlock: Option<Arc<Prepared>>,
-    last_cap: u32,
-    /// bwrap is the program: it ignores TERM. A TERM that killed bwrap would take the agent's
-    /// PID namespace down with SIGKILL at once; ignored, the group's TERM reaches the agent
-    /// alone (the helper inside restores TERM's default before it runs the agent), which can
-    /// flush and exit, and bwrap exits with it. KILL, after the grace period, still ends all.
-    ignore_term: bool,
+    /// What this platform adds to the new session.
+    steps: ChildSteps,
 }
 
 impl ChildSetup {
     /// Runs in the child: a new session (no controlling terminal: `/dev/tty` cannot be opened,
-    /// and the group deep-review stops is the session's), death with deep-review's thread that
-    /// started it, the control socket for the helper; without bwrap, no capabilities and the
-    /// Landlock rules.
+    /// and the group deep-review stops is the session's), then this platform's steps.
     pub fn run(&self) -> std::io::Result<()> {
-        // SAFETY: setsid, prctl, dup2, fcntl and signal with integers; async-signal-safe.
-        unsafe {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            // dup2 onto itself keeps close-on-exec: a socket already at CONTROL_FD has the
-            // flag cleared instead, or the helper would find nothing there.
-            let placed = match self.control_fd {
-                Some(fd) if fd == CONTROL_FD => libc::fcntl(fd, libc::F_SETFD, 0),
-                Some(fd) => libc::dup2(fd, CONTROL_FD),
-                None => 0,
-            };
-            if placed < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if self.ignore_term && libc::signal(libc::SIGTERM, libc::SIG_IGN) == libc::SIG_ERR {
-                return Err(std::io::Error::last_os_error());
-            }
+        // SAFETY: setsid has no arguments; async-signal-safe.
+        if unsafe { libc::setsid() } < 0 {
+            return Err(std::io::Error::last_os_error());
         }
-        if let Some(landlock) = &self.landlock {
-            landlock::drop_capabilities(self.last_cap)?;
-            landlock.enforce()?;
-        }
-        Ok(())
+        self.steps.run()
     }
 }
 
