@@ -22,6 +22,16 @@ pub struct ChildSteps {
 }
 
 impl ChildSteps {
+    /// The steps of an agent without an OS sandbox: death with deep-review alone.
+    pub fn plain() -> ChildSteps {
+        ChildSteps {
+            control_fd: None,
+            landlock: None,
+            last_cap: landlock::last_capability(),
+            ignore_term: false,
+        }
+    }
+
     /// Runs in the child: death with deep-review's thread that started it, the control socket
     /// for the helper; without bwrap, no capabilities and the Landlock rules.
     pub fn run(&self) -> std::io::Result<()> {

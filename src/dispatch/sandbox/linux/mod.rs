@@ -7,3 +7,4 @@ pub mod bwrap;
 pub mod child;
 pub mod inner;
 pub mod landlock;
+pub mod launch;
