@@ -8,13 +8,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     // Inside an agent's sandbox, deep-review is only its helper: the last steps before the
-    // agent runs (dispatch::sandbox::inner). Nothing else of the program starts there.
+    // agent runs (dispatch::sandbox::linux::inner). Nothing else of the program starts there.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args
         .get(1)
-        .is_some_and(|a| a == deep_review::dispatch::sandbox::inner::SUBCOMMAND)
+        .is_some_and(|a| a == deep_review::dispatch::sandbox::linux::inner::SUBCOMMAND)
     {
-        deep_review::dispatch::sandbox::inner::main(&args[2..]);
+        deep_review::dispatch::sandbox::linux::inner::main(&args[2..]);
     }
     // Nothing deep-review's parent left open reaches a process it starts.
     deep_review::dispatch::descriptors::close_inherited();

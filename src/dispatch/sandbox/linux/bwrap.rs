@@ -1,7 +1,7 @@
 //! bubblewrap: the namespaces an agent runs in, as a `bwrap` command line.
 //!
 //! bwrap starts with an empty root (a tmpfs) and mounts only what it is told, so the sandbox
-//! holds what [`super::Grants`] lists and nothing else: the system directories read-only (with
+//! holds what [`Grants`] lists and nothing else: the system directories read-only (with
 //! `/etc/shadow`, `/etc/gshadow`, `/etc/sudoers` and `/etc/ssh` covered), the checkout and the
 //! repository's objects read-only, the agent's throwaway home and scratch directory writable,
 //! and fresh `/proc`, `/dev`, `/tmp` and `/dev/shm`. Paths keep their names inside, so the
@@ -12,7 +12,7 @@
 //! `CAP_SYS_PTRACE`) never enter the sandbox. `--die-with-parent` and the PID namespace kill the
 //! agent's every process, daemons included, when its run ends or deep-review dies, even by
 //! SIGKILL. The controlling terminal is already gone: deep-review starts bwrap in a session of
-//! its own (`setsid`, [`super::launch::ChildSetup`]) with pipes for its standard streams, so
+//! its own (`setsid`, [`crate::dispatch::sandbox::launch::ChildSetup`]) with pipes for its standard streams, so
 //! `/dev/tty` cannot be opened and no descriptor is a terminal to push input into. bwrap's
 //! `--new-session` is left out on purpose: it would put the agent in a group of its own, out of
 //! reach of the TERM that deep-review sends the group to let the agent stop cleanly (bwrap
@@ -22,7 +22,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{Grants, SYSTEM_READ, system_masked};
+use crate::dispatch::sandbox::policy::{Grants, SYSTEM_READ, system_masked};
 
 /// The uid and gid an agent has inside when deep-review runs as root: an ordinary user.
 /// (A user's own uid stays theirs.)

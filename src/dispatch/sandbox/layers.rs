@@ -1,0 +1,248 @@
+//! Which sandbox a run gets: the mode asked for, what this machine offers, and the layers that
+//! result, named as the report, `meta.json` and `deep-review agents` name them.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use super::linux::{bwrap, landlock};
+use crate::types::AgentSpec;
+
+/// Which sandbox a run asks for: `DEEP_REVIEW_SANDBOX` = `auto` (the default: the strongest
+/// available), `landlock` (Landlock alone, to compare or where bwrap misbehaves) or `none`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Auto,
+    LandlockOnly,
+    Off,
+}
+
+impl Mode {
+    /// The mode the environment asks for.
+    pub fn from_env() -> Result<Mode, String> {
+        match std::env::var("DEEP_REVIEW_SANDBOX") {
+            Err(_) => Ok(Mode::Auto),
+            Ok(value) => match value.trim().to_ascii_lowercase().as_str() {
+                "" | "auto" => Ok(Mode::Auto),
+                "landlock" => Ok(Mode::LandlockOnly),
+                "none" | "off" => Ok(Mode::Off),
+                other => Err(format!(
+                    "DEEP_REVIEW_SANDBOX=`{}` is not a sandbox mode: use auto, landlock or none",
+                    crate::text::printable_line(other)
+                )),
+            },
+        }
+    }
+}
+
+/// The layers an agent runs under: what the report, `meta.json` and `deep-review agents` name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layers {
+    /// bubblewrap's namespaces with Landlock inside (`landlock_abi` 0: the kernel has none).
+    Bwrap { landlock_abi: i32 },
+    /// Landlock alone, with capabilities dropped and a new session.
+    LandlockOnly { abi: i32 },
+    /// No OS sandbox: why.
+    None { why: String },
+}
+
+impl Layers {
+    /// The short name: `bwrap+landlock`, `landlock only: ...`, `none: ...`.
+    pub fn name(&self) -> String {
+        match self {
+            Layers::Bwrap { landlock_abi } if *landlock_abi > 0 => "bwrap+landlock".into(),
+            Layers::Bwrap { .. } => "bwrap (no Landlock in this kernel)".into(),
+            Layers::LandlockOnly { .. } => format!("landlock only: {}", self.not_covered()),
+            Layers::None { why } => format!(
+                "none ({why}): the agent CLI's own read-only mode and a throwaway state home only"
+            ),
+        }
+    }
+
+    /// What these layers leave open, in one clause (empty for the full set).
+    pub fn not_covered(&self) -> String {
+        match self {
+            Layers::Bwrap { landlock_abi } if *landlock_abi >= 6 => String::new(),
+            Layers::Bwrap { .. } => {
+                "signals and abstract sockets are scoped by namespaces only".into()
+            }
+            Layers::LandlockOnly { abi } => {
+                let mut open = vec![
+                    "processes not isolated (daemons can outlive a killed run; UNIX sockets of the user's are reachable)",
+                ];
+                if *abi < 4 {
+                    open.push("network not isolated");
+                } else {
+                    open.push(
+                        "network limited to the proxy's TCP port (UDP and that port on other hosts not covered)",
+                    );
+                }
+                if *abi < 6 {
+                    open.push("signals and abstract sockets not scoped");
+                }
+                // SAFETY: geteuid has no preconditions.
+                if unsafe { libc::geteuid() } == 0 {
+                    open.push("as root, files under the system directories only root may read are readable");
+                }
+                open.join("; ")
+            }
+            Layers::None { .. } => "files, processes and network not isolated".into(),
+        }
+    }
+
+    /// Whether the agent cannot write to its checkout, so that one checkout serves every agent.
+    pub fn confines_files(&self) -> bool {
+        !matches!(self, Layers::None { .. })
+    }
+
+    /// Whether the agent has a network namespace of its own (reachable only through the proxy).
+    pub fn own_network(&self) -> bool {
+        matches!(self, Layers::Bwrap { .. })
+    }
+}
+
+/// The sandbox of one dispatch: the layers every agent process gets, and the helper that runs
+/// inside bwrap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub layers: Layers,
+    pub helper: Option<PathBuf>,
+}
+
+impl Plan {
+    /// The plan for `mode` on this machine with `helper`.
+    pub fn new(mode: Mode, helper: Option<PathBuf>) -> Plan {
+        Plan {
+            layers: layers_for(mode, helper.as_deref()),
+            helper,
+        }
+    }
+}
+
+/// What this machine offers, probed once per process.
+#[derive(Debug, Clone)]
+pub struct Support {
+    /// `bwrap`, when it is installed and could make its namespaces here; else why not.
+    pub bwrap: Result<PathBuf, String>,
+    /// The kernel's Landlock ABI, 0 when it has none.
+    pub landlock_abi: i32,
+}
+
+/// The probe's result, cached.
+pub fn support() -> &'static Support {
+    static SUPPORT: OnceLock<Support> = OnceLock::new();
+    SUPPORT.get_or_init(|| Support {
+        bwrap: bwrap::probe(),
+        landlock_abi: if landlock::available() {
+            landlock::kernel_abi()
+        } else {
+            0
+        },
+    })
+}
+
+/// The layers a run in `mode` gets on this machine. `helper` is deep-review's own executable,
+/// run inside bwrap to apply Landlock and open the network: without it bwrap cannot be used.
+pub fn layers_for(mode: Mode, helper: Option<&Path>) -> Layers {
+    let support = support();
+    let landlock_only = |support: &Support| {
+        if support.landlock_abi > 0 {
+            Layers::LandlockOnly {
+                abi: support.landlock_abi,
+            }
+        } else {
+            Layers::None {
+                why: "this kernel has no Landlock".into(),
+            }
+        }
+    };
+    match mode {
+        Mode::Off => Layers::None {
+            why: "DEEP_REVIEW_SANDBOX=none".into(),
+        },
+        Mode::LandlockOnly => landlock_only(support),
+        Mode::Auto => match (&support.bwrap, helper) {
+            (Ok(_), Some(_)) => Layers::Bwrap {
+                landlock_abi: support.landlock_abi,
+            },
+            _ => landlock_only(support),
+        },
+    }
+}
+
+/// The sandbox of this machine in one line, for `deep-review agents` and `run --dry-run`:
+/// the layers and, when bwrap is not used, why.
+pub fn describe_machine(plan: &Plan) -> String {
+    let support = support();
+    let mut line = plan.layers.name();
+    if let (Layers::LandlockOnly { .. } | Layers::None { .. }, Err(why)) =
+        (&plan.layers, &support.bwrap)
+    {
+        line.push_str(&format!(" (no bwrap: {why})"));
+    }
+    if support.landlock_abi > 0 {
+        line.push_str(&format!("; Landlock ABI {}", support.landlock_abi));
+    }
+    line
+}
+
+/// Where `spec`'s agent may connect, in one line: its allowlist, or that its network is open.
+pub fn describe_network(spec: &AgentSpec, plan: &Plan) -> String {
+    if spec.network == crate::types::NetworkMode::Open {
+        return "open (network = \"open\" in config): not filtered".into();
+    }
+    let env = crate::dispatch::environment::agent_env(spec, std::env::vars_os(), &spec.env);
+    let hosts = crate::dispatch::network::Allowlist::for_agent(spec, &env).describe();
+    let how = if plan.layers.own_network() {
+        "only through deep-review's proxy"
+    } else {
+        "through deep-review's proxy (not enforced without bwrap)"
+    };
+    if hosts.is_empty() {
+        format!("none ({how}; add hosts with `network_allow`)")
+    } else {
+        format!("{} ({how})", hosts.join(", "))
+    }
+}
+
+/// Whether agents can be confined at all here (the tests and benches that need it ask).
+pub fn available() -> bool {
+    layers_for(Mode::Auto, Some(Path::new("/"))).confines_files()
+}
+
+/// deep-review's own executable, which serves as the helper inside bwrap: the running program
+/// when it is deep-review (a test or bench binary that calls the library is not).
+pub fn default_helper() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let name = exe.file_name()?.to_str()?;
+    (name == "deep-review").then_some(exe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_say_what_they_leave_open() {
+        let full = Layers::Bwrap { landlock_abi: 7 };
+        assert_eq!(full.name(), "bwrap+landlock");
+        assert!(full.not_covered().is_empty());
+        let alone = Layers::LandlockOnly { abi: 7 };
+        assert!(
+            alone
+                .name()
+                .starts_with("landlock only: processes not isolated"),
+            "{}",
+            alone.name()
+        );
+        assert!(alone.name().contains("network limited"), "{}", alone.name());
+        let old = Layers::LandlockOnly { abi: 3 };
+        assert!(
+            old.name().contains("network not isolated"),
+            "{}",
+            old.name()
+        );
+        assert!(old.name().contains("signals"), "{}", old.name());
+        assert!(!Layers::None { why: "x".into() }.confines_files());
+    }
+}
