@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::home::StateHome;
 use super::linux::child::ChildSteps;
 use super::linux::launch::Handoff;
+use super::rlimits::Rlimits;
 use super::{AgentPlaces, Grants, Layers};
 use crate::dispatch::network::proxy::{self, Egress, Upstream};
 use crate::dispatch::network::{Activity, Allowlist};
@@ -27,6 +28,8 @@ pub struct AgentSandbox {
     pub(super) bwrap: Option<PathBuf>,
     pub(super) activity: Arc<Activity>,
     upstream: Option<Upstream>,
+    /// The agent's limits, as its processes get them.
+    pub(super) rlimits: Rlimits,
 }
 
 /// One attempt's command, before the sandbox wraps it.
@@ -56,11 +59,17 @@ impl AgentSandbox {
             &[places.checkout, places.repo],
         )?;
         let grants = Grants::for_agent(places);
-        grants.ensure_dirs();
+        let created = grants.ensure_dirs();
         let bwrap = match &layers {
             Layers::Bwrap { .. } => super::support().bwrap.clone().ok(),
             _ => None,
         };
+        #[cfg(target_os = "linux")]
+        if bwrap.is_some() && super::linux::identity::drops_root() {
+            super::linux::identity::prepare_for_agent(&grants, places, &created)?;
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = created;
         Ok(AgentSandbox {
             grants,
             home,
@@ -69,6 +78,7 @@ impl AgentSandbox {
             bwrap,
             activity: Arc::new(Activity::new(agent_dir, Allowlist::for_agent(spec, env))),
             upstream: Upstream::from_env(&user_env),
+            rlimits: Rlimits::new(&spec.limits),
             layers,
         })
     }
@@ -128,7 +138,7 @@ impl AgentSandbox {
             args: attempt.args.iter().map(OsString::from).collect(),
             env: attempt.env,
             setup: ChildSetup {
-                steps: ChildSteps::plain(),
+                steps: ChildSteps::plain(self.rlimits),
             },
             network,
         })

@@ -68,7 +68,7 @@ impl Layers {
             }
             Layers::LandlockOnly { abi } => {
                 let mut open = vec![
-                    "processes not isolated (daemons can outlive a killed run; UNIX sockets of the user's are reachable)",
+                    "processes not isolated (daemons can outlive a killed run; UNIX sockets of the user's are reachable; no process limit)",
                 ];
                 if *abi < 4 {
                     open.push("network not isolated");
@@ -82,7 +82,7 @@ impl Layers {
                 }
                 // SAFETY: geteuid has no preconditions.
                 if unsafe { libc::geteuid() } == 0 {
-                    open.push("as root, files under the system directories only root may read are readable");
+                    open.push("as root, files only root may read under the system directories (/etc/shadow included) and the granted paths are readable");
                 }
                 open.join("; ")
             }

@@ -36,6 +36,7 @@ pub mod layers;
 #[cfg(target_os = "linux")]
 pub mod linux;
 pub mod policy;
+pub mod rlimits;
 
 pub use layers::{
     Layers, Mode, Plan, Support, available, default_helper, describe_machine, describe_network,

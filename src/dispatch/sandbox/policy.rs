@@ -27,6 +27,17 @@ pub const SYSTEM_READ: &[&str] = &[
     "/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/opt", "/snap", "/nix",
 ];
 
+/// The devices an agent may read: what the CLIs and their tools use (`/dev/null` may be
+/// written too). Not `/dev/shm`, `/dev/pts`, `/dev/ptmx`, `/dev/tty` (no agent has a
+/// controlling terminal) or any disk.
+pub const DEVICES_READ: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
 /// Files under the system directories that no agent needs and that a process of root could
 /// otherwise read as their owner: bwrap covers them with an empty file or directory.
 pub const SYSTEM_MASKED: &[&str] = &["/etc/shadow", "/etc/gshadow", "/etc/ssh", "/etc/sudoers"];
@@ -113,10 +124,11 @@ impl Grants {
         let spec = places.spec;
         let mut g = Grants::default();
         g.read.extend(SYSTEM_READ.iter().map(PathBuf::from));
-        // The CLIs read /proc (node reads its own status) and /dev (null, urandom): under bwrap
-        // both are the sandbox's own.
+        // The CLIs read /proc (node reads its own status; /dev/stdin and /dev/fd/N lead there)
+        // and a few devices, not all of /dev: under Landlock alone it is the host's, with other
+        // programs' shared memory (/dev/shm) and other terminals (/dev/pts/N).
         g.read.push(PathBuf::from("/proc"));
-        g.read.push(PathBuf::from("/dev"));
+        g.read.extend(DEVICES_READ.iter().map(PathBuf::from));
         g.read.push(places.checkout.to_path_buf());
         // The checkout borrows the repository's objects: those, and nothing else of its git
         // directory (its config holds CI's token and remotes' credentials; the store is there).
@@ -143,11 +155,15 @@ impl Grants {
 
     /// Creates the directories the agent may write that do not exist yet (a cache named in
     /// `sandbox_write` on its first run): a path that does not exist can be neither bound nor
-    /// allowed.
-    pub fn ensure_dirs(&self) {
+    /// allowed. Returns those it created (they are the agent's: [`super::linux::identity`]).
+    pub fn ensure_dirs(&self) -> Vec<PathBuf> {
+        let mut created = Vec::new();
         for dir in &self.write {
-            let _ = std::fs::create_dir_all(dir);
+            if !dir.exists() && std::fs::create_dir_all(dir).is_ok() {
+                created.push(dir.clone());
+            }
         }
+        created
     }
 }
 

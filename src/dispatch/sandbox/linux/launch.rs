@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::child::ChildSteps;
+use super::identity::{self, Staging};
 use super::inner;
 use super::landlock::{self, Prepared, Rules};
 use crate::dispatch::network::handoff;
@@ -49,6 +50,7 @@ impl AgentSandbox {
         let request = inner::Request {
             listen,
             rules: (landlock_abi > 0).then(|| Rules::for_grants(&self.grants, connect)),
+            limits: Some(self.rlimits),
             program: attempt.program.into(),
             args: attempt.args.iter().map(OsString::from).collect(),
         };
@@ -60,7 +62,14 @@ impl AgentSandbox {
             .helper
             .clone()
             .ok_or_else(|| std::io::Error::other("deep-review's helper was not found"))?;
-        let mut full = super::bwrap::args(&self.grants, filtered, attempt.cwd);
+        // As root, bwrap runs as the agent's unprivileged uid, from the granted paths root
+        // staged for it.
+        let staging = identity::drops_root()
+            .then(|| Staging::open(&super::bwrap::granted_sources(&self.grants)))
+            .transpose()?
+            .map(Arc::new);
+        let mut full =
+            super::bwrap::args(&self.grants, filtered, attempt.cwd, staging.is_some());
         full.push(helper.into_os_string());
         full.extend(request.to_args());
         let (control, child_end) = if filtered {
@@ -79,6 +88,8 @@ impl AgentSandbox {
                     landlock: None,
                     last_cap: landlock::last_capability(),
                     ignore_term: true,
+                    staging,
+                    rlimits: None,
                 },
             },
             network: match (control, child_end) {
@@ -116,6 +127,8 @@ impl AgentSandbox {
                     landlock: Some(Arc::new(Prepared::new(ruleset))),
                     last_cap: landlock::last_capability(),
                     ignore_term: false,
+                    staging: None,
+                    rlimits: Some(self.rlimits),
                 },
             },
             network,

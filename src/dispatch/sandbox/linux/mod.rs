@@ -5,6 +5,7 @@
 
 pub mod bwrap;
 pub mod child;
+pub mod identity;
 pub mod inner;
 pub mod landlock;
 pub mod launch;

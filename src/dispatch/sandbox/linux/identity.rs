@@ -190,6 +190,31 @@ pub fn give_to_agent(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Readies what the agent, as [`AGENT_UID`], must own or reach: its scratch directory, its
+/// throwaway home and the `sandbox_write` directories deep-review just `created` become that
+/// uid's; a granted path it still could not use is an error that names it and what to do.
+pub fn prepare_for_agent(
+    grants: &crate::dispatch::sandbox::Grants,
+    places: &crate::dispatch::sandbox::AgentPlaces<'_>,
+    created: &[PathBuf],
+) -> std::io::Result<()> {
+    for dir in [places.scratch, places.home]
+        .into_iter()
+        .chain(created.iter().map(PathBuf::as_path))
+    {
+        give_to_agent(dir)?;
+    }
+    let read: Vec<PathBuf> = places.spec.sandbox_read.clone();
+    let unreachable = unreachable_grants(&read, &grants.write, &grants.sockets);
+    match unreachable.first() {
+        None => Ok(()),
+        Some(first) => Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            first.clone(),
+        )),
+    }
+}
+
 /// The granted paths that [`AGENT_UID`] cannot use as granted, each with what to do: a
 /// directory to read it cannot list, one to write it cannot write, a socket it cannot
 /// connect to. Checked on the paths' own modes (their parents are staged by root).
