@@ -14,7 +14,7 @@ use crate::types::{Failure, LimitKind, Limits};
 /// limit (`EAGAIN`).
 static PROCESSES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)cannot fork|can't fork|fork: retry|fork failed|resource temporarily unavailable|\bEAGAIN\b|failed to spawn|pthread_create",
+        r"(?i)cannot fork|can't fork|fork: retry|fork failed|pthread_create|spawn \S+ EAGAIN|(fork|spawn|clone|thread)[^\n]*resource temporarily unavailable",
     )
     .expect("static regex")
 });

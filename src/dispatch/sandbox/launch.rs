@@ -138,7 +138,8 @@ impl AgentSandbox {
             args: attempt.args.iter().map(OsString::from).collect(),
             env: attempt.env,
             setup: ChildSetup {
-                steps: ChildSteps::plain(self.rlimits),
+                steps: ChildSteps::plain(),
+                rlimits: Some(self.rlimits),
             },
             network,
         })
@@ -241,15 +242,21 @@ impl Drop for Serving {
 pub struct ChildSetup {
     /// What this platform adds to the new session.
     pub(super) steps: ChildSteps,
+    /// The agent's memory and CPU limits, set here when no helper sets them inside the sandbox.
+    pub(super) rlimits: Option<Rlimits>,
 }
 
 impl ChildSetup {
     /// Runs in the child: a new session (no controlling terminal: `/dev/tty` cannot be opened,
-    /// and the group deep-review stops is the session's), then this platform's steps.
+    /// and the group deep-review stops is the session's), the memory and CPU limits, then this
+    /// platform's steps.
     pub fn run(&self) -> std::io::Result<()> {
         // SAFETY: setsid has no arguments; async-signal-safe.
         if unsafe { libc::setsid() } < 0 {
             return Err(std::io::Error::last_os_error());
+        }
+        if let Some(rlimits) = &self.rlimits {
+            rlimits.apply_memory_and_cpu()?;
         }
         self.steps.run()
     }

@@ -1,8 +1,8 @@
 //! What an agent's child process does on Linux between `fork` and `exec`, after the new
 //! session: as root under bwrap, the staged binds and the unprivileged uid
 //! ([`super::identity`]); death with deep-review, the control socket for the helper inside
-//! bwrap and nothing else of deep-review's descriptors; without bwrap the memory and CPU
-//! limits, no capabilities and the Landlock rules.
+//! bwrap and nothing else of deep-review's descriptors; without bwrap no capabilities and the
+//! Landlock rules.
 
 use std::sync::Arc;
 
@@ -10,7 +10,6 @@ use super::identity::Staging;
 use super::landlock::{self, Prepared};
 use crate::dispatch::descriptors;
 use crate::dispatch::network::handoff::CONTROL_FD;
-use crate::dispatch::sandbox::rlimits::Rlimits;
 
 /// The Linux steps of [`crate::dispatch::sandbox::launch::ChildSetup`].
 pub struct ChildSteps {
@@ -26,36 +25,29 @@ pub struct ChildSteps {
     pub ignore_term: bool,
     /// As root under bwrap: the granted paths to stage, and the uid to become, before bwrap.
     pub staging: Option<Arc<Staging>>,
-    /// The memory and CPU limits to set here (without bwrap; inside it the helper sets them).
-    pub rlimits: Option<Rlimits>,
 }
 
 impl ChildSteps {
     /// The steps of an agent without an OS sandbox: death with deep-review alone.
-    pub fn plain(rlimits: Rlimits) -> ChildSteps {
+    pub fn plain() -> ChildSteps {
         ChildSteps {
             control_fd: None,
             landlock: None,
             last_cap: landlock::last_capability(),
             ignore_term: false,
             staging: None,
-            rlimits: Some(rlimits),
         }
     }
 
     /// Runs in the child: as root under bwrap the staged binds and the unprivileged uid first
     /// (a change of uid clears the parent-death signal, so it comes before it); death with
     /// deep-review's thread that started it, the control socket for the helper and no other
-    /// descriptor of deep-review's; without bwrap, the limits, no capabilities and the Landlock
-    /// rules.
+    /// descriptor of deep-review's; without bwrap, no capabilities and the Landlock rules.
     pub fn run(&self) -> std::io::Result<()> {
         if let Some(staging) = &self.staging {
             staging.enter()?;
         }
         self.place_descriptors()?;
-        if let Some(rlimits) = &self.rlimits {
-            rlimits.apply_memory_and_cpu()?;
-        }
         if let Some(landlock) = &self.landlock {
             landlock::drop_capabilities(self.last_cap)?;
             landlock.enforce()?;

@@ -27,7 +27,7 @@
 //! in the run's notes, with what to do.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The uid and gid an agent has outside its sandbox when deep-review runs as root: from the
@@ -46,41 +46,41 @@ pub fn drops_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// One granted path, opened by root, and where it is staged.
+/// One granted path and where it is staged.
 struct Staged {
-    /// Held open until the child has mounted it (it is mounted by its `/proc/self/fd` path).
-    _source: OwnedFd,
-    /// `/proc/self/fd/N` of `source`: the path the child mounts from.
-    source_path: CString,
+    source: CString,
     /// `STAGE/N`.
     stage: CString,
     is_dir: bool,
 }
 
-/// The granted paths of one attempt, opened and ready to be staged in its child; the
-/// descriptors stay open (close-on-exec) until the child has mounted them.
+/// The granted paths of one attempt, ready to be staged in its child.
 pub struct Staging {
     staged: Vec<Staged>,
     stage_root: CString,
     tmpfs: CString,
     tmpfs_options: CString,
-    proc_root: CString,
+    root: CString,
 }
 
 impl Staging {
-    /// Opens each of `paths` (as root, before any uid change): a path that cannot be opened
-    /// is an error that names it.
+    /// Readies each of `paths` (as root, before any uid change): a path that is not there is
+    /// an error that names it.
     pub fn open(paths: &[PathBuf]) -> std::io::Result<Staging> {
+        if paths.len() > MAX_STAGED {
+            return Err(std::io::Error::other(format!(
+                "{} paths granted: at most {MAX_STAGED} can be bound",
+                paths.len()
+            )));
+        }
         let mut staged = Vec::with_capacity(paths.len());
         for (i, path) in paths.iter().enumerate() {
-            let source = open_path(path)?;
-            let is_dir = std::fs::metadata(path)?.is_dir();
-            let source_path = cstring(format!("/proc/self/fd/{}", source.as_raw_fd()))?;
-            let stage = cstring(format!("{STAGE}/{i}"))?;
+            let is_dir = std::fs::metadata(path)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?
+                .is_dir();
             staged.push(Staged {
-                _source: source,
-                source_path,
-                stage,
+                source: CString::new(path.as_os_str().as_bytes()).map_err(std::io::Error::other)?,
+                stage: cstring(format!("{STAGE}/{i}"))?,
                 is_dir,
             });
         }
@@ -89,7 +89,7 @@ impl Staging {
             stage_root: cstring(STAGE.to_string())?,
             tmpfs: cstring("tmpfs".to_string())?,
             tmpfs_options: cstring("mode=0755,size=64k".to_string())?,
-            proc_root: cstring("/".to_string())?,
+            root: cstring("/".to_string())?,
         })
     }
 
@@ -99,28 +99,30 @@ impl Staging {
     }
 
     /// In the child, as root, between `fork` and `exec` (system calls only): a mount
-    /// namespace of its own, a tmpfs over [`STAGE`], each path bound there, the working
-    /// directory moved to `/` (the checkout's path may be under the tmpfs now), then every
-    /// privilege given up for [`AGENT_UID`] for good.
+    /// namespace of its own; each granted path opened in it (a bind's source must be a mount
+    /// of the caller's namespace), a tmpfs over [`STAGE`], each path bound there from its
+    /// descriptor (its own path may be under the tmpfs now); the working directory moved to
+    /// `/`; then every privilege given up for [`AGENT_UID`] for good.
     pub fn enter(&self) -> std::io::Result<()> {
-        let check = |r: libc::c_int| {
-            if r < 0 {
-                Err(std::io::Error::last_os_error())
-            } else {
-                Ok(())
-            }
-        };
-        // SAFETY: unshare, mount, mkdir, open, close, chdir, setgroups, setgid and setuid with
-        // C strings prepared in the parent.
+        // SAFETY: unshare and mount with C strings prepared in the parent.
         unsafe {
             check(libc::unshare(libc::CLONE_NEWNS))?;
             check(libc::mount(
                 std::ptr::null(),
-                self.proc_root.as_ptr(),
+                self.root.as_ptr(),
                 std::ptr::null(),
                 libc::MS_REC | libc::MS_PRIVATE,
                 std::ptr::null(),
             ))?;
+        }
+        let mut sources = [0 as libc::c_int; MAX_STAGED];
+        for (fd, staged) in sources.iter_mut().zip(&self.staged) {
+            // SAFETY: open with a C string prepared in the parent.
+            *fd = unsafe { libc::open(staged.source.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+            check(*fd)?;
+        }
+        // SAFETY: mount with C strings prepared in the parent.
+        unsafe {
             check(libc::mount(
                 self.tmpfs.as_ptr(),
                 self.stage_root.as_ptr(),
@@ -128,45 +130,84 @@ impl Staging {
                 libc::MS_NOSUID | libc::MS_NODEV,
                 self.tmpfs_options.as_ptr().cast(),
             ))?;
-            for staged in &self.staged {
-                if staged.is_dir {
-                    check(libc::mkdir(staged.stage.as_ptr(), 0o755))?;
-                } else {
-                    let fd = libc::open(
-                        staged.stage.as_ptr(),
-                        libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
-                        0o644,
-                    );
-                    check(fd)?;
-                    libc::close(fd);
-                }
-                check(libc::mount(
-                    staged.source_path.as_ptr(),
-                    staged.stage.as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ))?;
-            }
-            check(libc::chdir(self.proc_root.as_ptr()))?;
+        }
+        for (fd, staged) in sources.iter().zip(&self.staged) {
+            bind_staged(*fd, staged)?;
+        }
+        // SAFETY: chdir, setgroups, setgid and setuid with a C string and integers.
+        unsafe {
+            check(libc::chdir(self.root.as_ptr()))?;
             check(libc::setgroups(0, std::ptr::null()))?;
             check(libc::setgid(AGENT_UID))?;
             check(libc::setuid(AGENT_UID))?;
         }
-        // The descriptors of the sources are close-on-exec: bwrap gets none of them.
         Ok(())
     }
 }
 
-/// An `O_PATH` descriptor of `path`, close-on-exec: enough to mount from, nothing to read.
-fn open_path(path: &Path) -> std::io::Result<OwnedFd> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    Ok(OwnedFd::from(file))
+/// The most granted paths one agent may have staged (the checkout, its objects, programs,
+/// its own directories, and what the config adds).
+const MAX_STAGED: usize = 256;
+
+/// A system call's result as an error, when it failed.
+fn check(result: libc::c_int) -> std::io::Result<()> {
+    if result < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Makes `staged.stage` (a directory, or an empty file for a file) and binds the path open at
+/// `fd` there, by `/proc/self/fd/N`; closes `fd`. System calls only.
+fn bind_staged(fd: libc::c_int, staged: &Staged) -> std::io::Result<()> {
+    let mut path = [0u8; 32];
+    let source = proc_fd_path(fd, &mut path);
+    // SAFETY: mkdir, open, close and mount with C strings, the one built on the stack above.
+    unsafe {
+        if staged.is_dir {
+            check(libc::mkdir(staged.stage.as_ptr(), 0o755))?;
+        } else {
+            let file = libc::open(
+                staged.stage.as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                0o644,
+            );
+            check(file)?;
+            libc::close(file);
+        }
+        check(libc::mount(
+            source,
+            staged.stage.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        ))?;
+        libc::close(fd);
+    }
+    Ok(())
+}
+
+/// `/proc/self/fd/N` as a C string in `buf`, without allocating (between `fork` and `exec`).
+fn proc_fd_path(fd: libc::c_int, buf: &mut [u8; 32]) -> *const libc::c_char {
+    const PREFIX: &[u8] = b"/proc/self/fd/";
+    buf[..PREFIX.len()].copy_from_slice(PREFIX);
+    let mut digits = [0u8; 10];
+    let mut n = fd.unsigned_abs();
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for i in 0..len {
+        buf[PREFIX.len() + i] = digits[len - 1 - i];
+    }
+    buf[PREFIX.len() + len] = 0;
+    buf.as_ptr().cast()
 }
 
 fn cstring(text: String) -> std::io::Result<CString> {
@@ -250,4 +291,48 @@ fn others_may(path: &Path, need: u32) -> bool {
         return meta.permissions().mode() & (need << 6) == need << 6;
     }
     meta.permissions().mode() & need == need
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    /// A directory only its owner may enter is named, one every uid may use is not; one made
+    /// the agent's is its own to write.
+    #[test]
+    fn the_descriptor_path_is_built_without_allocating() {
+        let mut buf = [0u8; 32];
+        let path = proc_fd_path(1234, &mut buf);
+        // SAFETY: proc_fd_path wrote a NUL-terminated string into buf.
+        let text = unsafe { std::ffi::CStr::from_ptr(path) };
+        assert_eq!(text.to_str().unwrap(), "/proc/self/fd/1234");
+        let path = proc_fd_path(0, &mut buf);
+        // SAFETY: as above.
+        let text = unsafe { std::ffi::CStr::from_ptr(path) };
+        assert_eq!(text.to_str().unwrap(), "/proc/self/fd/0");
+    }
+
+    #[test]
+    fn grants_the_agents_uid_cannot_use_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let private = dir.path().join("private");
+        let open = dir.path().join("open");
+        std::fs::create_dir(&private).unwrap();
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let notes = unreachable_grants(&[private.clone(), open.clone()], &[], &[]);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("cannot read") && notes[0].contains("private"));
+        assert!(notes[0].contains(&AGENT_UID.to_string()));
+        // Writing needs w for others, or the directory being the agent's own.
+        assert_eq!(unreachable_grants(&[], &[open.clone()], &[]).len(), 1);
+        if drops_root() {
+            std::fs::write(open.join("seed"), "x").unwrap();
+            give_to_agent(&open).unwrap();
+            assert_eq!(std::fs::metadata(open.join("seed")).unwrap().uid(), AGENT_UID);
+            assert!(unreachable_grants(&[], &[open], &[]).is_empty());
+        }
+    }
 }

@@ -89,8 +89,9 @@ impl AgentSandbox {
                     last_cap: landlock::last_capability(),
                     ignore_term: true,
                     staging,
-                    rlimits: None,
                 },
+                // The helper inside sets them, the process limit in the sandbox's namespace.
+                rlimits: None,
             },
             network: match (control, child_end) {
                 (Some(control), Some(child_end)) => {
@@ -128,8 +129,8 @@ impl AgentSandbox {
                     last_cap: landlock::last_capability(),
                     ignore_term: false,
                     staging: None,
-                    rlimits: Some(self.rlimits),
                 },
+                rlimits: Some(self.rlimits),
             },
             network,
         })
