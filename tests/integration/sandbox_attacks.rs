@@ -261,20 +261,60 @@ fn the_users_ssh_agent_is_not_reachable() {
         "the agent listed the user's keys:\n{results}"
     );
 
-    // A user who wants the agent to have the socket names it: then, and only then, it is there.
-    attack.clear_results();
-    attack
-        .agents
-        .append_config(&format!("sandbox_sockets = [\"{}\"]\n", socket.display()));
-    let ran = run(&mut attack.cmd("auto"));
     let _ = ssh_agent.kill();
     let _ = ssh_agent.wait();
+
+    // A user who wants the agent to have a socket names it: then, and only then, it is there.
+    // As root the agent is uid 65533 outside its sandbox, so the socket must let that uid in
+    // (ssh-agent itself refuses every uid but its own and root's: a server's own checks hold).
+    let served = serve_unix_http(keys.path().join("service.sock"), "socket-ok-32");
+    let probe = format!(
+        "try by-path \"curl -sf --unix-socket '{sock}' http://x/\"\n\
+         curl -s --unix-socket '{sock}' http://x/ >> \"$R\" 2>&1",
+        sock = served.display()
+    );
+    let attack = Attack::new();
+    attack.probe(&probe);
+    attack
+        .agents
+        .append_config(&format!("sandbox_sockets = [\"{}\"]\n", served.display()));
+    let ran = run(&mut attack.cmd("auto"));
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     let results = attack.results();
     assert!(
-        results.contains("ALLOWED by-path\n") && results.contains("deep-review-test-key"),
+        results.contains("ALLOWED by-path\n") && results.contains("socket-ok-32"),
         "sandbox_sockets did not let the named socket through:\n{results}"
     );
+    // One only root may connect to fails the agent with what to do, not in silence.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&served, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let ran = run(&mut attack.cmd("auto"));
+    assert_eq!(ran.code, Some(3), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("cannot connect to") && ran.stderr.contains("65533"),
+        "{}",
+        ran.stderr
+    );
+}
+
+/// A UNIX socket at `path` (every uid may connect) answering each HTTP request with `body`.
+fn serve_unix_http(path: PathBuf, body: &'static str) -> PathBuf {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    path
 }
 
 #[test]

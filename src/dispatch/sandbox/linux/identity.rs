@@ -134,6 +134,7 @@ impl Staging {
         for (fd, staged) in sources.iter().zip(&self.staged) {
             bind_staged(*fd, staged)?;
         }
+        give_standard_pipes()?;
         // SAFETY: chdir, setgroups, setgid and setuid with a C string and integers.
         unsafe {
             check(libc::chdir(self.root.as_ptr()))?;
@@ -143,6 +144,23 @@ impl Staging {
         }
         Ok(())
     }
+}
+
+/// Makes the pipes deep-review gave the child as its standard streams [`AGENT_UID`]'s: a
+/// pipe made by root is root's (mode 0600), and a program that opens `/dev/stdin` or
+/// `/dev/stderr` (links into `/proc/self/fd`) opens it anew, by its owner's permissions. Only
+/// pipes: a stream that is a file or a device is left as it is. System calls only.
+fn give_standard_pipes() -> std::io::Result<()> {
+    for fd in 0..3 {
+        // SAFETY: fstat into a stack value and fchown of the child's own descriptors.
+        unsafe {
+            let mut stat: libc::stat = std::mem::zeroed();
+            if libc::fstat(fd, &mut stat) == 0 && stat.st_mode & libc::S_IFMT == libc::S_IFIFO {
+                check(libc::fchown(fd, AGENT_UID, AGENT_UID))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The most granted paths one agent may have staged (the checkout, its objects, programs,
@@ -261,7 +279,9 @@ pub fn prepare_for_agent(
 /// connect to. Checked on the paths' own modes (their parents are staged by root).
 pub fn unreachable_grants(read: &[PathBuf], write: &[PathBuf], sockets: &[PathBuf]) -> Vec<String> {
     let mut notes = Vec::new();
-    let fix = format!("as root, agents run as uid {AGENT_UID}: give that uid access (chown or chmod) or leave it out");
+    let fix = format!(
+        "as root, agents run as uid {AGENT_UID}: give that uid access (chown or chmod) or leave it out"
+    );
     for (paths, need, what) in [
         (read, 0o5, "read"),
         (write, 0o7, "write"),
@@ -327,11 +347,17 @@ mod tests {
         assert!(notes[0].contains("cannot read") && notes[0].contains("private"));
         assert!(notes[0].contains(&AGENT_UID.to_string()));
         // Writing needs w for others, or the directory being the agent's own.
-        assert_eq!(unreachable_grants(&[], &[open.clone()], &[]).len(), 1);
+        assert_eq!(
+            unreachable_grants(&[], std::slice::from_ref(&open), &[]).len(),
+            1
+        );
         if drops_root() {
             std::fs::write(open.join("seed"), "x").unwrap();
             give_to_agent(&open).unwrap();
-            assert_eq!(std::fs::metadata(open.join("seed")).unwrap().uid(), AGENT_UID);
+            assert_eq!(
+                std::fs::metadata(open.join("seed")).unwrap().uid(),
+                AGENT_UID
+            );
             assert!(unreachable_grants(&[], &[open], &[]).is_empty());
         }
     }

@@ -68,8 +68,7 @@ impl AgentSandbox {
             .then(|| Staging::open(&super::bwrap::granted_sources(&self.grants)))
             .transpose()?
             .map(Arc::new);
-        let mut full =
-            super::bwrap::args(&self.grants, filtered, attempt.cwd, staging.is_some());
+        let mut full = super::bwrap::args(&self.grants, filtered, attempt.cwd, staging.is_some());
         full.push(helper.into_os_string());
         full.extend(request.to_args());
         let (control, child_end) = if filtered {
