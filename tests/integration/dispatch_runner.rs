@@ -57,6 +57,9 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
 /// A stand-in agent: it may write in the directory of its script (where the tests keep their
 /// records), nowhere else outside its sandbox.
 fn spec(name: &str, command: &Path, timeout: Duration) -> AgentSpec {
+    if let Some(dir) = command.parent() {
+        crate::support::standin::open_to_agents(dir);
+    }
     AgentSpec {
         display: format!("{name} display"),
         model: Some(format!("{name}-model")),
