@@ -142,6 +142,7 @@ const GEMINI_STREAM: &str = r###"{"type":"init","session_id":"g","model":"m"}
 fn recording_agent(dir: &Path, name: &str, stream: &str) -> PathBuf {
     let rec = dir.join(format!("{name}.rec"));
     std::fs::create_dir_all(&rec).unwrap();
+    crate::support::standin::open_to_agents(&rec);
     let out = dir.join(format!("{name}.out"));
     std::fs::write(&out, format!("{stream}\n")).unwrap();
     script(
