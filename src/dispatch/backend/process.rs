@@ -74,6 +74,7 @@ impl Group {
         let pgid = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1);
         if let (Some(pgid), Ok(mut live)) = (pgid, LIVE_GROUPS.lock()) {
             live.insert(pgid);
+            sandbox::watch::register(pgid);
         }
         Group(pgid)
     }
@@ -92,6 +93,7 @@ impl Drop for Group {
             if let Ok(mut live) = LIVE_GROUPS.lock() {
                 live.remove(&pgid);
             }
+            sandbox::watch::unregister(pgid);
         }
     }
 }

@@ -9,11 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::home::StateHome;
-use super::linux::child::ChildSteps;
-use super::linux::launch::Handoff;
+use super::platform::{ChildSteps, Handoff};
 use super::rlimits::Rlimits;
-use super::{AgentPlaces, Grants, Layers};
-use crate::dispatch::network::proxy::{self, Egress, Upstream};
+use super::{AgentPlaces, Egress, Grants, Layers, unavailable_sentence};
+use crate::dispatch::network::proxy::{self, Upstream};
 use crate::dispatch::network::{Activity, Allowlist};
 use crate::types::{NetworkMode, NetworkRecord};
 
@@ -124,9 +123,9 @@ impl AgentSandbox {
             env,
         };
         match &self.layers {
-            Layers::Bwrap { landlock_abi } => self.launch_bwrap(*landlock_abi, attempt),
-            Layers::LandlockOnly { .. } => self.launch_landlock_only(attempt).await,
             Layers::None { .. } => self.launch_unconfined(attempt).await,
+            Layers::Unavailable { why } => Err(std::io::Error::other(unavailable_sentence(why))),
+            _ => self.launch_confined(attempt).await,
         }
     }
 
@@ -146,23 +145,35 @@ impl AgentSandbox {
     }
 
     /// Without a network namespace, the filtering proxy listens on the host's loopback on a
-    /// port of its own (returned) and `env` points at it; an open network gets none.
+    /// port of its own and `env` points at it; an open network gets none.
     pub(super) async fn host_proxy(
         &self,
         env: &mut BTreeMap<OsString, OsString>,
-    ) -> std::io::Result<(Network, Option<u16>)> {
+    ) -> std::io::Result<(Network, Egress)> {
         if self.network != NetworkMode::Provider {
-            return Ok((Network::None, None));
+            return Ok((Network::None, Egress::Open));
         }
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let port = listener.local_addr()?.port();
         set_proxy_env(env, port);
-        Ok((Network::HostProxy(listener), Some(port)))
+        Ok((Network::HostProxy(listener), self.egress(port)))
+    }
+
+    /// Where the agent may connect with the proxy on `proxy_port`: there and to its forwarded
+    /// loopback endpoints, or anywhere with an open network.
+    pub(super) fn egress(&self, proxy_port: u16) -> Egress {
+        match self.network {
+            NetworkMode::Provider => Egress::ProxyOnly {
+                proxy: proxy_port,
+                forwarded: self.activity.allowlist().loopback_ports(),
+            },
+            _ => Egress::Open,
+        }
     }
 
     /// Starts serving the network of a spawned attempt; what it returns stops it when dropped.
     pub async fn serve(&self, network: Network) -> Serving {
-        let egress = Arc::new(Egress {
+        let egress = Arc::new(proxy::Egress {
             activity: Arc::clone(&self.activity),
             upstream: self.upstream.clone(),
         });

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::linux::{bwrap, landlock};
 use crate::types::AgentSpec;
 
 /// Which sandbox a run asks for: `DEEP_REVIEW_SANDBOX` = `auto` (the default: the strongest
@@ -36,26 +35,34 @@ impl Mode {
 }
 
 /// The layers an agent runs under: what the report, `meta.json` and `deep-review agents` name.
+/// Whole on every platform (a platform makes only its own), so that a report read anywhere names
+/// them the same.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Layers {
     /// bubblewrap's namespaces with Landlock inside (`landlock_abi` 0: the kernel has none).
     Bwrap { landlock_abi: i32 },
     /// Landlock alone, with capabilities dropped and a new session.
     LandlockOnly { abi: i32 },
-    /// No OS sandbox: why.
+    /// macOS: Seatbelt (`sandbox-exec`) with a profile made from the policy.
+    Seatbelt,
+    /// No OS sandbox, because `DEEP_REVIEW_SANDBOX=none` asked for none: why.
     None { why: String },
+    /// No OS sandbox could be made here, and none was declined: agents do not start. Why not.
+    Unavailable { why: String },
 }
 
 impl Layers {
-    /// The short name: `bwrap+landlock`, `landlock only: ...`, `none: ...`.
+    /// The short name: `bwrap+landlock`, `landlock only: ...`, `seatbelt`, `none: ...`.
     pub fn name(&self) -> String {
         match self {
             Layers::Bwrap { landlock_abi } if *landlock_abi > 0 => "bwrap+landlock".into(),
             Layers::Bwrap { .. } => "bwrap (no Landlock in this kernel)".into(),
             Layers::LandlockOnly { .. } => format!("landlock only: {}", self.not_covered()),
+            Layers::Seatbelt => format!("seatbelt: {}", self.not_covered()),
             Layers::None { why } => format!(
                 "none ({why}): the agent CLI's own read-only mode and a throwaway state home only"
             ),
+            Layers::Unavailable { why } => unavailable_sentence(why),
         }
     }
 
@@ -86,18 +93,26 @@ impl Layers {
                 }
                 open.join("; ")
             }
-            Layers::None { .. } => "files, processes and network not isolated".into(),
+            // Only what was checked against the profile this code generates; nothing of it has
+            // run on a Mac in deep-review's tests (docs/src/platforms.md).
+            Layers::Seatbelt => "processes not isolated (daemons that leave the process group can outlive a killed run); \
+                 the profile is checked on Linux, not run on a Mac by deep-review's tests"
+                .into(),
+            Layers::None { .. } | Layers::Unavailable { .. } => {
+                "files, processes and network not isolated".into()
+            }
         }
     }
 
     /// Whether the agent cannot write to its checkout, so that one checkout serves every agent.
     pub fn confines_files(&self) -> bool {
-        !matches!(self, Layers::None { .. })
+        !matches!(self, Layers::None { .. } | Layers::Unavailable { .. })
     }
 
-    /// Whether the agent has a network namespace of its own (reachable only through the proxy).
-    pub fn own_network(&self) -> bool {
-        matches!(self, Layers::Bwrap { .. })
+    /// Whether only deep-review's proxy (and the forwarded loopback ports) can be reached: a
+    /// namespace of its own, or a Seatbelt profile that allows nothing else.
+    pub fn enforces_egress(&self) -> bool {
+        matches!(self, Layers::Bwrap { .. } | Layers::Seatbelt)
     }
 }
 
@@ -119,55 +134,81 @@ impl Plan {
     }
 }
 
-/// What this machine offers, probed once per process.
+/// What this machine offers, probed once per process by the platform's module.
 #[derive(Debug, Clone)]
 pub struct Support {
     /// `bwrap`, when it is installed and could make its namespaces here; else why not.
     pub bwrap: Result<PathBuf, String>,
     /// The kernel's Landlock ABI, 0 when it has none.
     pub landlock_abi: i32,
+    /// `/usr/bin/sandbox-exec`, when this is a Mac that has it; else why not.
+    pub seatbelt: Result<PathBuf, String>,
 }
 
 /// The probe's result, cached.
 pub fn support() -> &'static Support {
     static SUPPORT: OnceLock<Support> = OnceLock::new();
-    SUPPORT.get_or_init(|| Support {
-        bwrap: bwrap::probe(),
-        landlock_abi: if landlock::available() {
-            landlock::kernel_abi()
-        } else {
-            0
-        },
-    })
+    SUPPORT.get_or_init(super::platform::support)
 }
 
 /// The layers a run in `mode` gets on this machine. `helper` is deep-review's own executable,
 /// run inside bwrap to apply Landlock and open the network: without it bwrap cannot be used.
 pub fn layers_for(mode: Mode, helper: Option<&Path>) -> Layers {
-    let support = support();
-    let landlock_only = |support: &Support| {
-        if support.landlock_abi > 0 {
-            Layers::LandlockOnly {
-                abi: support.landlock_abi,
-            }
-        } else {
-            Layers::None {
-                why: "this kernel has no Landlock".into(),
-            }
-        }
+    layers_from(support(), mode, helper)
+}
+
+/// The layers `support` gives a run in `mode`: the strongest there is for `auto`; what is asked
+/// for, or [`Layers::Unavailable`] with why, otherwise. Never [`Layers::None`] unless asked.
+fn layers_from(support: &Support, mode: Mode, helper: Option<&Path>) -> Layers {
+    let landlock = || Layers::LandlockOnly {
+        abi: support.landlock_abi,
     };
     match mode {
         Mode::Off => Layers::None {
             why: "DEEP_REVIEW_SANDBOX=none".into(),
         },
-        Mode::LandlockOnly => landlock_only(support),
-        Mode::Auto => match (&support.bwrap, helper) {
-            (Ok(_), Some(_)) => Layers::Bwrap {
+        Mode::LandlockOnly if support.landlock_abi > 0 => landlock(),
+        Mode::LandlockOnly => Layers::Unavailable {
+            why: "DEEP_REVIEW_SANDBOX=landlock, and this kernel has no Landlock".into(),
+        },
+        Mode::Auto => match (&support.bwrap, helper, &support.seatbelt) {
+            (Ok(_), Some(_), _) => Layers::Bwrap {
                 landlock_abi: support.landlock_abi,
             },
-            _ => landlock_only(support),
+            _ if support.landlock_abi > 0 => landlock(),
+            (_, _, Ok(_)) => Layers::Seatbelt,
+            (bwrap, _, seatbelt) => Layers::Unavailable {
+                why: unavailable_reasons(bwrap, seatbelt),
+            },
         },
     }
+}
+
+/// Why no layer could be made: each mechanism's own reason, for this platform's.
+fn unavailable_reasons(
+    bwrap: &Result<PathBuf, String>,
+    seatbelt: &Result<PathBuf, String>,
+) -> String {
+    let mut why = Vec::new();
+    if cfg!(target_os = "macos") {
+        why.extend(seatbelt.as_ref().err().cloned());
+    } else {
+        why.extend(bwrap.as_ref().err().cloned());
+        why.push("this kernel has no Landlock".into());
+    }
+    if why.is_empty() {
+        why.push("this platform has no sandbox deep-review can use".into());
+    }
+    why.join("; ")
+}
+
+/// The one sentence that stops a run whose agents cannot be sandboxed: why, and how to choose.
+pub fn unavailable_sentence(why: &str) -> String {
+    format!(
+        "no sandbox for agent CLIs here ({why}): they do not start unconfined unless you choose \
+         so with DEEP_REVIEW_SANDBOX=none, which runs them with your files, processes and \
+         network reachable (their own read-only mode and a throwaway state home only)"
+    )
 }
 
 /// The sandbox of this machine in one line, for `deep-review agents` and `run --dry-run`:
@@ -177,6 +218,7 @@ pub fn describe_machine(plan: &Plan) -> String {
     let mut line = plan.layers.name();
     if let (Layers::LandlockOnly { .. } | Layers::None { .. }, Err(why)) =
         (&plan.layers, &support.bwrap)
+        && !cfg!(target_os = "macos")
     {
         line.push_str(&format!(" (no bwrap: {why})"));
     }
@@ -193,10 +235,10 @@ pub fn describe_network(spec: &AgentSpec, plan: &Plan) -> String {
     }
     let env = crate::dispatch::environment::agent_env(spec, std::env::vars_os(), &spec.env);
     let hosts = crate::dispatch::network::Allowlist::for_agent(spec, &env).describe();
-    let how = if plan.layers.own_network() {
-        "only through deep-review's proxy"
-    } else {
-        "through deep-review's proxy (not enforced without bwrap)"
+    let how = match &plan.layers {
+        Layers::Bwrap { .. } => "only through deep-review's proxy",
+        Layers::Seatbelt => "only through deep-review's proxy (Seatbelt allows its port alone)",
+        _ => "through deep-review's proxy (not enforced without bwrap)",
     };
     if hosts.is_empty() {
         format!("none ({how}; add hosts with `network_allow`)")

@@ -33,13 +33,27 @@
 pub mod home;
 pub mod launch;
 pub mod layers;
-#[cfg(target_os = "linux")]
-pub mod linux;
 pub mod policy;
 pub mod rlimits;
+pub mod watch;
+
+// The platform's layers. Each platform module offers the same few items to the shared code:
+// `support()` (what this machine has), `ChildSteps` (what the child does between `fork` and
+// `exec`), `Handoff` (listeners handed out of the sandbox after the spawn) and
+// `AgentSandbox::launch_confined` (the launch of its layers).
+#[cfg(target_os = "linux")]
+pub mod linux;
+#[cfg(target_os = "linux")]
+use linux as platform;
+// Seatbelt's profile is plain text made from the policy: its renderer is also compiled for the
+// tests on Linux, which check it (the launch inside is macOS's only).
+#[cfg(any(target_os = "macos", test))]
+pub mod macos;
+#[cfg(target_os = "macos")]
+use macos as platform;
 
 pub use layers::{
     Layers, Mode, Plan, Support, available, default_helper, describe_machine, describe_network,
-    layers_for, support,
+    layers_for, support, unavailable_sentence,
 };
-pub use policy::{AgentPlaces, Grants};
+pub use policy::{AgentPlaces, Egress, Grants};

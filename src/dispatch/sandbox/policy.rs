@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::types::{AgentKind, AgentSpec};
 
-/// What one agent may reach on the file system, shared by both layers: bwrap binds exactly
-/// these, and Landlock allows exactly these.
+/// What one agent may reach on the file system, shared by every layer: bwrap binds exactly
+/// these, Landlock allows exactly these, and Seatbelt's profile allows exactly these.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Grants {
     /// Read and execute.
@@ -19,6 +19,35 @@ pub struct Grants {
     pub write_files: Vec<PathBuf>,
     /// UNIX sockets of the user's that `sandbox_sockets` lets through (bound as they are).
     pub sockets: Vec<PathBuf>,
+}
+
+/// Where an agent may connect, as every platform's layer renders it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Egress {
+    /// The host's network, unfiltered (`network = "open"` in the trusted config).
+    Open,
+    /// Only deep-review's filtering proxy on loopback port `proxy`, and the `forwarded` loopback
+    /// ports of the local endpoints the agent is allowed (a model server on `127.0.0.1:PORT`).
+    ProxyOnly { proxy: u16, forwarded: Vec<u16> },
+}
+
+impl Egress {
+    /// The loopback TCP ports the agent may connect to; `None` for an open network.
+    pub fn tcp_ports(&self) -> Option<Vec<u16>> {
+        match self {
+            Egress::Open => None,
+            Egress::ProxyOnly { proxy, forwarded } => {
+                let mut ports = forwarded.clone();
+                ports.push(*proxy);
+                Some(ports)
+            }
+        }
+    }
+
+    /// Whether connections go through deep-review's proxy (and are filtered there).
+    pub fn filtered(&self) -> bool {
+        matches!(self, Egress::ProxyOnly { .. })
+    }
 }
 
 /// The system directories every process reads. Not `/run` (sockets, service tokens), not

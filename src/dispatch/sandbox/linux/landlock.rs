@@ -29,7 +29,7 @@ use landlock::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::dispatch::sandbox::Grants;
+use crate::dispatch::sandbox::{Egress, Grants};
 
 /// The newest Landlock ABI whose rights are asked for; a kernel with less enforces what it has.
 const ABI_WANTED: ABI = ABI::V6;
@@ -79,8 +79,9 @@ pub struct Rules {
 }
 
 impl Rules {
-    /// The rules for `grants`, with TCP limited to `connect_tcp` (`None`: open).
-    pub fn for_grants(grants: &Grants, connect_tcp: Option<Vec<u16>>) -> Rules {
+    /// The rules for `grants`, with TCP limited to the loopback ports of `egress` (an open
+    /// network leaves TCP alone).
+    pub fn for_grants(grants: &Grants, egress: &Egress) -> Rules {
         let mut write_files = grants.write_files.clone();
         // A socket is connected to by path: Landlock (before ABI 9) does not govern that, but
         // the path must be readable for the bind to be of use.
@@ -89,7 +90,7 @@ impl Rules {
             read: grants.read.clone(),
             write: grants.write.clone(),
             write_files,
-            connect_tcp,
+            connect_tcp: egress.tcp_ports(),
         }
     }
 

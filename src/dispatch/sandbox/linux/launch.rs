@@ -17,7 +17,7 @@ use crate::dispatch::network::handoff;
 use crate::dispatch::sandbox::launch::{
     AgentSandbox, Attempt, ChildSetup, Launch, Network, set_proxy_env,
 };
-use crate::types::NetworkMode;
+use crate::dispatch::sandbox::{Egress, Layers};
 
 /// The port of the proxy inside an agent's own network namespace (its loopback is its own, so
 /// any port serves; a forwarded endpoint on the same port moves the proxy up).
@@ -26,30 +26,36 @@ const INNER_PROXY_PORT: u16 = 3128;
 const HANDOFF_TIMEOUT: Duration = Duration::from_secs(20);
 
 impl AgentSandbox {
+    /// The launch of the Linux layers; the others are not made on Linux ([`super::super::layers_for`]).
+    pub(in crate::dispatch::sandbox) async fn launch_confined(
+        &self,
+        attempt: Attempt<'_>,
+    ) -> std::io::Result<Launch> {
+        match self.layers() {
+            Layers::Bwrap { landlock_abi } => self.launch_bwrap(*landlock_abi, attempt),
+            Layers::LandlockOnly { .. } => self.launch_landlock_only(attempt).await,
+            other => Err(std::io::Error::other(format!(
+                "the sandbox `{}` is not made on Linux",
+                other.name()
+            ))),
+        }
+    }
+
     /// bwrap runs deep-review's helper, which runs the agent: with a filtered network, the
     /// helper makes the proxy's and the forwards' listeners in the agent's namespace and hands
     /// them out over a socket pair.
-    pub(in crate::dispatch::sandbox) fn launch_bwrap(
-        &self,
-        landlock_abi: i32,
-        mut attempt: Attempt<'_>,
-    ) -> std::io::Result<Launch> {
-        let filtered = self.network == NetworkMode::Provider;
-        let loopback_ports = self.activity.allowlist().loopback_ports();
-        let proxy_port = inner_proxy_port(&loopback_ports);
+    fn launch_bwrap(&self, landlock_abi: i32, mut attempt: Attempt<'_>) -> std::io::Result<Launch> {
+        let proxy_port = inner_proxy_port(&self.activity.allowlist().loopback_ports());
+        let egress = self.egress(proxy_port);
         let mut listen = Vec::new();
-        if filtered {
-            set_proxy_env(&mut attempt.env, proxy_port);
-            listen = inner_listeners(proxy_port, &loopback_ports);
+        if let Egress::ProxyOnly { proxy, forwarded } = &egress {
+            set_proxy_env(&mut attempt.env, *proxy);
+            listen = inner_listeners(*proxy, forwarded);
         }
-        let connect = filtered.then(|| {
-            let mut ports = loopback_ports.clone();
-            ports.push(proxy_port);
-            ports
-        });
+        let filtered = egress.filtered();
         let request = inner::Request {
             listen,
-            rules: (landlock_abi > 0).then(|| Rules::for_grants(&self.grants, connect)),
+            rules: (landlock_abi > 0).then(|| Rules::for_grants(&self.grants, &egress)),
             limits: Some(self.rlimits),
             program: attempt.program.into(),
             args: attempt.args.iter().map(OsString::from).collect(),
@@ -103,18 +109,9 @@ impl AgentSandbox {
 
     /// Landlock alone, applied in the child before `exec`, with capabilities dropped; the
     /// proxy listens on the host and Landlock (ABI 4) limits TCP to its port and the forwards'.
-    pub(in crate::dispatch::sandbox) async fn launch_landlock_only(
-        &self,
-        mut attempt: Attempt<'_>,
-    ) -> std::io::Result<Launch> {
-        let loopback_ports = self.activity.allowlist().loopback_ports();
-        let (network, proxy_port) = self.host_proxy(&mut attempt.env).await?;
-        let connect = proxy_port.map(|port| {
-            let mut ports = loopback_ports.clone();
-            ports.push(port);
-            ports
-        });
-        let ruleset = Rules::for_grants(&self.grants, connect)
+    async fn launch_landlock_only(&self, mut attempt: Attempt<'_>) -> std::io::Result<Launch> {
+        let (network, egress) = self.host_proxy(&mut attempt.env).await?;
+        let ruleset = Rules::for_grants(&self.grants, &egress)
             .build()
             .map_err(std::io::Error::other)?;
         Ok(Launch {
