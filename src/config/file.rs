@@ -730,4 +730,31 @@ sandbox_sockets = ["/run/docker.sock"]
         .to_string();
         assert!(e.contains("line 2") && e.contains("\"open\""), "{e}");
     }
+
+    /// A repository may not loosen the limits of the agents that review it: its `max_*` keys
+    /// are dropped until the user trusts it; a bad value is an error at its line.
+    #[test]
+    fn an_untrusted_config_does_not_loosen_the_limits() {
+        let text = "[agents.claude]\nmax_processes = 100000\nmax_memory = \"1TiB\"\n";
+        let layer = parse_layer(text, Path::new("/r/.deep-review.toml"), KNOWN).unwrap();
+        assert_eq!(layer.agents["claude"].limits.processes, Some(100_000));
+        assert_eq!(layer.agents["claude"].limits.memory_bytes, Some(1 << 40));
+        let (layer, dropped) = layer.without_execution(KNOWN);
+        assert!(!layer.agents["claude"].limits.is_set());
+        assert!(
+            dropped.iter().any(|d| d == "`agents.claude.max_*` limits"),
+            "{dropped:?}"
+        );
+        let e = parse_layer(
+            "[agents.claude]\nmodel = \"m\"\nmax_memory = \"lots\"\n",
+            Path::new("/c.toml"),
+            KNOWN,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("/c.toml line 3") && e.contains("`lots` is not a size"),
+            "{e}"
+        );
+    }
 }
