@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::home::StateHome;
-use super::platform::{ChildSteps, Handoff};
+use super::platform::{ChildSteps, Handoff, Tools};
 use super::{AgentPlaces, Egress, Grants, Layers, unavailable_sentence};
 use crate::dispatch::network::proxy::{self, Upstream};
 use crate::dispatch::network::{Activity, Allowlist};
@@ -22,8 +22,8 @@ pub struct AgentSandbox {
     pub(super) grants: Grants,
     home: StateHome,
     pub(super) network: NetworkMode,
-    pub(super) helper: Option<PathBuf>,
-    pub(super) bwrap: Option<PathBuf>,
+    /// The programs the platform's layers run (bwrap and the helper on Linux).
+    pub(super) tools: Tools,
     pub(super) activity: Arc<Activity>,
     upstream: Option<Upstream>,
 }
@@ -32,7 +32,6 @@ pub struct AgentSandbox {
 pub(super) struct Attempt<'a> {
     pub program: &'a str,
     pub args: &'a [String],
-    pub cwd: &'a Path,
     pub env: BTreeMap<OsString, OsString>,
 }
 
@@ -56,16 +55,11 @@ impl AgentSandbox {
         )?;
         let grants = Grants::for_agent(places);
         grants.ensure_dirs();
-        let bwrap = match &layers {
-            Layers::Bwrap { .. } => super::support().bwrap.clone().ok(),
-            _ => None,
-        };
         Ok(AgentSandbox {
             grants,
             home,
             network: spec.network,
-            helper: places.helper.map(Path::to_path_buf),
-            bwrap,
+            tools: Tools::new(&layers, places.helper),
             activity: Arc::new(Activity::new(agent_dir, Allowlist::for_agent(spec, env))),
             upstream: Upstream::from_env(&user_env),
             layers,
@@ -106,16 +100,11 @@ impl AgentSandbox {
         cwd: &Path,
         env: BTreeMap<OsString, OsString>,
     ) -> std::io::Result<Launch> {
-        let attempt = Attempt {
-            program,
-            args,
-            cwd,
-            env,
-        };
+        let attempt = Attempt { program, args, env };
         match &self.layers {
             Layers::None { .. } => self.launch_unconfined(attempt).await,
             Layers::Unavailable { why } => Err(std::io::Error::other(unavailable_sentence(why))),
-            _ => self.launch_confined(attempt).await,
+            _ => self.launch_confined(attempt, cwd).await,
         }
     }
 
