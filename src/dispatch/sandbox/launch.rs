@@ -80,7 +80,7 @@ impl AgentSandbox {
     pub fn network_record(&self) -> NetworkRecord {
         let mode = match (self.network, &self.layers) {
             (NetworkMode::Open, _) => "open",
-            (_, Layers::Bwrap { .. }) => "allowlist",
+            (_, Layers::Bwrap { .. } | Layers::Seatbelt) => "allowlist",
             (_, Layers::LandlockOnly { abi }) if *abi >= 4 => "allowlist by TCP port",
             _ => "proxy variables only",
         };
