@@ -11,9 +11,12 @@
 # cargo-zigbuild and ziglang come from PyPI, at pinned versions, into a cached virtual
 # environment ($HOME/.cache/deep-review/zigbuild; DEEP_REVIEW_ZIGBUILD_DIR overrides it); the
 # Rust standard libraries of both targets come from `rustup target add`. When they are there,
-# nothing is downloaded. The cross builds use their own target directory
-# (target/macos; CARGO_TARGET_DIR_MACOS overrides it) so that they never invalidate the host
-# build's cached artifacts, and so that CI can keep them between runs like the host's.
+# nothing is downloaded. The cross builds use a target directory of their own,
+# $HOME/.cache/deep-review/macos-target (CARGO_TARGET_DIR_MACOS overrides it): CI builds in a
+# fresh clone each time, whose target/ is empty, and the macOS dependencies (ring's and
+# mimalloc's C included) change only with Cargo.lock, so keeping them beside the other cached
+# tools saves most of the cross builds' time on every run after the first; kept apart from the
+# host's target/, they never invalidate its artifacts either.
 # Progress goes to stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,7 +76,7 @@ fi
 
 # cargo-zigbuild finds zig through the ziglang package of the venv's python.
 export PATH="$bin:$PATH"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR_MACOS:-$PWD/target/macos}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR_MACOS:-$HOME/.cache/deep-review/macos-target}"
 
 step() {
   local start

@@ -7,14 +7,18 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    // Inside an agent's sandbox, deep-review is only its helper: the last steps before the
-    // agent runs (dispatch::sandbox::linux::inner). Nothing else of the program starts there.
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args
-        .get(1)
-        .is_some_and(|a| a == deep_review::dispatch::sandbox::linux::inner::SUBCOMMAND)
+    // Inside an agent's sandbox (bubblewrap, Linux), deep-review is only its helper: the last
+    // steps before the agent runs (dispatch::sandbox::linux::inner). Nothing else of the
+    // program starts there.
+    #[cfg(target_os = "linux")]
     {
-        deep_review::dispatch::sandbox::linux::inner::main(&args[2..]);
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if args
+            .get(1)
+            .is_some_and(|a| a == deep_review::dispatch::sandbox::linux::inner::SUBCOMMAND)
+        {
+            deep_review::dispatch::sandbox::linux::inner::main(&args[2..]);
+        }
     }
     // Nothing deep-review's parent left open reaches a process it starts.
     deep_review::dispatch::descriptors::close_inherited();

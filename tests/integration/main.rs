@@ -51,6 +51,7 @@ mod rounds;
 mod run_dry_run;
 mod run_pipeline;
 mod sandbox_attacks;
+mod sandbox_program_path;
 mod sandbox_seams;
 mod secrets_and_path;
 mod store_location;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::home::StateHome;
-use super::platform::{ChildSteps, Handoff};
+use super::platform::{ChildSteps, Handoff, Tools};
 use super::rlimits::Rlimits;
 use super::{AgentPlaces, Egress, Grants, Layers, unavailable_sentence};
 use crate::dispatch::network::proxy::{self, Upstream};
@@ -23,8 +23,8 @@ pub struct AgentSandbox {
     pub(super) grants: Grants,
     home: StateHome,
     pub(super) network: NetworkMode,
-    pub(super) helper: Option<PathBuf>,
-    pub(super) bwrap: Option<PathBuf>,
+    /// The programs the platform's layers run (bwrap and the helper on Linux).
+    pub(super) tools: Tools,
     pub(super) activity: Arc<Activity>,
     upstream: Option<Upstream>,
     /// The agent's limits, as its processes get them.
@@ -35,7 +35,6 @@ pub struct AgentSandbox {
 pub(super) struct Attempt<'a> {
     pub program: &'a str,
     pub args: &'a [String],
-    pub cwd: &'a Path,
     pub env: BTreeMap<OsString, OsString>,
 }
 
@@ -59,12 +58,9 @@ impl AgentSandbox {
         )?;
         let grants = Grants::for_agent(places);
         let created = grants.ensure_dirs();
-        let bwrap = match &layers {
-            Layers::Bwrap { .. } => super::support().bwrap.clone().ok(),
-            _ => None,
-        };
+        // As root, bwrap runs the agent as an unprivileged uid: what it must own becomes its.
         #[cfg(target_os = "linux")]
-        if bwrap.is_some() && super::linux::identity::drops_root() {
+        if matches!(layers, Layers::Bwrap { .. }) && super::linux::identity::drops_root() {
             super::linux::identity::prepare_for_agent(&grants, places, &created)?;
         }
         #[cfg(not(target_os = "linux"))]
@@ -73,8 +69,7 @@ impl AgentSandbox {
             grants,
             home,
             network: spec.network,
-            helper: places.helper.map(Path::to_path_buf),
-            bwrap,
+            tools: Tools::new(&layers, places.helper),
             activity: Arc::new(Activity::new(agent_dir, Allowlist::for_agent(spec, env))),
             upstream: Upstream::from_env(&user_env),
             rlimits: Rlimits::new(&spec.limits),
@@ -96,7 +91,7 @@ impl AgentSandbox {
     pub fn network_record(&self) -> NetworkRecord {
         let mode = match (self.network, &self.layers) {
             (NetworkMode::Open, _) => "open",
-            (_, Layers::Bwrap { .. }) => "allowlist",
+            (_, Layers::Bwrap { .. } | Layers::Seatbelt) => "allowlist",
             (_, Layers::LandlockOnly { abi }) if *abi >= 4 => "allowlist by TCP port",
             _ => "proxy variables only",
         };
@@ -116,16 +111,11 @@ impl AgentSandbox {
         cwd: &Path,
         env: BTreeMap<OsString, OsString>,
     ) -> std::io::Result<Launch> {
-        let attempt = Attempt {
-            program,
-            args,
-            cwd,
-            env,
-        };
+        let attempt = Attempt { program, args, env };
         match &self.layers {
             Layers::None { .. } => self.launch_unconfined(attempt).await,
             Layers::Unavailable { why } => Err(std::io::Error::other(unavailable_sentence(why))),
-            _ => self.launch_confined(attempt).await,
+            _ => self.launch_confined(attempt, cwd).await,
         }
     }
 

@@ -287,4 +287,60 @@ mod tests {
         assert!(old.name().contains("signals"), "{}", old.name());
         assert!(!Layers::None { why: "x".into() }.confines_files());
     }
+
+    fn machine(bwrap: bool, landlock_abi: i32, seatbelt: bool) -> Support {
+        Support {
+            bwrap: if bwrap {
+                Ok("/usr/bin/bwrap".into())
+            } else {
+                Err("bwrap is not installed".into())
+            },
+            landlock_abi,
+            seatbelt: if seatbelt {
+                Ok("/usr/bin/sandbox-exec".into())
+            } else {
+                Err("/usr/bin/sandbox-exec is missing".into())
+            },
+        }
+    }
+
+    /// `auto` takes the strongest layers there are, and where there are none it does not run
+    /// agents unconfined: it says why and how to choose.
+    #[test]
+    fn auto_never_falls_back_to_no_sandbox() {
+        let helper = Some(Path::new("/usr/bin/deep-review"));
+        let auto = |s: &Support| layers_from(s, Mode::Auto, helper);
+        assert_eq!(
+            auto(&machine(true, 6, false)),
+            Layers::Bwrap { landlock_abi: 6 }
+        );
+        assert_eq!(
+            auto(&machine(false, 6, false)),
+            Layers::LandlockOnly { abi: 6 }
+        );
+        assert_eq!(auto(&machine(false, 0, true)), Layers::Seatbelt);
+        let none = auto(&machine(false, 0, false));
+        assert!(matches!(none, Layers::Unavailable { .. }), "{none:?}");
+        assert!(!none.confines_files());
+        let name = none.name();
+        assert!(name.contains("DEEP_REVIEW_SANDBOX=none"), "{name}");
+        assert!(name.contains("do not start"), "{name}");
+        // Landlock asked for by name, on a kernel without it: not silently nothing either.
+        let asked = layers_from(&machine(true, 0, false), Mode::LandlockOnly, helper);
+        assert!(matches!(asked, Layers::Unavailable { .. }), "{asked:?}");
+        // Only `none` gives none.
+        let off = layers_from(&machine(true, 6, true), Mode::Off, helper);
+        assert!(matches!(off, Layers::None { .. }), "{off:?}");
+    }
+
+    /// Seatbelt is named as such everywhere, with what it leaves open.
+    #[test]
+    fn seatbelt_is_named_with_what_it_leaves_open() {
+        let name = Layers::Seatbelt.name();
+        assert!(name.starts_with("seatbelt: "), "{name}");
+        assert!(name.contains("processes not isolated"), "{name}");
+        assert!(name.contains("not run on a Mac"), "{name}");
+        assert!(Layers::Seatbelt.confines_files());
+        assert!(Layers::Seatbelt.enforces_egress());
+    }
 }

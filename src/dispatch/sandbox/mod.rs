@@ -21,9 +21,17 @@
 //! - **Egress only to its provider** ([`crate::dispatch::network`]): the agent's network
 //!   namespace has only a loopback device, on which deep-review's filtering proxy listens.
 //!
+//! - **Seatbelt** on macOS ([`macos::seatbelt`]): `sandbox-exec` with a profile made from the
+//!   same policy, closed by default: reads and writes where the grants say, connections only to
+//!   the proxy's loopback port, signals and process information only within the sandbox, a
+//!   short list of Mach services; a watcher ([`watch`]) kills the agent's group if deep-review
+//!   dies, as `PR_SET_PDEATHSIG` does on Linux.
+//!
 //! Without bubblewrap, Landlock alone (with the capabilities dropped, a new session and the
-//! proxy) is what is left, and [`Layers`] says what that does not cover. Without Landlock either,
-//! only the CLI's own mode and the throwaway home remain, and the report says so.
+//! proxy) is what is left, and [`Layers`] says what that does not cover. Where no layer can be
+//! made (no Landlock, no `sandbox-exec`, another platform), agent CLIs do not start unless the
+//! user chooses `DEEP_REVIEW_SANDBOX=none`: then only the CLI's own mode and the throwaway home
+//! remain, and the report says so.
 //!
 //! The layout: [`policy`] says what an agent may do (platform-free data), [`layers`] which
 //! layers a run gets here, [`home`] and [`launch`] what every platform shares, and one module

@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,9 +31,10 @@ impl AgentSandbox {
     pub(in crate::dispatch::sandbox) async fn launch_confined(
         &self,
         attempt: Attempt<'_>,
+        cwd: &Path,
     ) -> std::io::Result<Launch> {
         match self.layers() {
-            Layers::Bwrap { landlock_abi } => self.launch_bwrap(*landlock_abi, attempt),
+            Layers::Bwrap { landlock_abi } => self.launch_bwrap(*landlock_abi, attempt, cwd),
             Layers::LandlockOnly { .. } => self.launch_landlock_only(attempt).await,
             other => Err(std::io::Error::other(format!(
                 "the sandbox `{}` is not made on Linux",
@@ -44,7 +46,12 @@ impl AgentSandbox {
     /// bwrap runs deep-review's helper, which runs the agent: with a filtered network, the
     /// helper makes the proxy's and the forwards' listeners in the agent's namespace and hands
     /// them out over a socket pair.
-    fn launch_bwrap(&self, landlock_abi: i32, mut attempt: Attempt<'_>) -> std::io::Result<Launch> {
+    fn launch_bwrap(
+        &self,
+        landlock_abi: i32,
+        mut attempt: Attempt<'_>,
+        cwd: &Path,
+    ) -> std::io::Result<Launch> {
         let proxy_port = inner_proxy_port(&self.activity.allowlist().loopback_ports());
         let egress = self.egress(proxy_port);
         let mut listen = Vec::new();
@@ -61,10 +68,12 @@ impl AgentSandbox {
             args: attempt.args.iter().map(OsString::from).collect(),
         };
         let bwrap = self
+            .tools
             .bwrap
             .clone()
             .ok_or_else(|| std::io::Error::other("bwrap is not available"))?;
         let helper = self
+            .tools
             .helper
             .clone()
             .ok_or_else(|| std::io::Error::other("deep-review's helper was not found"))?;
@@ -74,7 +83,7 @@ impl AgentSandbox {
             .then(|| Staging::open(&super::bwrap::granted_sources(&self.grants)))
             .transpose()?
             .map(Arc::new);
-        let mut full = super::bwrap::args(&self.grants, filtered, attempt.cwd, staging.is_some());
+        let mut full = super::bwrap::args(&self.grants, filtered, cwd, staging.is_some());
         full.push(helper.into_os_string());
         full.extend(request.to_args());
         let (control, child_end) = if filtered {
@@ -130,6 +139,26 @@ impl AgentSandbox {
             },
             network,
         })
+    }
+}
+
+/// The programs the Linux layers run: bwrap, and deep-review's helper inside it.
+pub struct Tools {
+    bwrap: Option<PathBuf>,
+    helper: Option<PathBuf>,
+}
+
+impl Tools {
+    /// bwrap when `layers` use it (as probed), and the helper deep-review was given.
+    pub fn new(layers: &Layers, helper: Option<&Path>) -> Tools {
+        let bwrap = match layers {
+            Layers::Bwrap { .. } => crate::dispatch::sandbox::support().bwrap.clone().ok(),
+            _ => None,
+        };
+        Tools {
+            bwrap,
+            helper: helper.map(Path::to_path_buf),
+        }
     }
 }
 

@@ -11,7 +11,7 @@ pub mod landlock;
 pub mod launch;
 
 pub use child::ChildSteps;
-pub use launch::Handoff;
+pub use launch::{Handoff, Tools};
 
 use super::layers::Support;
 

@@ -40,6 +40,20 @@ impl ChildSteps {
     }
 }
 
+/// The programs the macOS layer runs: `sandbox-exec`, by its fixed path ([`SANDBOX_EXEC`]).
+pub struct Tools;
+
+impl Tools {
+    pub fn new(_layers: &Layers, _helper: Option<&Path>) -> Tools {
+        Tools
+    }
+
+    /// The program an agent is started by.
+    pub fn sandbox_exec(&self) -> &'static str {
+        SANDBOX_EXEC
+    }
+}
+
 /// No listener is made inside a Seatbelt sandbox: the proxy listens on the host.
 pub enum Handoff {}
 
@@ -54,6 +68,7 @@ impl AgentSandbox {
     pub(in crate::dispatch::sandbox) async fn launch_confined(
         &self,
         attempt: Attempt<'_>,
+        _cwd: &Path,
     ) -> std::io::Result<Launch> {
         match self.layers() {
             Layers::Seatbelt => self.launch_seatbelt(attempt).await,
@@ -69,7 +84,7 @@ impl AgentSandbox {
         let (network, egress) = self.host_proxy(&mut attempt.env).await?;
         let profile = Profile::new(&self.grants, &egress);
         Ok(Launch {
-            program: OsString::from(SANDBOX_EXEC),
+            program: OsString::from(self.tools.sandbox_exec()),
             args: profile.command_args(attempt.program, attempt.args),
             env: attempt.env,
             setup: ChildSetup {

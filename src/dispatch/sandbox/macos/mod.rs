@@ -14,4 +14,4 @@ mod seatbelt_tests;
 #[cfg(target_os = "macos")]
 mod launch;
 #[cfg(target_os = "macos")]
-pub use launch::{ChildSteps, Handoff, NEEDS_WATCHER, support};
+pub use launch::{ChildSteps, Handoff, NEEDS_WATCHER, Tools, support};
