@@ -3,6 +3,9 @@
 //! binary, as root (as CI containers run it): descriptors its parent left open, the devices of
 //! `/dev` under Landlock alone, root-only files outside `/etc` under bubblewrap, and a fork
 //! bomb, a memory hog and a busy loop against the per-agent limits.
+//!
+//! Linux only: these are the Linux layers (bubblewrap, Landlock, user namespaces).
+#![cfg(target_os = "linux")]
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
