@@ -69,15 +69,16 @@ struct Cost {
     kept: usize,
 }
 
+/// The calling thread's CPU time, by `CLOCK_THREAD_CPUTIME_ID` (Linux and macOS alike;
+/// `RUSAGE_THREAD` is Linux's alone).
 fn thread_cpu() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a full `rusage` into the pointer it is given.
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr());
-        usage.assume_init()
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    // SAFETY: clock_gettime writes a full `timespec` into the pointer it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 /// Runs `f` once and returns its result with what it cost.

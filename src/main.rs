@@ -7,15 +7,21 @@ use std::process::ExitCode;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    // Inside an agent's sandbox, deep-review is only its helper: the last steps before the
-    // agent runs (dispatch::sandbox::inner). Nothing else of the program starts there.
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args
-        .get(1)
-        .is_some_and(|a| a == deep_review::dispatch::sandbox::inner::SUBCOMMAND)
+    // Inside an agent's sandbox (bubblewrap, Linux), deep-review is only its helper: the last
+    // steps before the agent runs (dispatch::sandbox::linux::inner). Nothing else of the
+    // program starts there.
+    #[cfg(target_os = "linux")]
     {
-        deep_review::dispatch::sandbox::inner::main(&args[2..]);
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if args
+            .get(1)
+            .is_some_and(|a| a == deep_review::dispatch::sandbox::linux::inner::SUBCOMMAND)
+        {
+            deep_review::dispatch::sandbox::linux::inner::main(&args[2..]);
+        }
     }
+    // Nothing deep-review's parent left open reaches a process it starts.
+    deep_review::dispatch::descriptors::close_inherited();
     // SAFETY: first thing in main, before any thread starts.
     unsafe { deep_review::dispatch::backend::commands::keep_absolute_path_entries() };
     // One TLS crypto provider for every HTTP client of the process (rustls panics at the first

@@ -125,6 +125,18 @@ struct RawAgent {
     /// Model APIs: ask for JSON of the review schema where the API can constrain its answer
     /// (default true).
     structured_output: Option<bool>,
+    /// The most processes the agent may run at once (default 1,024; enforced under bubblewrap,
+    /// inside its own user namespace). Trusted (user) config only.
+    #[schemars(with = "Option<i64>")]
+    max_processes: Option<Spanned<i64>>,
+    /// The most memory each of the agent's processes may use, as a size (`8GiB` by default;
+    /// `RLIMIT_DATA`). Trusted (user) config only.
+    #[schemars(with = "Option<String>")]
+    max_memory: Option<Spanned<String>>,
+    /// The most CPU time each of the agent's processes may use, as a duration (`2h` by
+    /// default). Trusted (user) config only.
+    #[schemars(with = "Option<String>")]
+    max_cpu_time: Option<Spanned<String>>,
 }
 
 /// The JSON Schema of a config file, from the same structs the parser reads: `deep-review schema
@@ -165,6 +177,9 @@ pub struct AgentLayer {
     /// Model APIs: the variable holding the key (an execution key: user config only).
     pub api_key_env: Option<String>,
     pub structured_output: Option<bool>,
+    /// `max_processes`, `max_memory`, `max_cpu_time` (trusted config only: a repository must
+    /// not loosen the limits of the agents that review it).
+    pub limits: super::limits::LimitsLayer,
 }
 
 /// What one file says.
@@ -182,7 +197,8 @@ impl Layer {
     /// This layer without what decides which programs run, what they see, which files are
     /// read and where prompts and keys are sent: `command`, `args`, `env`, `pass_env`,
     /// `pass_forge_tokens`, `brief_template`, `sandbox_read`, `sandbox_write`,
-    /// `sandbox_sockets`, `network`, `network_allow`, `kind`,
+    /// `sandbox_sockets`, `network`, `network_allow`, `kind`, the limits (`max_processes`,
+    /// `max_memory`, `max_cpu_time`),
     /// `base_url`, `api_key_env`, `[prices]` (a repository must not price its own review under
     /// the user's budget), and agents the registry does not know (they are nothing but a
     /// command or an endpoint). Returns the layer and the settings it dropped, by key.
@@ -229,6 +245,9 @@ impl Layer {
             if agent.network.take().is_some() {
                 dropped.push(format!("`agents.{name}.network`"));
             }
+            if std::mem::take(&mut agent.limits).is_set() {
+                dropped.push(format!("`agents.{name}.max_*` limits"));
+            }
             for (key, list) in [
                 ("pass_env", std::mem::take(&mut agent.pass_env).len()),
                 (
@@ -271,16 +290,48 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
         )
     })?;
     let dir = path.parent().unwrap_or(Path::new("."));
+    let at = |span: Range<usize>, msg: String| {
+        anyhow::anyhow!("{}{}: {msg}", path.display(), locate(text, span))
+    };
     let mut layer = Layer {
         pass_forge_tokens: raw.pass_forge_tokens,
         brief_template: raw.brief_template.map(|t| dir.join(t)),
         agents: BTreeMap::new(),
-        prices: BTreeMap::new(),
+        prices: parse_prices(raw.prices, &at)?,
     };
-    let at = |span: Range<usize>, msg: String| {
-        anyhow::anyhow!("{}{}: {msg}", path.display(), locate(text, span))
-    };
-    for (model, spanned) in raw.prices {
+    for (name, spanned) in raw.agents {
+        let span = spanned.span();
+        let lname = name.to_ascii_lowercase();
+        let plain = !lname.is_empty()
+            && lname
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !known.contains(&lname.as_str()) && !plain {
+            anyhow::bail!(
+                "{}{}: `{name}` is not a usable agent name: use letters, digits, `-` and `_` \
+                 (the registry's agents are {})",
+                path.display(),
+                locate(text, span),
+                known.join(", ")
+            );
+        }
+        layer
+            .agents
+            .insert(lname, parse_agent(spanned.into_inner(), dir, &at)?);
+    }
+    Ok(layer)
+}
+
+/// Where an error is: the file, line and key of a byte span, with the message.
+type At<'a> = dyn Fn(Range<usize>, String) -> anyhow::Error + 'a;
+
+/// `[prices."model"]`: each price a finite number of US dollars, 0 or more.
+fn parse_prices(
+    prices: BTreeMap<String, Spanned<RawPrice>>,
+    at: &At<'_>,
+) -> anyhow::Result<BTreeMap<String, crate::cost::Price>> {
+    let mut out = BTreeMap::new();
+    for (model, spanned) in prices {
         let span = spanned.span();
         let p = spanned.into_inner();
         for (key, value) in [
@@ -297,7 +348,7 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
                 ));
             }
         }
-        layer.prices.insert(
+        out.insert(
             model,
             crate::cost::Price {
                 input_per_mtok: p.input_per_mtok,
@@ -305,153 +356,147 @@ pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<La
             },
         );
     }
-    for (name, spanned) in raw.agents {
-        let span = spanned.span();
-        let agent = spanned.into_inner();
-        let lname = name.to_ascii_lowercase();
-        let plain = !lname.is_empty()
-            && lname
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !known.contains(&lname.as_str()) && !plain {
-            anyhow::bail!(
-                "{}{}: `{name}` is not a usable agent name: use letters, digits, `-` and `_` \
-                 (the registry's agents are {})",
-                path.display(),
-                locate(text, span),
-                known.join(", ")
-            );
+    Ok(out)
+}
+
+/// One `[agents.NAME]` table, each value checked; paths resolved against `dir`.
+fn parse_agent(agent: RawAgent, dir: &Path, at: &At<'_>) -> anyhow::Result<AgentLayer> {
+    let limits = parse_limits(&agent, at)?;
+    let api = parse_api_keys(&agent, at)?;
+    let timeout = match &agent.timeout {
+        None => None,
+        Some(t) => Some(parse_timeout(t.get_ref()).map_err(|msg| at(t.span(), msg))?),
+    };
+    let kind = match &agent.kind {
+        None => None,
+        Some(k) => Some(AgentKind::from_config_name(k.get_ref()).map_err(|msg| at(k.span(), msg))?),
+    };
+    let network = match &agent.network {
+        None => None,
+        Some(n) => Some(
+            crate::types::NetworkMode::from_config(n.get_ref()).map_err(|msg| at(n.span(), msg))?,
+        ),
+    };
+    let display = match agent.display {
+        None => None,
+        Some(d) => match crate::text::display_name_problem(d.get_ref()) {
+            Some(msg) => return Err(at(d.span(), msg)),
+            None => Some(d.into_inner()),
+        },
+    };
+    let expand =
+        |paths: &[String]| -> Vec<PathBuf> { paths.iter().map(|p| expand_path(p, dir)).collect() };
+    Ok(AgentLayer {
+        kind,
+        command: agent.command.map(|c| resolve_command(&c, dir)),
+        pass_env: agent.pass_env,
+        sandbox_read: expand(&agent.sandbox_read),
+        sandbox_write: expand(&agent.sandbox_write),
+        sandbox_sockets: expand(&agent.sandbox_sockets),
+        network,
+        network_allow: agent.network_allow,
+        args: agent.args,
+        model: agent.model,
+        effort: agent.effort,
+        context_tokens: agent.context_tokens,
+        timeout,
+        env: agent.env,
+        enabled: agent.enabled,
+        display,
+        pass_forge_tokens: agent.pass_forge_tokens,
+        base_url: api.base_url,
+        max_output_tokens: api.max_output_tokens,
+        temperature: api.temperature,
+        request_timeout: api.request_timeout,
+        api_key_env: api.api_key_env,
+        structured_output: agent.structured_output,
+        limits,
+    })
+}
+
+/// A model API's keys of one agent, checked.
+struct ApiKeys {
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    max_output_tokens: Option<u32>,
+    temperature: Option<f64>,
+    request_timeout: Option<Duration>,
+}
+
+/// `base_url`, `api_key_env`, `max_output_tokens`, `temperature` and `request_timeout`, each
+/// checked, with errors at their line.
+fn parse_api_keys(agent: &RawAgent, at: &At<'_>) -> anyhow::Result<ApiKeys> {
+    let base_url = match &agent.base_url {
+        None => None,
+        Some(u) => Some(check_base_url(u.get_ref()).map_err(|msg| at(u.span(), msg))?),
+    };
+    let api_key_env = match &agent.api_key_env {
+        None => None,
+        Some(v) => Some(check_env_name(v.get_ref()).map_err(|msg| at(v.span(), msg))?),
+    };
+    let max_output_tokens = match &agent.max_output_tokens {
+        None => None,
+        Some(n) => {
+            let value = *n.get_ref();
+            Some(
+                u32::try_from(value)
+                    .ok()
+                    .filter(|v| *v > 0)
+                    .ok_or_else(|| {
+                        at(
+                            n.span(),
+                            format!("`{value}` is not a token count: write a whole number above 0"),
+                        )
+                    })?,
+            )
         }
-        let timeout = match agent.timeout {
-            None => None,
-            Some(t) => {
-                let span = t.span();
-                Some(parse_timeout(t.get_ref()).map_err(|msg| {
-                    anyhow::anyhow!("{}{}: {msg}", path.display(), locate(text, span))
-                })?)
+    };
+    let temperature = match &agent.temperature {
+        None => None,
+        Some(t) => {
+            let value = *t.get_ref();
+            if !(0.0..=2.0).contains(&value) {
+                return Err(at(
+                    t.span(),
+                    format!("`{value}` is not a temperature: write a number from 0 to 2"),
+                ));
             }
-        };
-        let kind = match agent.kind {
-            None => None,
-            Some(k) => {
-                let span = k.span();
-                Some(AgentKind::from_config_name(k.get_ref()).map_err(|msg| at(span, msg))?)
-            }
-        };
-        let base_url = match agent.base_url {
-            None => None,
-            Some(u) => {
-                let span = u.span();
-                Some(check_base_url(u.get_ref()).map_err(|msg| at(span, msg))?)
-            }
-        };
-        let api_key_env = match agent.api_key_env {
-            None => None,
-            Some(v) => {
-                let span = v.span();
-                Some(check_env_name(v.get_ref()).map_err(|msg| at(span, msg))?)
-            }
-        };
-        let max_output_tokens = match agent.max_output_tokens {
-            None => None,
-            Some(n) => {
-                let span = n.span();
-                let value = *n.get_ref();
-                Some(
-                    u32::try_from(value)
-                        .ok()
-                        .filter(|v| *v > 0)
-                        .ok_or_else(|| {
-                            at(
-                                span,
-                                format!(
-                                    "`{value}` is not a token count: write a whole number above 0"
-                                ),
-                            )
-                        })?,
-                )
-            }
-        };
-        let temperature = match agent.temperature {
-            None => None,
-            Some(t) => {
-                let span = t.span();
-                let value = *t.get_ref();
-                if !(0.0..=2.0).contains(&value) {
-                    return Err(at(
-                        span,
-                        format!("`{value}` is not a temperature: write a number from 0 to 2"),
-                    ));
-                }
-                Some(value)
-            }
-        };
-        let network = match agent.network {
-            None => None,
-            Some(n) => {
-                let span = n.span();
-                Some(
-                    crate::types::NetworkMode::from_config(n.get_ref())
-                        .map_err(|msg| at(span, msg))?,
-                )
-            }
-        };
-        let request_timeout = match agent.request_timeout {
-            None => None,
-            Some(t) => {
-                let span = t.span();
-                Some(parse_timeout(t.get_ref()).map_err(|msg| at(span, msg))?)
-            }
-        };
-        let display = match agent.display {
-            None => None,
-            Some(d) => match crate::text::display_name_problem(d.get_ref()) {
-                Some(msg) => return Err(at(d.span(), msg)),
-                None => Some(d.into_inner()),
-            },
-        };
-        layer.agents.insert(
-            lname,
-            AgentLayer {
-                kind,
-                command: agent.command.map(|c| resolve_command(&c, dir)),
-                pass_env: agent.pass_env,
-                sandbox_read: agent
-                    .sandbox_read
-                    .iter()
-                    .map(|p| expand_path(p, dir))
-                    .collect(),
-                sandbox_write: agent
-                    .sandbox_write
-                    .iter()
-                    .map(|p| expand_path(p, dir))
-                    .collect(),
-                sandbox_sockets: agent
-                    .sandbox_sockets
-                    .iter()
-                    .map(|p| expand_path(p, dir))
-                    .collect(),
-                network,
-                network_allow: agent.network_allow,
-                args: agent.args,
-                model: agent.model,
-                effort: agent.effort,
-                context_tokens: agent.context_tokens,
-                timeout,
-                env: agent.env,
-                enabled: agent.enabled,
-                display,
-                pass_forge_tokens: agent.pass_forge_tokens,
-                base_url,
-                max_output_tokens,
-                temperature,
-                request_timeout,
-                api_key_env,
-                structured_output: agent.structured_output,
-            },
-        );
-    }
-    Ok(layer)
+            Some(value)
+        }
+    };
+    let request_timeout = match &agent.request_timeout {
+        None => None,
+        Some(t) => Some(parse_timeout(t.get_ref()).map_err(|msg| at(t.span(), msg))?),
+    };
+    Ok(ApiKeys {
+        base_url,
+        api_key_env,
+        max_output_tokens,
+        temperature,
+        request_timeout,
+    })
+}
+
+/// The agent's `max_*` limits, each checked, with errors at their line (`at`).
+fn parse_limits(agent: &RawAgent, at: &At<'_>) -> anyhow::Result<super::limits::LimitsLayer> {
+    use super::limits::{parse_cpu, parse_memory, parse_processes};
+    let processes = match &agent.max_processes {
+        None => None,
+        Some(n) => Some(parse_processes(*n.get_ref()).map_err(|m| at(n.span(), m))?),
+    };
+    let memory_bytes = match &agent.max_memory {
+        None => None,
+        Some(m) => Some(parse_memory(m.get_ref()).map_err(|e| at(m.span(), e))?),
+    };
+    let cpu = match &agent.max_cpu_time {
+        None => None,
+        Some(c) => Some(parse_cpu(c.get_ref()).map_err(|e| at(c.span(), e))?),
+    };
+    Ok(super::limits::LimitsLayer {
+        processes,
+        memory_bytes,
+        cpu,
+    })
 }
 
 /// `base_url = "..."`: an `http://` or `https://` address with a host, no query or fragment
@@ -762,5 +807,32 @@ sandbox_sockets = ["/run/docker.sock"]
         .unwrap_err()
         .to_string();
         assert!(e.contains("line 2") && e.contains("\"open\""), "{e}");
+    }
+
+    /// A repository may not loosen the limits of the agents that review it: its `max_*` keys
+    /// are dropped until the user trusts it; a bad value is an error at its line.
+    #[test]
+    fn an_untrusted_config_does_not_loosen_the_limits() {
+        let text = "[agents.claude]\nmax_processes = 100000\nmax_memory = \"1TiB\"\n";
+        let layer = parse_layer(text, Path::new("/r/.deep-review.toml"), KNOWN).unwrap();
+        assert_eq!(layer.agents["claude"].limits.processes, Some(100_000));
+        assert_eq!(layer.agents["claude"].limits.memory_bytes, Some(1 << 40));
+        let (layer, dropped) = layer.without_execution(KNOWN);
+        assert!(!layer.agents["claude"].limits.is_set());
+        assert!(
+            dropped.iter().any(|d| d == "`agents.claude.max_*` limits"),
+            "{dropped:?}"
+        );
+        let e = parse_layer(
+            "[agents.claude]\nmodel = \"m\"\nmax_memory = \"lots\"\n",
+            Path::new("/c.toml"),
+            KNOWN,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("/c.toml line 3") && e.contains("`lots` is not a size"),
+            "{e}"
+        );
     }
 }

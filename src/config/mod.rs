@@ -19,6 +19,7 @@
 //! ```
 
 mod file;
+pub mod limits;
 pub mod trust;
 
 pub use file::{AgentLayer, Layer, parse_layer, schema};
@@ -285,6 +286,7 @@ impl Config {
             base.sandbox_write.extend(over.sandbox_write);
             base.sandbox_sockets.extend(over.sandbox_sockets);
             base.network_allow.extend(over.network_allow);
+            base.limits = over.limits.over(base.limits);
         }
     }
 
@@ -384,6 +386,7 @@ impl Config {
             timeout: layer.timeout.unwrap_or(default.timeout),
             env: layer.env,
             pass_forge_tokens: layer.pass_forge_tokens.unwrap_or(self.pass_forge_tokens),
+            limits: layer.limits.resolve(),
             name: default.name,
         }
     }

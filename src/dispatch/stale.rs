@@ -72,8 +72,19 @@ pub fn prune_in(tmp: &Path) -> usize {
     removed
 }
 
+/// Whether process `pid` exists: `kill(pid, 0)` sends nothing and fails with `ESRCH` only for
+/// a process that is gone (`EPERM`: it is there, someone else's). Works where there is no
+/// `/proc` (macOS).
 fn process_alive(pid: u32) -> bool {
-    Path::new("/proc").join(pid.to_string()).exists()
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: signal 0 only checks that the process exists.
+    let sent = unsafe { libc::kill(pid, 0) };
+    sent == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Whether git lists a worktree whose directory is gone (a run killed mid-way).

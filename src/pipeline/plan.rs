@@ -88,7 +88,25 @@ impl Plan {
                 list.join(", ")
             ));
         }
-        None
+        sandbox_stop(&self.agents)
+    }
+}
+
+/// The sentence that stops a run whose agent CLIs would run with no OS sandbox when none was
+/// chosen (`DEEP_REVIEW_SANDBOX=none` chooses it): agents of the model APIs run in deep-review
+/// itself and need none.
+fn sandbox_stop(agents: &[AgentSpec]) -> Option<String> {
+    use crate::dispatch::sandbox;
+    if !agents
+        .iter()
+        .any(|a| a.kind.backend() == crate::types::BackendKind::Process)
+    {
+        return None;
+    }
+    let mode = sandbox::Mode::from_env().unwrap_or_default();
+    match sandbox::layers_for(mode, sandbox::default_helper().as_deref()) {
+        sandbox::Layers::Unavailable { why } => Some(sandbox::unavailable_sentence(&why)),
+        _ => None,
     }
 }
 

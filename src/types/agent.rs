@@ -199,6 +199,9 @@ pub struct AgentSpec {
     pub context_tokens: Option<usize>,
     /// How a model API is called; unused by local processes.
     pub http: HttpSettings,
+    /// What its processes may take of the machine (`max_processes`, `max_memory`,
+    /// `max_cpu_time`).
+    pub limits: crate::types::Limits,
 }
 
 /// What network an agent process gets.
@@ -304,6 +307,7 @@ impl AgentSpec {
             network_allow: Vec::new(),
             context_tokens: None,
             http: HttpSettings::default(),
+            limits: crate::types::Limits::default(),
         }
     }
 }

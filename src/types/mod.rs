@@ -5,6 +5,7 @@ pub mod agent;
 pub mod brief;
 pub mod change;
 pub mod finding;
+pub mod limits;
 pub mod raw;
 pub mod reliability;
 pub mod report;
@@ -19,6 +20,7 @@ pub use agent::{
 pub use brief::Brief;
 pub use change::{ChangeKind, ChangedFile, Hunk, Target};
 pub use finding::{Category, CodeSnippet, Finding, Location, Severity};
+pub use limits::{LimitKind, Limits};
 pub use raw::{Failure, NetworkRecord, RawReview, RunStatus, TokenUsage};
 pub use reliability::{AgentRecord, Reliability, ReliabilityMethod};
 pub use report::{

@@ -60,6 +60,13 @@ pub enum Failure {
     NoReview,
     /// It wrote text with nothing of the review layout in it ([`crate::parse::NOT_A_REVIEW`]).
     NotAReview { cause: String },
+    /// It hit one of its limits (`max_processes`, `max_memory`, `max_cpu_time`); `limit` names
+    /// the limit and its value, `cause` is what the agent said of it.
+    OverLimit {
+        limit: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<String>,
+    },
     /// The user stopped the run.
     Cancelled,
     /// The cost budget (`--budget-usd`) stopped it: not started, or cancelled while it ran.
@@ -104,6 +111,7 @@ impl Failure {
             Failure::Http { status, .. } => format!("HTTP {status}"),
             Failure::Network { .. } => "a network error".into(),
             Failure::OutputOverLimit { .. } => "output over the limit".into(),
+            Failure::OverLimit { .. } => "a resource limit".into(),
             Failure::Reported { .. } => "an error it reported".into(),
             Failure::NoReview => "no review text".into(),
             Failure::NotAReview { .. } => "not a review".into(),
@@ -141,6 +149,10 @@ impl Failure {
                 "its output passed the limit of {} MB; the rest was not kept",
                 limit_bytes / (1024 * 1024)
             ),
+            Failure::OverLimit { limit, cause } => match cause {
+                Some(cause) => format!("hit its {limit}: {cause}"),
+                None => format!("hit its {limit}"),
+            },
             Failure::NoReview => "it exited normally but wrote no review text".into(),
             Failure::Cancelled => "cancelled by the user".into(),
             Failure::OverBudget {

@@ -464,6 +464,8 @@ impl<R: std::io::Read> std::io::Read for LetFill<R> {
 
 /// Asks the kernel for a 1 MB pipe from cat-file (64 kB by default): fewer wake-ups of the
 /// reader and of git per megabyte. Refused (an unprivileged limit) changes nothing else.
+/// Linux's alone (`F_SETPIPE_SZ`); elsewhere the pipe keeps its size.
+#[cfg(target_os = "linux")]
 fn widen_pipe(stdout: &std::process::ChildStdout) {
     use std::os::fd::AsRawFd;
     // SAFETY: F_SETPIPE_SZ on a pipe we own; failure is reported and ignored.
@@ -475,6 +477,9 @@ fn widen_pipe(stdout: &std::process::ChildStdout) {
         );
     }
 }
+
+#[cfg(not(target_os = "linux"))]
+fn widen_pipe(_stdout: &std::process::ChildStdout) {}
 
 #[cfg(test)]
 mod tests {

@@ -57,6 +57,9 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
 /// A stand-in agent: it may write in the directory of its script (where the tests keep their
 /// records), nowhere else outside its sandbox.
 fn spec(name: &str, command: &Path, timeout: Duration) -> AgentSpec {
+    if let Some(dir) = command.parent() {
+        crate::support::standin::open_to_agents(dir);
+    }
     AgentSpec {
         display: format!("{name} display"),
         model: Some(format!("{name}-model")),
@@ -139,6 +142,7 @@ const GEMINI_STREAM: &str = r###"{"type":"init","session_id":"g","model":"m"}
 fn recording_agent(dir: &Path, name: &str, stream: &str) -> PathBuf {
     let rec = dir.join(format!("{name}.rec"));
     std::fs::create_dir_all(&rec).unwrap();
+    crate::support::standin::open_to_agents(&rec);
     let out = dir.join(format!("{name}.out"));
     std::fs::write(&out, format!("{stream}\n")).unwrap();
     script(

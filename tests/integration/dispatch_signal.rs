@@ -52,7 +52,10 @@ async fn run_and_signal(tmp: &Path, repo: &Path, round: &str, signal: libc::c_in
         agents.push(AgentSpec {
             timeout: Duration::from_secs(600),
             // The stand-in records its pid beside itself (outside its sandbox otherwise).
-            sandbox_write: vec![tmp.to_path_buf()],
+            sandbox_write: {
+                crate::support::standin::open_to_agents(tmp);
+                vec![tmp.to_path_buf()]
+            },
             ..AgentSpec::new(name, script.to_string_lossy())
         });
         pidfiles.push(pidfile);

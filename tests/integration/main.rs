@@ -55,6 +55,8 @@ mod rounds;
 mod run_dry_run;
 mod run_pipeline;
 mod sandbox_attacks;
+mod sandbox_program_path;
+mod sandbox_confinement;
 mod sandbox_seams;
 mod secrets_and_path;
 mod store_location;

@@ -245,6 +245,7 @@ fn ctrl_c_stops_the_agents_and_exits_130() {
         ),
     );
     std::fs::create_dir_all(xdg.path().join("deep-review")).unwrap();
+    crate::support::standin::open_to_agents(tools.path());
     std::fs::write(
         xdg.path().join("deep-review/config.toml"),
         // It records its pid beside itself: the user's config lets it write there.

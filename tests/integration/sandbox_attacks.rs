@@ -19,16 +19,16 @@ use crate::support::procs;
 use crate::support::repo::Repo;
 use crate::support::standin::{Agents, Ran, json_report, repo, review, run};
 
-const NEEDS: &str = "needs bubblewrap, openssh-client and curl: scripts/install-sandbox-tools.sh (apt-get), then --run-ignored all";
+pub(crate) const NEEDS: &str = "needs bubblewrap, openssh-client and curl: scripts/install-sandbox-tools.sh (apt-get), then --run-ignored all";
 
 /// Fails the test, saying what to install, where bwrap cannot make its namespaces.
-fn needs_bwrap() {
+pub(crate) fn needs_bwrap() {
     if let Err(why) = &deep_review::dispatch::sandbox::support().bwrap {
         panic!("this test {NEEDS}: {why}");
     }
 }
 
-fn needs_program(name: &str) {
+pub(crate) fn needs_program(name: &str) {
     assert!(
         Path::new("/usr/bin").join(name).is_file(),
         "this test {NEEDS}: /usr/bin/{name} is missing"
@@ -36,15 +36,15 @@ fn needs_program(name: &str) {
 }
 
 /// A repository, a stand-in agent `probe`, the user's home for the run and a store.
-struct Attack {
-    repo: Repo,
-    agents: Agents,
-    home: TempDir,
-    store: TempDir,
+pub(crate) struct Attack {
+    pub(crate) repo: Repo,
+    pub(crate) agents: Agents,
+    pub(crate) home: TempDir,
+    pub(crate) store: TempDir,
 }
 
 impl Attack {
-    fn new() -> Attack {
+    pub(crate) fn new() -> Attack {
         Attack {
             repo: repo(),
             agents: Agents::new(),
@@ -53,13 +53,13 @@ impl Attack {
         }
     }
 
-    fn result_path(&self) -> PathBuf {
+    pub(crate) fn result_path(&self) -> PathBuf {
         self.agents.path("result.txt")
     }
 
     /// The probe runs `attack` (a shell fragment; `try NAME COMMAND` records `ALLOWED NAME` or
     /// `DENIED NAME` in `$R`), then writes a review.
-    fn probe(&self, attack: &str) {
+    pub(crate) fn probe(&self, attack: &str) {
         let body = format!(
             "R='{result}'\n\
              try() {{ if sh -c \"$2\" >/dev/null 2>&1; then echo \"ALLOWED $1\" >> \"$R\"; else echo \"DENIED $1\" >> \"$R\"; fi; }}\n\
@@ -73,7 +73,7 @@ impl Attack {
 
     /// `deep-review run --agents probe` as the user whose home is `self.home`, in sandbox `mode`
     /// (`auto` or `landlock`).
-    fn cmd(&self, mode: &str) -> assert_cmd::Command {
+    pub(crate) fn cmd(&self, mode: &str) -> assert_cmd::Command {
         let mut cmd = self.agents.cmd(self.repo.path());
         cmd.env("HOME", self.home.path())
             .env("DEEP_REVIEW_SANDBOX", mode)
@@ -82,7 +82,7 @@ impl Attack {
         cmd
     }
 
-    fn run(&self, mode: &str) -> Ran {
+    pub(crate) fn run(&self, mode: &str) -> Ran {
         let ran = run(&mut self.cmd(mode));
         assert!(
             ran.code == Some(0),
@@ -94,17 +94,17 @@ impl Attack {
         ran
     }
 
-    fn results(&self) -> String {
+    pub(crate) fn results(&self) -> String {
         std::fs::read_to_string(self.result_path()).unwrap_or_default()
     }
 
-    fn clear_results(&self) {
+    pub(crate) fn clear_results(&self) {
         let _ = std::fs::remove_file(self.result_path());
     }
 }
 
 /// Asserts that `results` says `DENIED name` and never `ALLOWED name`.
-fn denied(results: &str, name: &str, mode: &str) {
+pub(crate) fn denied(results: &str, name: &str, mode: &str) {
     assert!(
         results.contains(&format!("DENIED {name}\n"))
             && !results.contains(&format!("ALLOWED {name}\n")),
@@ -261,20 +261,60 @@ fn the_users_ssh_agent_is_not_reachable() {
         "the agent listed the user's keys:\n{results}"
     );
 
-    // A user who wants the agent to have the socket names it: then, and only then, it is there.
-    attack.clear_results();
-    attack
-        .agents
-        .append_config(&format!("sandbox_sockets = [\"{}\"]\n", socket.display()));
-    let ran = run(&mut attack.cmd("auto"));
     let _ = ssh_agent.kill();
     let _ = ssh_agent.wait();
+
+    // A user who wants the agent to have a socket names it: then, and only then, it is there.
+    // As root the agent is uid 65533 outside its sandbox, so the socket must let that uid in
+    // (ssh-agent itself refuses every uid but its own and root's: a server's own checks hold).
+    let served = serve_unix_http(keys.path().join("service.sock"), "socket-ok-32");
+    let probe = format!(
+        "try by-path \"curl -sf --unix-socket '{sock}' http://x/\"\n\
+         curl -s --unix-socket '{sock}' http://x/ >> \"$R\" 2>&1",
+        sock = served.display()
+    );
+    let attack = Attack::new();
+    attack.probe(&probe);
+    attack
+        .agents
+        .append_config(&format!("sandbox_sockets = [\"{}\"]\n", served.display()));
+    let ran = run(&mut attack.cmd("auto"));
     assert_eq!(ran.code, Some(0), "{}", ran.stderr);
     let results = attack.results();
     assert!(
-        results.contains("ALLOWED by-path\n") && results.contains("deep-review-test-key"),
+        results.contains("ALLOWED by-path\n") && results.contains("socket-ok-32"),
         "sandbox_sockets did not let the named socket through:\n{results}"
     );
+    // One only root may connect to fails the agent with what to do, not in silence.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&served, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let ran = run(&mut attack.cmd("auto"));
+    assert_eq!(ran.code, Some(3), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("cannot connect to") && ran.stderr.contains("65533"),
+        "{}",
+        ran.stderr
+    );
+}
+
+/// A UNIX socket at `path` (every uid may connect) answering each HTTP request with `body`.
+fn serve_unix_http(path: PathBuf, body: &'static str) -> PathBuf {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::PermissionsExt;
+    let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o666)).unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    path
 }
 
 #[test]
@@ -688,7 +728,7 @@ fn egress_reaches_the_provider_only_and_refusals_are_logged_and_reported() {
 }
 
 /// The first file named `name` under `dir`, searched depth first.
-fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
+pub(crate) fn find_file(dir: &Path, name: &str) -> Option<PathBuf> {
     for entry in std::fs::read_dir(dir).ok()?.flatten() {
         let path = entry.path();
         if path.is_dir() {

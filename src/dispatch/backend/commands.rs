@@ -193,7 +193,22 @@ pub fn find_program(program: &str) -> Option<PathBuf> {
     }
     let cwd = std::env::current_dir().ok()?;
     let path = absolute_path(std::env::var_os("PATH").as_deref());
-    which::which_in(program, path, cwd).ok()
+    which::which_in(program, path, cwd).ok().map(resolved_dir)
+}
+
+/// `path` with its directory's links and `..` resolved and its own name kept (an npm
+/// `node_modules/.bin/NAME` link stays the name the CLI is run by). A `..` in a configured
+/// command (`/opt/tools/x/../agent/bin/cli`) passes through directories that the sandbox does
+/// not hold (bwrap mounts only what is granted), so the program would be found outside and not
+/// inside; resolved, the path is the same inside and out.
+fn resolved_dir(path: PathBuf) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => match std::fs::canonicalize(dir) {
+            Ok(dir) => dir.join(name),
+            Err(_) => path,
+        },
+        _ => path,
+    }
 }
 
 /// `PATH` with only its absolute directories. A relative entry (`node_modules/.bin`, `.`, an

@@ -13,6 +13,7 @@
 pub mod commands;
 pub mod http;
 pub mod process;
+mod streams;
 
 use std::collections::BTreeMap;
 

@@ -17,30 +17,26 @@
 
 use std::collections::BTreeSet;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::time::Instant;
 
 use super::commands::{AgentCommand, command_for};
+use super::streams::Streams;
 use super::{Attempt, AttemptRequest, Backend, BoxFuture, Session, Shared};
-use crate::dispatch::events::EventKind;
-use crate::dispatch::output::StreamReader;
 use crate::dispatch::sandbox::launch::{self, AgentSandbox};
 use crate::dispatch::worktree::Worktree;
-use crate::dispatch::{agent_file, environment, failure, sandbox};
+use crate::dispatch::{agent_file, environment, failure, limit_hit, sandbox};
 use crate::redact;
 use crate::store::bundle;
 use crate::types::{AgentKind, AgentSpec, Failure};
 
-/// How much of stderr is kept in memory (the tail).
-const STDERR_KEEP: usize = 256 * 1024;
 /// How long a stopped agent gets to exit after TERM before its group is killed.
 const TERM_GRACE: Duration = Duration::from_secs(3);
 /// How long the output readers may lag behind the process's exit before they are abandoned
 /// (a process that left the group could hold the pipe open forever).
-const DRAIN_GRACE: Duration = Duration::from_secs(5);
+pub(super) const DRAIN_GRACE: Duration = Duration::from_secs(5);
 
 /// Process groups of agents that are running now.
 static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
@@ -75,6 +71,7 @@ impl Group {
         let pgid = pid.and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1);
         if let (Some(pgid), Ok(mut live)) = (pgid, LIVE_GROUPS.lock()) {
             live.insert(pgid);
+            sandbox::watch::register(pgid);
         }
         Group(pgid)
     }
@@ -93,6 +90,7 @@ impl Drop for Group {
             if let Ok(mut live) = LIVE_GROUPS.lock() {
                 live.remove(&pgid);
             }
+            sandbox::watch::unregister(pgid);
         }
     }
 }
@@ -202,30 +200,6 @@ struct AgentPlaces<'a> {
 /// The most of a CLI's last-message file read: a review is a few hundred KB at most.
 const LAST_MESSAGE_CAP: u64 = 8 * 1024 * 1024;
 
-/// Reads the CLI's last-message file (an agent-written file: [`agent_file`]) and keeps it in
-/// the bundle beside the raw output, redacted. Returns its text, or the note saying why it was
-/// not read.
-fn read_last_message(
-    command: &AgentCommand,
-    places: AgentPlaces<'_>,
-    agent_dir: &std::path::Path,
-) -> (Option<String>, Option<String>) {
-    let Some(path) = &command.last_message_file else {
-        return (None, None);
-    };
-    let relative = path.strip_prefix(places.trusted).unwrap_or(path);
-    match agent_file::read_text(places.trusted, relative, LAST_MESSAGE_CAP) {
-        Ok(text) => {
-            let _ = std::fs::write(
-                agent_dir.join("last-message.txt"),
-                redact::redact(&text).as_bytes(),
-            );
-            (Some(text), None)
-        }
-        Err(refused) => (None, refused.note().map(str::to_string)),
-    }
-}
-
 impl Session for ProcessSession {
     fn describe(&self) -> String {
         self.command.display()
@@ -301,38 +275,107 @@ async fn run_attempt(
     if shared.cancel.is_cancelled() {
         return Attempt::not_run(Failure::Cancelled);
     }
-    let stdout_path = agent_dir.join(bundle::STDOUT_FILE);
-    let stdout_file = match tokio::fs::File::create(&stdout_path).await {
-        Ok(f) => f,
-        Err(err) => {
-            return Attempt::not_run(Failure::CouldNotStart {
-                reason: format!("could not create {}: {err}", stdout_path.display()),
-            });
+    let spawned = match spawn(command, places.scratch, sandbox, spec, agent_dir).await {
+        Ok(spawned) => spawned,
+        Err(failure) => {
+            return Attempt {
+                elapsed: started.elapsed(),
+                ..Attempt::not_run(failure)
+            };
         }
     };
+    let Spawned {
+        mut child,
+        stdout_file,
+        network,
+    } = spawned;
+    // The child started a session of its own (setsid): its group is its pid.
+    let group = Group::new(child.id());
+    let streams = Streams::start(&mut child, stdout_file, shared, spec);
+    // The agent's network: served while it runs, stopped with it.
+    let serving = sandbox.serve(network).await;
+    let end = wait_or_stop(&mut child, &group, deadline, shared, &command.program).await;
+    // Whatever happened, nothing of this run outlives it.
+    drop(group);
+    drop(serving);
+    let (stderr, reader, output_cut) = streams.finish(spec.kind).await;
+    let (last_message, refused) = read_last_message(command, places, agent_dir);
+    let mut output = reader.finish(&stderr, last_message.as_deref());
+    output.notes.extend(refused);
+    let (failure, exit_code) = judge(&end, &output, &stderr, spec, output_cut, shared);
+    Attempt {
+        output,
+        failure,
+        exit_code,
+        stderr,
+        elapsed: started.elapsed(),
+        output_cut,
+    }
+}
 
+/// Reads the CLI's last-message file (an agent-written file: [`agent_file`]) and keeps it in
+/// the bundle beside the raw output, redacted. Returns its text, or the note saying why it was
+/// not read.
+fn read_last_message(
+    command: &AgentCommand,
+    places: AgentPlaces<'_>,
+    agent_dir: &std::path::Path,
+) -> (Option<String>, Option<String>) {
+    let Some(path) = &command.last_message_file else {
+        return (None, None);
+    };
+    let relative = path.strip_prefix(places.trusted).unwrap_or(path);
+    match agent_file::read_text(places.trusted, relative, LAST_MESSAGE_CAP) {
+        Ok(text) => {
+            let _ = std::fs::write(
+                agent_dir.join("last-message.txt"),
+                redact::redact(&text).as_bytes(),
+            );
+            (Some(text), None)
+        }
+        Err(refused) => (None, refused.note().map(str::to_string)),
+    }
+}
+
+/// A started agent: the process, the bundle file its stdout goes to, and the network to serve.
+struct Spawned {
+    child: tokio::process::Child,
+    stdout_file: tokio::fs::File,
+    network: launch::Network,
+}
+
+/// Starts `command` in its sandbox, with the allowed environment, in a group of its own.
+async fn spawn(
+    command: &AgentCommand,
+    scratch: &std::path::Path,
+    sandbox: &AgentSandbox,
+    spec: &AgentSpec,
+    agent_dir: &std::path::Path,
+) -> Result<Spawned, Failure> {
+    let stdout_path = agent_dir.join(bundle::STDOUT_FILE);
+    let stdout_file =
+        tokio::fs::File::create(&stdout_path)
+            .await
+            .map_err(|err| Failure::CouldNotStart {
+                reason: format!("could not create {}: {err}", stdout_path.display()),
+            })?;
     // A program that is not there fails here, with how to install it: inside the sandbox the
     // helper could only say that its `exec` failed.
     if let Err(err) = std::fs::metadata(&command.program) {
-        return Attempt::not_run(Failure::CouldNotStart {
+        return Err(Failure::CouldNotStart {
             reason: spawn_error(&command.program, spec.kind, &err),
         });
     }
     let mut set = command.env.clone();
-    set.insert("TMPDIR".into(), places.scratch.display().to_string());
+    set.insert("TMPDIR".into(), scratch.display().to_string());
     set.extend(sandbox.home_env().clone());
     let env = environment::agent_env(spec, std::env::vars_os(), &set);
-    let launch = match sandbox
+    let launch = sandbox
         .launch(&command.program, &command.args, &command.cwd, env)
         .await
-    {
-        Ok(launch) => launch,
-        Err(err) => {
-            return Attempt::not_run(Failure::CouldNotStart {
-                reason: format!("could not set up its sandbox: {err}"),
-            });
-        }
-    };
+        .map_err(|err| Failure::CouldNotStart {
+            reason: format!("could not set up its sandbox: {err}"),
+        })?;
     let mut cmd = tokio::process::Command::new(&launch.program);
     cmd.args(&launch.args)
         .current_dir(&command.cwd)
@@ -348,62 +391,36 @@ async fn run_attempt(
     unsafe {
         cmd.pre_exec(move || setup.run());
     }
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(err) => {
-            return Attempt {
-                elapsed: started.elapsed(),
-                ..Attempt::not_run(Failure::CouldNotStart {
-                    reason: spawn_error(&command.program, spec.kind, &err),
-                })
-            };
-        }
-    };
-    // The child started a session of its own (setsid): its group is its pid.
-    let group = Group::new(child.id());
-
-    // The brief on stdin, then EOF. A CLI that exits without reading it all is not an error
-    // here: its exit status says what happened.
-    let stdin = child.stdin.take();
-    let brief = shared.prompt_for(spec);
-    let stdin_task = tokio::spawn(async move {
-        if let Some(mut stdin) = stdin {
-            let _ = stdin.write_all(brief.as_bytes()).await;
-            let _ = stdin.shutdown().await;
-        }
-    });
-
-    let reader = Arc::new(Mutex::new(StreamReader::new(spec.kind)));
-    let cut = Arc::new(Mutex::new(None::<u64>));
-    let stdout_task = tokio::spawn(read_stdout(
-        child.stdout.take(),
+    let child = cmd.spawn().map_err(|err| Failure::CouldNotStart {
+        reason: spawn_error(&command.program, spec.kind, &err),
+    })?;
+    Ok(Spawned {
+        child,
         stdout_file,
-        Arc::clone(&reader),
-        Arc::clone(&cut),
-        shared.output_limit,
-        shared.events.clone(),
-        spec.name.clone(),
-    ));
-    let stderr_buf = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let stderr_task = tokio::spawn(read_stderr_tail(
-        child.stderr.take(),
-        Arc::clone(&stderr_buf),
-    ));
-    // The agent's network: served while it runs, stopped with it.
-    let serving = sandbox.serve(launch.network).await;
+        network: launch.network,
+    })
+}
 
+/// Waits for the agent to exit, its deadline or the user's cancel; a stop on purpose is TERM
+/// first, so the CLI can flush what it has, then KILL.
+async fn wait_or_stop(
+    child: &mut tokio::process::Child,
+    group: &Group,
+    deadline: Instant,
+    shared: &Shared,
+    program: &str,
+) -> End {
     let end = tokio::select! {
         status = child.wait() => match status {
             Ok(status) => End::Exited(status),
             Err(err) => End::NotRun(Failure::CouldNotStart {
-                reason: format!("could not wait for `{}`: {err}", command.program),
+                reason: format!("could not wait for `{program}`: {err}"),
             }),
         },
         _ = tokio::time::sleep_until(deadline) => End::TimedOut,
         _ = shared.cancel.cancelled() => End::Cancelled,
     };
     if matches!(end, End::TimedOut | End::Cancelled) {
-        // Stopped on purpose: TERM first, so the CLI can flush what it has, then KILL.
         group.signal(libc::SIGTERM);
         if tokio::time::timeout(TERM_GRACE, child.wait())
             .await
@@ -413,43 +430,7 @@ async fn run_attempt(
             let _ = tokio::time::timeout(DRAIN_GRACE, child.wait()).await;
         }
     }
-    // Whatever happened, nothing of this run outlives it.
-    drop(group);
-    drop(serving);
-    stdin_task.abort();
-    let (mut stdout_task, mut stderr_task) = (stdout_task, stderr_task);
-    let drained = tokio::time::timeout(DRAIN_GRACE, async {
-        let _ = (&mut stdout_task).await;
-        let _ = (&mut stderr_task).await;
-    })
-    .await;
-    if drained.is_err() {
-        // A process escaped the group and holds the pipes: what was read so far stands.
-        stdout_task.abort();
-        stderr_task.abort();
-    }
-
-    let stderr = match stderr_buf.lock() {
-        Ok(buf) => String::from_utf8_lossy(&buf).into_owned(),
-        Err(_) => String::new(),
-    };
-    let (last_message, refused) = read_last_message(command, places, agent_dir);
-    let reader = match reader.lock() {
-        Ok(mut r) => std::mem::replace(&mut *r, StreamReader::new(spec.kind)),
-        Err(_) => StreamReader::new(spec.kind),
-    };
-    let mut output = reader.finish(&stderr, last_message.as_deref());
-    output.notes.extend(refused);
-    let output_cut = cut.lock().ok().and_then(|c| *c);
-    let (failure, exit_code) = judge(&end, &output, &stderr, spec, output_cut, shared);
-    Attempt {
-        output,
-        failure,
-        exit_code,
-        stderr,
-        elapsed: started.elapsed(),
-        output_cut,
-    }
+    end
 }
 
 /// Why the attempt failed, if it did, and its exit code.
@@ -480,6 +461,11 @@ fn judge(
                     }
                     _ => failure::from_report(reported, output.http_status),
                 })
+            } else if let Some(hit) = (code != Some(0))
+                .then(|| limit_hit::over_limit(code, status.signal(), stderr, &spec.limits))
+                .flatten()
+            {
+                Some(hit)
             } else if let Some(code) = code.filter(|c| *c != 0) {
                 Some(failure::from_exit(code, stderr, None))
             } else if let Some(signal) = status.signal() {
@@ -495,136 +481,6 @@ fn judge(
                 None
             };
             (failure, code)
-        }
-    }
-}
-
-/// Gives the reader a piece of stdout; returns its tool calls, tokens and last tool after it.
-fn feed(reader: &Mutex<StreamReader>, piece: &[u8]) -> Option<(u64, Option<u64>, Option<String>)> {
-    let mut r = reader.lock().ok()?;
-    r.feed_line(&String::from_utf8_lossy(piece));
-    // A count no run could reach is not shown live either ([`crate::dispatch::numbers`]).
-    let tokens = r
-        .tokens_so_far()
-        .filter(|t| *t <= crate::dispatch::numbers::MAX_TOKENS);
-    Some((
-        r.total_tool_calls(),
-        tokens,
-        r.last_tool().map(str::to_string),
-    ))
-}
-
-/// Streams stdout: raw bytes to the bundle first, then each line to the reader, with live
-/// counts as events. Beyond `limit` bytes nothing is kept; the pipe is still drained so the
-/// agent is never blocked on a full pipe.
-async fn read_stdout(
-    stdout: Option<tokio::process::ChildStdout>,
-    file: tokio::fs::File,
-    reader: Arc<Mutex<StreamReader>>,
-    cut: Arc<Mutex<Option<u64>>>,
-    limit: u64,
-    events: crate::dispatch::events::Emitter,
-    agent: String,
-) {
-    let Some(stdout) = stdout else { return };
-    let mut lines = BufReader::new(stdout);
-    // Written through a buffer, flushed whenever the agent has nothing more for now: a slow
-    // stream is on disk line by line, a flood costs one write per 64 KB, not one per line.
-    let mut file = tokio::io::BufWriter::with_capacity(64 * 1024, file);
-    let mut buf = Vec::with_capacity(8192);
-    // A secret cut between two reads of a line with no end is still found.
-    let mut redactor = redact::StreamRedactor::default();
-    let mut kept: u64 = 0;
-    let mut dropped: u64 = 0;
-    let (mut calls, mut tokens) = (0u64, None::<u64>);
-    loop {
-        buf.clear();
-        // A line is read in bounded pieces (8 MB, more than any event line a CLI writes): a
-        // newline-free flood is cut, not buffered whole.
-        let room = if kept >= limit {
-            // Past the limit: drain in big pieces, keeping nothing.
-            8 << 20
-        } else {
-            (limit - kept).min(8 << 20) as usize
-        };
-        let read = (&mut lines)
-            .take(room as u64)
-            .read_until(b'\n', &mut buf)
-            .await;
-        match read {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if kept >= limit {
-            if dropped == 0 {
-                events.agent(&agent, EventKind::OutputCut { limit_bytes: limit });
-            }
-            dropped += buf.len() as u64;
-            continue;
-        }
-        kept += buf.len() as u64;
-        // To disk first: the bundle keeps what the CLI said, byte for byte unless it holds a
-        // secret (redacted) or bytes that are not UTF-8 in a line with one.
-        // The reader gets the same redacted text, a whole line at a time (a line with no end
-        // in pieces of what the redactor lets go), so a secret cut between two reads never
-        // reaches the review text in halves.
-        let ready = redactor.push(&buf);
-        let _ = file.write_all(&ready).await;
-        if lines.buffer().is_empty() {
-            let _ = file.flush().await;
-        }
-        if ready.is_empty() {
-            continue;
-        }
-        let Some((new_calls, new_tokens, tool)) = feed(&reader, &ready) else {
-            continue;
-        };
-        if new_calls != calls {
-            calls = new_calls;
-            events.agent(
-                &agent,
-                EventKind::ToolCall {
-                    name: tool.unwrap_or_default(),
-                    total: calls,
-                },
-            );
-        }
-        if new_tokens != tokens {
-            tokens = new_tokens;
-            if let Some(total) = tokens {
-                events.agent(&agent, EventKind::Tokens { total });
-            }
-        }
-    }
-    let rest = redactor.finish();
-    let _ = file.write_all(&rest).await;
-    let _ = file.flush().await;
-    if !rest.is_empty() {
-        feed(&reader, &rest);
-    }
-    if dropped > 0
-        && let Ok(mut c) = cut.lock()
-    {
-        *c = Some(dropped);
-    }
-}
-
-/// Keeps the last [`STDERR_KEEP`] bytes of stderr.
-async fn read_stderr_tail(stderr: Option<tokio::process::ChildStderr>, buf: Arc<Mutex<Vec<u8>>>) {
-    let Some(mut stderr) = stderr else { return };
-    let mut chunk = [0u8; 8192];
-    loop {
-        match stderr.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if let Ok(mut buf) = buf.lock() {
-                    buf.extend_from_slice(&chunk[..n]);
-                    if buf.len() > STDERR_KEEP {
-                        let cut = buf.len() - STDERR_KEEP;
-                        buf.drain(..cut);
-                    }
-                }
-            }
         }
     }
 }

@@ -15,6 +15,7 @@
 //! (`network_allow`). `network = "open"` gives an agent the host's network, and the report says
 //! so.
 
+#[cfg(target_os = "linux")]
 pub mod handoff;
 pub mod proxy;
 

@@ -4,38 +4,38 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::UnixStream;
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::home::StateHome;
-use super::inner;
-use super::landlock::{self, Prepared};
-use super::{AgentPlaces, Grants, Layers};
-use crate::dispatch::network::handoff::{self, CONTROL_FD};
-use crate::dispatch::network::proxy::{self, Egress, Upstream};
+use super::platform::{ChildSteps, Handoff, Tools};
+use super::rlimits::Rlimits;
+use super::{AgentPlaces, Egress, Grants, Layers, unavailable_sentence};
+use crate::dispatch::network::proxy::{self, Upstream};
 use crate::dispatch::network::{Activity, Allowlist};
 use crate::types::{NetworkMode, NetworkRecord};
 
-/// The port of the proxy inside an agent's own network namespace (its loopback is its own, so
-/// any port serves; a forwarded endpoint on the same port moves the proxy up).
-const INNER_PROXY_PORT: u16 = 3128;
-/// How long the helper inside bwrap may take to hand over the network.
-const HANDOFF_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// One agent's sandbox for the whole run: every attempt is launched from it.
+/// One agent's sandbox for the whole run: every attempt is launched from it (by the launch of
+/// its layers, in the platform's module).
 pub struct AgentSandbox {
     layers: Layers,
-    grants: Grants,
+    pub(super) grants: Grants,
     home: StateHome,
-    network: NetworkMode,
-    helper: Option<PathBuf>,
-    bwrap: Option<PathBuf>,
-    activity: Arc<Activity>,
+    pub(super) network: NetworkMode,
+    /// The programs the platform's layers run (bwrap and the helper on Linux).
+    pub(super) tools: Tools,
+    pub(super) activity: Arc<Activity>,
     upstream: Option<Upstream>,
+    /// The agent's limits, as its processes get them.
+    pub(super) rlimits: Rlimits,
+}
+
+/// One attempt's command, before the sandbox wraps it.
+pub(super) struct Attempt<'a> {
+    pub program: &'a str,
+    pub args: &'a [String],
+    pub env: BTreeMap<OsString, OsString>,
 }
 
 impl AgentSandbox {
@@ -57,19 +57,22 @@ impl AgentSandbox {
             &[places.checkout, places.repo],
         )?;
         let grants = Grants::for_agent(places);
-        grants.ensure_dirs();
-        let bwrap = match &layers {
-            Layers::Bwrap { .. } => super::support().bwrap.clone().ok(),
-            _ => None,
-        };
+        let created = grants.ensure_dirs();
+        // As root, bwrap runs the agent as an unprivileged uid: what it must own becomes its.
+        #[cfg(target_os = "linux")]
+        if matches!(layers, Layers::Bwrap { .. }) && super::linux::identity::drops_root() {
+            super::linux::identity::prepare_for_agent(&grants, places, &created)?;
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = created;
         Ok(AgentSandbox {
             grants,
             home,
             network: spec.network,
-            helper: places.helper.map(Path::to_path_buf),
-            bwrap,
+            tools: Tools::new(&layers, places.helper),
             activity: Arc::new(Activity::new(agent_dir, Allowlist::for_agent(spec, env))),
             upstream: Upstream::from_env(&user_env),
+            rlimits: Rlimits::new(&spec.limits),
             layers,
         })
     }
@@ -88,7 +91,7 @@ impl AgentSandbox {
     pub fn network_record(&self) -> NetworkRecord {
         let mode = match (self.network, &self.layers) {
             (NetworkMode::Open, _) => "open",
-            (_, Layers::Bwrap { .. }) => "allowlist",
+            (_, Layers::Bwrap { .. } | Layers::Seatbelt) => "allowlist",
             (_, Layers::LandlockOnly { abi }) if *abi >= 4 => "allowlist by TCP port",
             _ => "proxy variables only",
         };
@@ -106,119 +109,61 @@ impl AgentSandbox {
         program: &str,
         args: &[String],
         cwd: &Path,
-        mut env: BTreeMap<OsString, OsString>,
+        env: BTreeMap<OsString, OsString>,
     ) -> std::io::Result<Launch> {
-        let filtered = self.network == NetworkMode::Provider;
-        let loopback_ports = self.activity.allowlist().loopback_ports();
+        let attempt = Attempt { program, args, env };
         match &self.layers {
-            Layers::Bwrap { landlock_abi } => {
-                let proxy_port = inner_proxy_port(&loopback_ports);
-                if filtered {
-                    set_proxy_env(&mut env, proxy_port);
-                }
-                let mut listen = Vec::new();
-                if filtered {
-                    listen.push((
-                        "proxy".to_string(),
-                        SocketAddr::from((Ipv4Addr::LOCALHOST, proxy_port)),
-                    ));
-                    for port in &loopback_ports {
-                        for ip in [
-                            SocketAddr::from((Ipv4Addr::LOCALHOST, *port)),
-                            SocketAddr::from((Ipv6Addr::LOCALHOST, *port)),
-                        ] {
-                            listen.push((format!("forward:{port}"), ip));
-                        }
-                    }
-                }
-                let connect = filtered.then(|| {
-                    let mut ports = loopback_ports.clone();
-                    ports.push(proxy_port);
-                    ports
-                });
-                let request = inner::Request {
-                    listen,
-                    rules: (*landlock_abi > 0).then(|| self.grants.landlock_rules(connect)),
-                    program: program.into(),
-                    args: args.iter().map(OsString::from).collect(),
-                };
-                let bwrap = self
-                    .bwrap
-                    .clone()
-                    .ok_or_else(|| std::io::Error::other("bwrap is not available"))?;
-                let helper = self
-                    .helper
-                    .clone()
-                    .ok_or_else(|| std::io::Error::other("deep-review's helper was not found"))?;
-                let mut full = super::bwrap::args(&self.grants, filtered, cwd);
-                full.push(helper.into_os_string());
-                full.extend(request.to_args());
-                let (control, child_end) = if filtered {
-                    let (ours, theirs) = UnixStream::pair()?;
-                    (Some(ours), Some(theirs))
-                } else {
-                    (None, None)
-                };
-                Ok(Launch {
-                    program: bwrap.into_os_string(),
-                    args: full,
-                    env,
-                    setup: ChildSetup {
-                        control_fd: child_end.as_ref().map(|s| s.as_raw_fd()),
-                        landlock: None,
-                        last_cap: landlock::last_capability(),
-                        ignore_term: true,
-                    },
-                    network: match (control, child_end) {
-                        (Some(control), Some(child_end)) => Network::Handoff { control, child_end },
-                        _ => Network::None,
-                    },
-                })
-            }
-            Layers::LandlockOnly { .. } | Layers::None { .. } => {
-                let (network, proxy_port) = if filtered {
-                    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
-                    let port = listener.local_addr()?.port();
-                    set_proxy_env(&mut env, port);
-                    (Network::HostProxy(listener), Some(port))
-                } else {
-                    (Network::None, None)
-                };
-                let landlock = match &self.layers {
-                    Layers::LandlockOnly { .. } => {
-                        let connect = proxy_port.map(|port| {
-                            let mut ports = loopback_ports.clone();
-                            ports.push(port);
-                            ports
-                        });
-                        let ruleset = self
-                            .grants
-                            .landlock_rules(connect)
-                            .build()
-                            .map_err(std::io::Error::other)?;
-                        Some(Arc::new(Prepared::new(ruleset)))
-                    }
-                    _ => None,
-                };
-                Ok(Launch {
-                    program: program.into(),
-                    args: args.iter().map(OsString::from).collect(),
-                    env,
-                    setup: ChildSetup {
-                        control_fd: None,
-                        landlock,
-                        last_cap: landlock::last_capability(),
-                        ignore_term: false,
-                    },
-                    network,
-                })
-            }
+            Layers::None { .. } => self.launch_unconfined(attempt).await,
+            Layers::Unavailable { why } => Err(std::io::Error::other(unavailable_sentence(why))),
+            _ => self.launch_confined(attempt, cwd).await,
+        }
+    }
+
+    /// An attempt with no OS sandbox: the agent's own command, the proxy on the host.
+    async fn launch_unconfined(&self, mut attempt: Attempt<'_>) -> std::io::Result<Launch> {
+        let (network, _) = self.host_proxy(&mut attempt.env).await?;
+        Ok(Launch {
+            program: attempt.program.into(),
+            args: attempt.args.iter().map(OsString::from).collect(),
+            env: attempt.env,
+            setup: ChildSetup {
+                steps: ChildSteps::plain(),
+                rlimits: Some(self.rlimits),
+            },
+            network,
+        })
+    }
+
+    /// Without a network namespace, the filtering proxy listens on the host's loopback on a
+    /// port of its own and `env` points at it; an open network gets none.
+    pub(super) async fn host_proxy(
+        &self,
+        env: &mut BTreeMap<OsString, OsString>,
+    ) -> std::io::Result<(Network, Egress)> {
+        if self.network != NetworkMode::Provider {
+            return Ok((Network::None, Egress::Open));
+        }
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        let port = listener.local_addr()?.port();
+        set_proxy_env(env, port);
+        Ok((Network::HostProxy(listener), self.egress(port)))
+    }
+
+    /// Where the agent may connect with the proxy on `proxy_port`: there and to its forwarded
+    /// loopback endpoints, or anywhere with an open network.
+    pub(super) fn egress(&self, proxy_port: u16) -> Egress {
+        match self.network {
+            NetworkMode::Provider => Egress::ProxyOnly {
+                proxy: proxy_port,
+                forwarded: self.activity.allowlist().loopback_ports(),
+            },
+            _ => Egress::Open,
         }
     }
 
     /// Starts serving the network of a spawned attempt; what it returns stops it when dropped.
     pub async fn serve(&self, network: Network) -> Serving {
-        let egress = Arc::new(Egress {
+        let egress = Arc::new(proxy::Egress {
             activity: Arc::clone(&self.activity),
             upstream: self.upstream.clone(),
         });
@@ -228,23 +173,9 @@ impl AgentSandbox {
             Network::HostProxy(listener) => {
                 tasks.push(tokio::spawn(proxy::serve_proxy(listener, egress)));
             }
-            Network::Handoff { control, child_end } => {
-                // Our copy of the child's end goes, so the helper's exit closes the pair.
-                drop(child_end);
-                let received = tokio::task::spawn_blocking(move || {
-                    handoff::receive(&control, HANDOFF_TIMEOUT)
-                })
-                .await
-                .map_err(std::io::Error::other)
-                .and_then(|r| r);
+            Network::Handoff(handoff) => {
                 // Without its listeners the agent has no network at all; its own error says so.
-                for (name, listener) in received.into_iter().flatten() {
-                    let Ok(listener) = listener
-                        .set_nonblocking(true)
-                        .and_then(|()| tokio::net::TcpListener::from_std(listener))
-                    else {
-                        continue;
-                    };
+                for (name, listener) in handoff.receive().await {
                     let egress = Arc::clone(&egress);
                     tasks.push(match name.strip_prefix("forward:") {
                         Some(port) => {
@@ -260,16 +191,9 @@ impl AgentSandbox {
     }
 }
 
-/// The proxy's port inside the namespace: 3128, or the next one no forward uses.
-fn inner_proxy_port(forwarded: &[u16]) -> u16 {
-    (INNER_PROXY_PORT..u16::MAX)
-        .find(|p| !forwarded.contains(p))
-        .unwrap_or(INNER_PROXY_PORT)
-}
-
 /// Points every proxy variable at deep-review's proxy on `port`; loopback goes direct (to a
 /// forward, or to the host's own endpoint without bwrap).
-fn set_proxy_env(env: &mut BTreeMap<OsString, OsString>, port: u16) {
+pub(super) fn set_proxy_env(env: &mut BTreeMap<OsString, OsString>, port: u16) {
     let url = OsString::from(format!("http://127.0.0.1:{port}"));
     for var in [
         "HTTPS_PROXY",
@@ -300,11 +224,8 @@ pub enum Network {
     None,
     /// A proxy deep-review listens for on the host (without bwrap).
     HostProxy(tokio::net::TcpListener),
-    /// The helper inside bwrap makes the listeners and sends them over `control`.
-    Handoff {
-        control: UnixStream,
-        child_end: UnixStream,
-    },
+    /// The helper inside bwrap makes the listeners and hands them out once spawned.
+    Handoff(Handoff),
 }
 
 /// Stops an attempt's network when dropped.
@@ -320,55 +241,25 @@ impl Drop for Serving {
 
 /// What the child does between `fork` and `exec`: system calls only (async-signal-safe).
 pub struct ChildSetup {
-    /// The control socket to put at [`CONTROL_FD`] for the helper inside bwrap.
-    control_fd: Option<i32>,
-    /// Landlock to apply here (no bwrap).
-    landlock: Option<Arc<Prepared>>,
-    last_cap: u32,
-    /// bwrap is the program: it ignores TERM. A TERM that killed bwrap would take the agent's
-    /// PID namespace down with SIGKILL at once; ignored, the group's TERM reaches the agent
-    /// alone (the helper inside restores TERM's default before it runs the agent), which can
-    /// flush and exit, and bwrap exits with it. KILL, after the grace period, still ends all.
-    ignore_term: bool,
+    /// What this platform adds to the new session.
+    pub(super) steps: ChildSteps,
+    /// The agent's memory and CPU limits, set here when no helper sets them inside the sandbox.
+    pub(super) rlimits: Option<Rlimits>,
 }
 
 impl ChildSetup {
     /// Runs in the child: a new session (no controlling terminal: `/dev/tty` cannot be opened,
-    /// and the group deep-review stops is the session's), death with deep-review's thread that
-    /// started it, the control socket for the helper; without bwrap, no capabilities and the
-    /// Landlock rules.
+    /// and the group deep-review stops is the session's), the memory and CPU limits, then this
+    /// platform's steps.
     pub fn run(&self) -> std::io::Result<()> {
-        // SAFETY: setsid, prctl, dup2, fcntl and signal with integers; async-signal-safe.
-        unsafe {
-            if libc::setsid() < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            // dup2 onto itself keeps close-on-exec: a socket already at CONTROL_FD has the
-            // flag cleared instead, or the helper would find nothing there.
-            let placed = match self.control_fd {
-                Some(fd) if fd == CONTROL_FD => libc::fcntl(fd, libc::F_SETFD, 0),
-                Some(fd) => libc::dup2(fd, CONTROL_FD),
-                None => 0,
-            };
-            if placed < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if self.ignore_term && libc::signal(libc::SIGTERM, libc::SIG_IGN) == libc::SIG_ERR {
-                return Err(std::io::Error::last_os_error());
-            }
+        // SAFETY: setsid has no arguments; async-signal-safe.
+        if unsafe { libc::setsid() } < 0 {
+            return Err(std::io::Error::last_os_error());
         }
-        if let Some(landlock) = &self.landlock {
-            landlock::drop_capabilities(self.last_cap)?;
-            landlock.enforce()?;
+        if let Some(rlimits) = &self.rlimits {
+            rlimits.apply_memory_and_cpu()?;
         }
-        Ok(())
+        self.steps.run()
     }
 }
 
@@ -381,12 +272,6 @@ pub fn home_dir(work_root: &Path, dir_name: &str) -> PathBuf {
 mod tests {
     use super::*;
     use std::ffi::OsStr;
-
-    #[test]
-    fn the_inner_proxy_port_avoids_forwarded_ports() {
-        assert_eq!(inner_proxy_port(&[]), 3128);
-        assert_eq!(inner_proxy_port(&[3128, 3129]), 3130);
-    }
 
     #[test]
     fn every_proxy_variable_points_at_the_proxy_and_loopback_goes_direct() {

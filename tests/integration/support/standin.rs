@@ -43,6 +43,13 @@ pub fn review(title: &str, suggestion: Option<&str>) -> String {
     )
 }
 
+/// Lets every uid use `dir`: as root under bubblewrap an agent is an unprivileged uid outside
+/// its sandbox, and a directory the stand-ins run from and write to (`sandbox_write`) must be
+/// one that uid may use, as any directory a root user grants an agent must be.
+pub fn open_to_agents(dir: &Path) {
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+}
+
 /// Stand-in agents and the user config that names them.
 pub struct Agents {
     tools: tempfile::TempDir,
@@ -51,8 +58,10 @@ pub struct Agents {
 
 impl Agents {
     pub fn new() -> Agents {
+        let tools = tempfile::tempdir().unwrap();
+        open_to_agents(tools.path());
         Agents {
-            tools: tempfile::tempdir().unwrap(),
+            tools,
             xdg: tempfile::tempdir().unwrap(),
         }
     }

@@ -1,7 +1,7 @@
 //! bubblewrap: the namespaces an agent runs in, as a `bwrap` command line.
 //!
 //! bwrap starts with an empty root (a tmpfs) and mounts only what it is told, so the sandbox
-//! holds what [`super::Grants`] lists and nothing else: the system directories read-only (with
+//! holds what [`Grants`] lists and nothing else: the system directories read-only (with
 //! `/etc/shadow`, `/etc/gshadow`, `/etc/sudoers` and `/etc/ssh` covered), the checkout and the
 //! repository's objects read-only, the agent's throwaway home and scratch directory writable,
 //! and fresh `/proc`, `/dev`, `/tmp` and `/dev/shm`. Paths keep their names inside, so the
@@ -12,7 +12,7 @@
 //! `CAP_SYS_PTRACE`) never enter the sandbox. `--die-with-parent` and the PID namespace kill the
 //! agent's every process, daemons included, when its run ends or deep-review dies, even by
 //! SIGKILL. The controlling terminal is already gone: deep-review starts bwrap in a session of
-//! its own (`setsid`, [`super::launch::ChildSetup`]) with pipes for its standard streams, so
+//! its own (`setsid`, [`crate::dispatch::sandbox::launch::ChildSetup`]) with pipes for its standard streams, so
 //! `/dev/tty` cannot be opened and no descriptor is a terminal to push input into. bwrap's
 //! `--new-session` is left out on purpose: it would put the agent in a group of its own, out of
 //! reach of the TERM that deep-review sends the group to let the agent stop cleanly (bwrap
@@ -22,7 +22,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use super::{Grants, SYSTEM_READ, system_masked};
+use crate::dispatch::sandbox::policy::{Grants, SYSTEM_READ, system_masked};
 
 /// The uid and gid an agent has inside when deep-review runs as root: an ordinary user.
 /// (A user's own uid stays theirs.)
@@ -37,13 +37,23 @@ pub fn probe() -> Result<PathBuf, String> {
     let bwrap = crate::dispatch::backend::commands::find_program("bwrap")
         .filter(|p| p.is_absolute())
         .ok_or_else(|| "bwrap is not installed (apt-get install bubblewrap)".to_string())?;
-    let mut child = std::process::Command::new(&bwrap)
+    let mut probe = std::process::Command::new(&bwrap);
+    probe
         .args(namespace_args(true))
         .args(["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"])
         .args(["--", "true"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    if super::identity::drops_root() {
+        // As root, agents' bwrap runs as the unprivileged uid: the probe asks whether that
+        // uid may make the namespaces (a kernel may allow them to root alone).
+        use std::os::unix::process::CommandExt;
+        probe
+            .uid(super::identity::AGENT_UID)
+            .gid(super::identity::AGENT_UID);
+    }
+    let mut child = probe
         .spawn()
         .map_err(|e| format!("bwrap could not be started: {e}"))?;
     let started = Instant::now();
@@ -128,15 +138,17 @@ impl Mount {
         }
     }
 
-    fn push_args(&self, args: &mut Vec<OsString>) {
+    /// bwrap's options for this mount; a granted path is bound from `source(path)` (its
+    /// staged copy as root, else itself).
+    fn push_args(&self, args: &mut Vec<OsString>, source: &dyn Fn(&Path) -> PathBuf) {
         let mut two = |flag: &str, a: &Path, b: &Path| {
             args.push(flag.into());
             args.push(a.into());
             args.push(b.into());
         };
         match self {
-            Mount::ReadOnly(p) => two("--ro-bind", p, p),
-            Mount::Writable(p) => two("--bind", p, p),
+            Mount::ReadOnly(p) => two("--ro-bind", &source(p), p),
+            Mount::Writable(p) => two("--bind", &source(p), p),
             Mount::Symlink { at, target } => two("--symlink", target, at),
             Mount::EmptyFile(p) => two("--ro-bind", Path::new("/dev/null"), p),
             Mount::EmptyDir(p) => {
@@ -202,9 +214,38 @@ fn is_sandbox_own(path: &Path) -> bool {
     path.starts_with("/proc") || path.starts_with("/dev") || path == Path::new("/tmp")
 }
 
+/// The paths bwrap binds for `grants` beyond the system directories (the checkout, the
+/// objects, the programs, the agent's own directories, what the config grants), each once,
+/// in the order they are mounted: what root stages for bwrap when it drops to the agent's uid
+/// ([`super::identity::Staging`]).
+pub fn granted_sources(grants: &Grants) -> Vec<PathBuf> {
+    let mut sources: Vec<PathBuf> = Vec::new();
+    for mount in mounts(grants) {
+        if let Mount::ReadOnly(p) | Mount::Writable(p) = &mount
+            && !SYSTEM_READ.iter().any(|s| p == Path::new(s))
+            && !sources.contains(p)
+        {
+            sources.push(p.clone());
+        }
+    }
+    sources
+}
+
 /// The whole bwrap command line up to and including `--`: what runs after it is deep-review's
-/// helper with the agent's command.
-pub fn args(grants: &Grants, own_network: bool, cwd: &Path) -> Vec<OsString> {
+/// helper with the agent's command. With `staged`, each of [`granted_sources`] is bound from
+/// where [`super::identity::Staging`] put it rather than from its own path.
+pub fn args(grants: &Grants, own_network: bool, cwd: &Path, staged: bool) -> Vec<OsString> {
+    let sources = if staged {
+        granted_sources(grants)
+    } else {
+        Vec::new()
+    };
+    let source = |path: &Path| -> PathBuf {
+        match sources.iter().position(|s| s == path) {
+            Some(i) => super::identity::Staging::stage_of(i),
+            None => path.to_path_buf(),
+        }
+    };
     let mut args = namespace_args(own_network);
     for (flag, path) in [
         ("--proc", "/proc"),
@@ -216,7 +257,7 @@ pub fn args(grants: &Grants, own_network: bool, cwd: &Path) -> Vec<OsString> {
         args.push(path.into());
     }
     for mount in mounts(grants) {
-        mount.push_args(&mut args);
+        mount.push_args(&mut args, &source);
     }
     args.push("--chdir".into());
     args.push(cwd.into());
@@ -244,7 +285,7 @@ mod tests {
             write: vec![cache.clone()],
             ..Grants::default()
         };
-        let args = args(&grants, true, &checkout);
+        let args = args(&grants, true, &checkout, false);
         let ro = position(&args, "--ro-bind", &checkout).expect("checkout bound read-only");
         let rw = position(&args, "--bind", &cache).expect("cache bound writable");
         assert!(ro < rw, "the parent must be mounted first: {args:?}");
@@ -267,7 +308,7 @@ mod tests {
 
     #[test]
     fn an_open_network_keeps_the_host_network() {
-        let args = args(&Grants::default(), false, Path::new("/"));
+        let args = args(&Grants::default(), false, Path::new("/"), false);
         assert!(!args.iter().any(|a| a == "--unshare-net"));
         assert!(args.iter().any(|a| a == "--unshare-pid"));
     }

@@ -6,7 +6,7 @@
 //! Without bubblewrap it is the only one, applied between `fork` and `exec` of the agent. Either
 //! way it holds:
 //!
-//! - **files**: read (and execute) only what [`super::Grants`] lists; write only the agent's
+//! - **files**: read (and execute) only what [`Grants`] lists; write only the agent's
 //!   throwaway home, its scratch directory and what `sandbox_write` adds;
 //! - **TCP** (Landlock ABI 4, Linux 6.7): connect only to the listed ports (the egress proxy and
 //!   the forwarded local endpoints), bind none;
@@ -18,7 +18,7 @@
 //!   ([`drop_capabilities`]).
 //!
 //! A kernel with an older ABI enforces what it has: the report names the ABI, and
-//! [`super::Layers`] says what that leaves uncovered.
+//! [`crate::dispatch::sandbox::Layers`] says what that leaves uncovered.
 
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
@@ -28,6 +28,8 @@ use landlock::{
     RulesetCreated, RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 use serde::{Deserialize, Serialize};
+
+use crate::dispatch::sandbox::{Egress, Grants};
 
 /// The newest Landlock ABI whose rights are asked for; a kernel with less enforces what it has.
 const ABI_WANTED: ABI = ABI::V6;
@@ -77,6 +79,21 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// The rules for `grants`, with TCP limited to the loopback ports of `egress` (an open
+    /// network leaves TCP alone).
+    pub fn for_grants(grants: &Grants, egress: &Egress) -> Rules {
+        let mut write_files = grants.write_files.clone();
+        // A socket is connected to by path: Landlock (before ABI 9) does not govern that, but
+        // the path must be readable for the bind to be of use.
+        write_files.extend(grants.sockets.iter().cloned());
+        Rules {
+            read: grants.read.clone(),
+            write: grants.write.clone(),
+            write_files,
+            connect_tcp: egress.tcp_ports(),
+        }
+    }
+
     /// The ruleset, with every path opened now. Paths that do not exist are skipped: they
     /// cannot be reached anyway.
     pub fn build(&self) -> Result<RulesetCreated, String> {

@@ -7,9 +7,12 @@
 //! 1. makes the agent's listening sockets on the sandbox's own loopback (the proxy and the
 //!    forwarded local endpoints) and hands them to deep-review over the control socket
 //!    ([`crate::dispatch::network::handoff`]), then closes it;
-//! 2. drops every capability and applies the Landlock rules (which must come after bwrap's
-//!    mounts: Landlock forbids mounting);
-//! 3. replaces itself with the agent (`exec`): nothing of deep-review stays in the sandbox.
+//! 2. sets the agent's limits ([`crate::dispatch::sandbox::rlimits`]: here, inside the user
+//!    namespace, the process limit counts the sandbox's own processes), drops every capability
+//!    and applies the Landlock rules (which must come after bwrap's mounts: Landlock forbids
+//!    mounting);
+//! 3. replaces itself with the agent (`exec`), with nothing open but the standard streams:
+//!    nothing of deep-review stays in the sandbox.
 //!
 //! Any failure is one line on standard error and exit status 126, which the report shows as
 //! the agent's failure to start.
@@ -22,6 +25,7 @@ use std::os::unix::process::CommandExt;
 
 use super::landlock::{self, Rules};
 use crate::dispatch::network::handoff;
+use crate::dispatch::sandbox::rlimits::Rlimits;
 
 /// The hidden subcommand that runs the helper.
 pub const SUBCOMMAND: &str = "__sandbox-exec";
@@ -37,6 +41,8 @@ pub struct Request {
     pub listen: Vec<(String, SocketAddr)>,
     /// The Landlock rules, when the kernel has Landlock.
     pub rules: Option<Rules>,
+    /// The agent's limits.
+    pub limits: Option<Rlimits>,
     pub program: OsString,
     pub args: Vec<OsString>,
 }
@@ -58,6 +64,10 @@ impl Request {
             out.push("--landlock".into());
             out.push(serde_json::to_string(rules).unwrap_or_default().into());
         }
+        if let Some(limits) = &self.limits {
+            out.push("--limits".into());
+            out.push(limits.to_arg().into());
+        }
         out.push("--".into());
         out.push(self.program.clone());
         out.extend(self.args.iter().cloned());
@@ -70,6 +80,7 @@ impl Request {
         let mut request = Request {
             listen: Vec::new(),
             rules: None,
+            limits: None,
             program: OsString::new(),
             args: Vec::new(),
         };
@@ -107,6 +118,10 @@ impl Request {
                     );
                     i += 2;
                 }
+                Some("--limits") => {
+                    request.limits = Some(Rlimits::parse(&value(i)?.to_string_lossy())?);
+                    i += 2;
+                }
                 Some("--") => {
                     let program = args.get(i + 1).ok_or("no program after --")?;
                     request.program = program.clone();
@@ -140,6 +155,11 @@ fn run(args: &[OsString]) -> Result<std::convert::Infallible, String> {
     if let Some(fd) = control {
         hand_over_listeners(fd, &request.listen)?;
     }
+    if let Some(limits) = &request.limits {
+        limits
+            .apply_all()
+            .map_err(|e| format!("could not set the agent's limits: {e}"))?;
+    }
     landlock::drop_capabilities(landlock::last_capability())
         .map_err(|e| format!("could not drop capabilities: {e}"))?;
     if let Some(rules) = &request.rules {
@@ -147,6 +167,9 @@ fn run(args: &[OsString]) -> Result<std::convert::Infallible, String> {
         landlock::enforce(ruleset).map_err(|e| format!("could not apply Landlock: {e}"))?;
     }
     restore_term()?;
+    // What bwrap or the control socket's handover left open stays out of the agent.
+    crate::dispatch::descriptors::close_from(crate::dispatch::descriptors::FIRST_AFTER_STDIO)
+        .map_err(|e| format!("could not close deep-review's descriptors: {e}"))?;
     let err = std::process::Command::new(&request.program)
         .args(&request.args)
         .exec();
@@ -203,6 +226,11 @@ mod tests {
                 write: vec!["/tmp/x".into()],
                 write_files: vec!["/dev/null".into()],
                 connect_tcp: Some(vec![3128, 4567]),
+            }),
+            limits: Some(Rlimits {
+                processes: 64,
+                memory_bytes: 1 << 30,
+                cpu_secs: 60,
             }),
             program: "/usr/bin/claude".into(),
             args: vec!["-p".into(), "--".into(), "x y".into()],
