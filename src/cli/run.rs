@@ -103,13 +103,6 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_run_timeout)]
     pub timeout: Option<std::time::Duration>,
 
-    /// Where each agent's record, weighed into every finding's confidence, comes from:
-    /// `outcomes` (what authors did with the findings of the store's other changes: Fixed,
-    /// Skipped, ...), `agreement` (how the agents agreed across the store, no decision read) or
-    /// `none`. Without history it changes nothing. `deep-review stats` shows the records.
-    #[arg(long, value_enum, value_name = "SOURCE", default_value = "outcomes")]
-    pub reliability: crate::outcomes::Records,
-
     /// The repository (any directory inside it).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
@@ -131,7 +124,6 @@ impl RunArgs {
             brief_template: self.brief_template.clone(),
             store: self.store.clone(),
             synthesize: self.synthesize.clone(),
-            reliability: self.reliability,
         }
     }
 
@@ -469,13 +461,6 @@ pub fn dry_run_text(p: &Plan) -> String {
         )
     }) {
         out.push_str(&round);
-    }
-    if let Some(table) = &p.reliability {
-        out.push_str(&format!(
-            "Records: agents weighed by {} ({})\n",
-            table.method.as_str(),
-            printable_line(&table.basis)
-        ));
     }
     let template = match &p.brief.template {
         Some(path) => path.display().to_string(),

@@ -42,29 +42,6 @@ use crate::types::{Action, Severity};
 
 pub use fates::of_reports;
 
-/// Where a run takes the agents' records from (`run --reliability`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Records {
-    /// Learnt from what authors did with the findings of the store's other changes.
-    #[default]
-    Outcomes,
-    /// Estimated from the agents' agreement across the store alone (Dawid-Skene).
-    Agreement,
-    /// No records: every agent weighs the same.
-    None,
-}
-
-impl Records {
-    /// The estimate to make; `None` for no records.
-    pub fn method(self) -> Option<crate::types::ReliabilityMethod> {
-        match self {
-            Records::Outcomes => Some(crate::types::ReliabilityMethod::Outcomes),
-            Records::Agreement => Some(crate::types::ReliabilityMethod::Agreement),
-            Records::None => None,
-        }
-    }
-}
-
 /// What became of a finding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

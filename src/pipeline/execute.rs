@@ -85,11 +85,6 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
     bundle
         .save_json(bundle::TARGET_FILE, &plan.target)
         .context("cannot save the target in the run bundle")?;
-    if let Some(table) = &plan.reliability {
-        bundle
-            .save_json(bundle::RELIABILITY_FILE, table)
-            .context("cannot save the agents' records in the run bundle")?;
-    }
     let record = RunRecord {
         id: bundle.id.clone(),
         started_at: plan.started_at.fixed_offset(),
@@ -142,7 +137,6 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         options,
         &run_dispatch,
         plan.history.clone(),
-        plan.reliability.clone(),
         &plan.notes,
     )?;
     outcome.written.retain(|p| p.is_file());
@@ -264,7 +258,6 @@ pub fn resume(
         options,
         &run_dispatch,
         history,
-        saved.reliability.clone(),
         &[],
     )
 }
@@ -292,7 +285,6 @@ fn finish(
     options: &RunOptions,
     run_dispatch: &DispatchOptions,
     history: History,
-    reliability: Option<crate::types::Reliability>,
     notes: &[String],
 ) -> anyhow::Result<RunOutcome> {
     let Dispatched {
@@ -333,7 +325,6 @@ fn finish(
         target,
         meta,
         history,
-        reliability,
         agents_checkout.as_ref().map(|c| c.path().to_path_buf()),
     );
     // Verification was its last reader.
