@@ -23,6 +23,7 @@ pub mod git;
 pub mod outcomes;
 pub mod parse;
 pub mod pipeline;
+pub mod redact;
 pub mod report;
 pub mod rounds;
 pub mod store;

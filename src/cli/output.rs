@@ -55,7 +55,7 @@ pub fn exit_code(report: &Report, fail_on: Option<FailOn>) -> ExitCode {
 /// Writes `text` to `out`: a file, or standard output for `-` or none; secrets redacted (a
 /// saved review given with `--raw` may hold one).
 pub fn write_to(out: Option<&Path>, text: &str) -> anyhow::Result<()> {
-    let text = crate::dispatch::redact::redact(text);
+    let text = crate::redact::redact(text);
     let text = text.as_ref();
     match out {
         Some(path) if path != Path::new("-") => {
@@ -70,7 +70,7 @@ pub fn write_to(out: Option<&Path>, text: &str) -> anyhow::Result<()> {
 
 /// Writes `report` in `format` to `out` like [`write_to`], a file written as it is rendered
 /// ([`report::write`](crate::report::write)) and redacted line by line on its way
-/// ([`RedactedLines`](crate::dispatch::redact::RedactedLines)): a large JSON report is never
+/// ([`RedactedLines`](crate::redact::RedactedLines)): a large JSON report is never
 /// held whole.
 pub fn write_report(
     out: Option<&Path>,
@@ -81,7 +81,7 @@ pub fn write_report(
         return write_to(out, &crate::report::render(report, format));
     };
     let write = || -> std::io::Result<()> {
-        let mut file = crate::dispatch::redact::RedactedLines::new(std::fs::File::create(path)?);
+        let mut file = crate::redact::RedactedLines::new(std::fs::File::create(path)?);
         crate::report::write(report, format, &mut file)?;
         file.finish().map(drop)
     };

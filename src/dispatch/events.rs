@@ -136,7 +136,7 @@ impl JsonlSink {
 impl EventSink for JsonlSink {
     fn event(&self, event: &Event) {
         if let (Ok(line), Ok(mut file)) = (serde_json::to_string(event), self.file.lock()) {
-            let _ = writeln!(file, "{}", super::redact::redact(&line));
+            let _ = writeln!(file, "{}", crate::redact::redact(&line));
             let _ = file.flush();
         }
     }

@@ -25,7 +25,6 @@ pub mod failure;
 pub mod network;
 pub mod output;
 pub mod progress;
-pub mod redact;
 pub mod sandbox;
 pub mod stale;
 pub mod supervisor;

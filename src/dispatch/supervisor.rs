@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use super::backend::{self, Attempt, AttemptRequest, Shared};
 use super::events::EventKind;
-use super::redact::redact;
+use crate::redact::redact;
 use crate::store::bundle::{self, AttemptRecord, MetaExtra};
 use crate::types::{AgentSpec, Failure, RawReview, RunStatus};
 

@@ -281,7 +281,7 @@ pub fn plan(
 /// Text to post with every secret of the environment hidden: a review quoting a key would
 /// otherwise put it on a public pull request.
 fn redact(text: String) -> String {
-    match crate::dispatch::redact::redact(&text) {
+    match crate::redact::redact(&text) {
         std::borrow::Cow::Borrowed(_) => text,
         std::borrow::Cow::Owned(redacted) => redacted,
     }

@@ -158,7 +158,7 @@ pub struct RunRecord {
 /// Writes a file of an agent's directory, secrets redacted.
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let path = dir.join(name);
-    std::fs::write(&path, crate::dispatch::redact::redact_bytes(bytes))
+    std::fs::write(&path, crate::redact::redact_bytes(bytes))
         .with_context(|| format!("could not write {}", path.display()))
 }
 

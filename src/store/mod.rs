@@ -171,7 +171,7 @@ impl Store {
         refuse_symlink(&self.dir)?;
         let path = self.report_path(id, ext);
         refuse_symlink(&path)?;
-        write_atomic(&path, crate::dispatch::redact::redact(contents).as_bytes())?;
+        write_atomic(&path, crate::redact::redact(contents).as_bytes())?;
         Ok(path)
     }
 }
@@ -194,7 +194,7 @@ impl RunBundle {
     pub fn save_text(&self, name: &str, text: &str) -> anyhow::Result<PathBuf> {
         let path = self.dir.join(name);
         refuse_symlink(&path)?;
-        write_atomic(&path, crate::dispatch::redact::redact(text).as_bytes())?;
+        write_atomic(&path, crate::redact::redact(text).as_bytes())?;
         Ok(path)
     }
 }

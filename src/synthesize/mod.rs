@@ -133,7 +133,7 @@ fn run_once(
         .and_then(|()| {
             std::fs::write(
                 bundle.join(crate::store::bundle::BRIEF_FILE),
-                crate::dispatch::redact::redact(prompt).as_bytes(),
+                crate::redact::redact(prompt).as_bytes(),
             )
         })
         .map_err(|e| {

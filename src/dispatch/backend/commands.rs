@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::dispatch::redact;
+use crate::redact;
 use crate::types::{AgentKind, AgentSpec};
 
 /// Turn limit given to the CLIs that have one. A review of a large change reads many files;

@@ -29,7 +29,8 @@ use crate::dispatch::events::EventKind;
 use crate::dispatch::output::StreamReader;
 use crate::dispatch::sandbox::launch::{self, AgentSandbox};
 use crate::dispatch::worktree::Worktree;
-use crate::dispatch::{environment, failure, redact, sandbox};
+use crate::dispatch::{environment, failure, sandbox};
+use crate::redact;
 use crate::store::bundle;
 use crate::types::{AgentKind, AgentSpec, Failure};
 

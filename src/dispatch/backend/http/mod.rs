@@ -111,7 +111,7 @@ impl Backend for HttpBackend {
             let request = api::request(spec, &base, key.as_deref(), &prompt);
             // The prompt exactly as sent, beside the agent's other files.
             let agent_dir = bundle::agent_dir(&shared.bundle_dir, dir_name);
-            let shown = crate::dispatch::redact::redact(&prompt);
+            let shown = crate::redact::redact(&prompt);
             std::fs::write(agent_dir.join(bundle::PROMPT_FILE), shown.as_bytes()).map_err(|e| {
                 could_not(format!(
                     "could not write {}: {e}",
@@ -161,7 +161,7 @@ fn describe(spec: &AgentSpec, r: &ApiRequest, key_env: Option<&str>, has_key: bo
         (Some(var), true) => format!("key from ${var}"),
         _ => "no key".into(),
     });
-    crate::dispatch::redact::redact(&format!(
+    crate::redact::redact(&format!(
         "POST {} ({}; {})",
         r.url,
         spec.kind.config_name(),
@@ -348,7 +348,7 @@ impl HttpSession {
         if !status.is_success() {
             let retry_after = retry_after(response.headers());
             let body = read_some(response, ERROR_BODY_LIMIT).await;
-            let _ = raw.write_all(crate::dispatch::redact::redact(&body).as_bytes());
+            let _ = raw.write_all(crate::redact::redact(&body).as_bytes());
             let failure = http_failure(status.as_u16(), retry_after, &body);
             *refused = body;
             return Err(failure);
@@ -362,7 +362,7 @@ impl HttpSession {
         if !is_sse {
             // A server that ignored `stream: true`: one JSON body.
             let body = read_some(response, usize::try_from(limit).unwrap_or(usize::MAX)).await;
-            let _ = raw.write_all(crate::dispatch::redact::redact(&body).as_bytes());
+            let _ = raw.write_all(crate::redact::redact(&body).as_bytes());
             return match serde_json::from_str::<serde_json::Value>(&body) {
                 Ok(value) => {
                     decoder.body(&value);
@@ -376,7 +376,7 @@ impl HttpSession {
 
         let received = AtomicU64::new(0);
         // Chunks are cut anywhere: a secret split between two is still found.
-        let mut raw = crate::dispatch::redact::RedactingWriter::new(raw);
+        let mut raw = crate::redact::RedactingWriter::new(raw);
         let bytes = response.bytes_stream().map(|chunk| {
             let chunk = chunk.map_err(Stop::Transport)?;
             let total =
@@ -499,7 +499,7 @@ fn network(err: reqwest::Error) -> Failure {
         source = s.source();
     }
     Failure::Network {
-        cause: one_sentence(&crate::dispatch::redact::redact(&cause)),
+        cause: one_sentence(&crate::redact::redact(&cause)),
     }
 }
 
@@ -511,7 +511,7 @@ fn http_failure(status: u16, retry_after_s: Option<f64>, body: &str) -> Failure 
         .map(|e| e.message)
         .or_else(|| crate::dispatch::failure::cause_line(body))
         .unwrap_or_default();
-    let message = one_sentence(&crate::dispatch::redact::redact(&message));
+    let message = one_sentence(&crate::redact::redact(&message));
     let cause = if message.is_empty() {
         format!("the API answered HTTP {status}")
     } else {
