@@ -253,7 +253,7 @@ fn resume(
     let store = crate::store::Store::locate(&root, args.store.as_deref())?;
     // The run's own target decides which config applies, as it did for the run.
     let bundle = store.open_run(id)?;
-    let saved = crate::store::bundle::read(&bundle.dir)?;
+    let saved = crate::bundle::read(&bundle.dir)?;
     let names: Vec<String> = match &saved.record {
         Some(record) => record.reviewers.iter().map(|r| r.name.clone()).collect(),
         None => saved.runs.iter().map(|r| r.agent.clone()).collect(),

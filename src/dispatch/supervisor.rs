@@ -12,8 +12,8 @@ use tokio::time::Instant;
 
 use super::backend::{self, Attempt, AttemptRequest, Shared};
 use super::events::EventKind;
+use crate::bundle::{self, AttemptRecord, MetaExtra};
 use crate::redact::redact;
-use crate::store::bundle::{self, AttemptRecord, MetaExtra};
 use crate::types::{AgentSpec, Failure, RawReview, RunStatus};
 
 /// How much of stderr goes into the report's record (the bundle keeps it too).

@@ -6,11 +6,11 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use crate::bundle;
 use crate::consolidate::{ConsolidateOptions, consolidate};
 use crate::parse::{MAX_FINDINGS, parse_review};
 use crate::rounds::History;
 use crate::store::Store;
-use crate::store::bundle;
 use crate::types::{
     ParseWarning, RawReview, Report, ReportMeta, Review, Reviewer, RunStatus, Target,
 };

@@ -10,10 +10,10 @@ use anyhow::Context;
 
 use super::analyze::{self, Analysis};
 use super::plan::Plan;
+use crate::bundle::{self, RunRecord, RunReviewer};
 use crate::dispatch::{self, DispatchOptions, ProgressMode};
 use crate::report::{self, Format};
 use crate::rounds::History;
-use crate::store::bundle::{self, RunRecord, RunReviewer};
 use crate::store::{RunBundle, Store};
 use crate::types::{AgentSpec, RawReview, Reviewer, RunStatus, Target};
 

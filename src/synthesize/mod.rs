@@ -132,7 +132,7 @@ fn run_once(
     std::fs::create_dir_all(&bundle)
         .and_then(|()| {
             std::fs::write(
-                bundle.join(crate::store::bundle::BRIEF_FILE),
+                bundle.join(crate::bundle::BRIEF_FILE),
                 crate::redact::redact(prompt).as_bytes(),
             )
         })
