@@ -5,6 +5,7 @@ pub mod agent;
 pub mod brief;
 pub mod change;
 pub mod finding;
+pub mod history;
 pub mod raw;
 pub mod reliability;
 pub mod report;
