@@ -8,16 +8,16 @@
 //!   and reads each as a [`PriorRound`]: its findings with what the author decided about them;
 //! - [`code`]: tells, by reading commits through git (never the working tree), whether an
 //!   earlier finding's code is still there at a later head;
-//! - [`matching`]: matches a new round's findings to the earlier ones (fingerprint, location,
-//!   quoted code, text), so consolidation can drop what was declined and its code did not
-//!   change, flag what was fixed and is back as regressed, and say what was resolved;
+//! - [`crate::consolidate::matching`] (consolidation's, as it decides with it): matches a new
+//!   round's findings to the earlier ones (fingerprint, location, quoted code, text), so
+//!   consolidation can drop what was declined and its code did not change, flag what was fixed
+//!   and is back as regressed, and say what was resolved;
 //! - [`brief`]: what the next round's brief says about the earlier rounds and the interdiff;
 //! - [`resolve`]: records the author's decisions (`deep-review resolve`) in a report.
 
 pub mod brief;
 pub mod code;
 pub mod history;
-pub mod matching;
 pub mod resolve;
 
 pub use crate::types::history::{History, PriorFinding, PriorRound, TargetKey};
