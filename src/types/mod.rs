@@ -6,6 +6,7 @@ pub mod brief;
 pub mod change;
 pub mod finding;
 pub mod history;
+pub mod outcomes;
 pub mod raw;
 pub mod reliability;
 pub mod report;
