@@ -331,7 +331,11 @@ fn finish(
     drop(agents_checkout);
     if let Some(spec) = &options.synthesizer {
         crate::synthesize::synthesize(
-            &mut analysis,
+            &mut analysis.report,
+            crate::synthesize::Consolidated {
+                reviews: &analysis.reviews,
+                options: &analysis.options,
+            },
             &crate::synthesize::SynthesisRequest {
                 spec,
                 target,
