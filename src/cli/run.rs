@@ -89,7 +89,9 @@ pub struct RunArgs {
 
     /// Stop starting new work once the estimated cost would pass N US dollars, and stop
     /// running model-API reviewers when it is spent; the report holds what was done.
-    #[arg(long, value_name = "N", value_parser = parse_budget)]
+    // `allow_negative_numbers`: `-1` reaches the parser, which says what a budget is, instead
+    // of clap taking it for an unknown flag.
+    #[arg(long, value_name = "N", value_parser = parse_budget, allow_negative_numbers = true)]
     pub budget_usd: Option<f64>,
 
     /// After consolidation, let AGENT (any configured agent, CLI or model API) write the
@@ -99,7 +101,9 @@ pub struct RunArgs {
 
     /// The longest the whole run may take, reading and consolidating the reviews included
     /// (`90m`, `1h30m`); the agents are stopped a little before it. Default: the slowest
-    /// agent's timeout and 5 minutes more. Past it the run exits 124.
+    /// agent's timeout and 5 minutes more. An agent the deadline stops is named in the report
+    /// as stopped by it, and the run ends as usual (exit 0, 1 or 3) with the others' reviews;
+    /// it exits 124 only when reading and consolidating pass the deadline too.
     #[arg(long, value_name = "DURATION", value_parser = parse_run_timeout)]
     pub timeout: Option<std::time::Duration>,
 
@@ -164,7 +168,8 @@ fn parse_budget(text: &str) -> Result<f64, String> {
         .map_err(|_| format!("`{text}` is not an amount: write US dollars, e.g. 2.50"))?;
     if !n.is_finite() || n < 0.0 {
         return Err(format!(
-            "`{text}` is not an amount: write 0 or more US dollars"
+            "`{text}` is not a budget: the budget must be a positive number of US dollars \
+             (0 or more), e.g. 2.50"
         ));
     }
     Ok(n)
@@ -183,6 +188,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             format!("--timeout {}", crate::text::duration_short(timeout)),
         );
     }
+    // Where the report goes is checked before any agent runs, not after they all did.
+    output::check_out_path(args.out.as_deref())?;
     if let Some(id) = &args.resume {
         return resume(&args, id, started, signals_watched);
     }
@@ -351,10 +358,19 @@ fn finish(outcome: &RunOutcome, args: &RunArgs) -> anyhow::Result<ExitCode> {
     for line in cost_lines(&analysis.report) {
         crate::text::say(&printable_line(&format!("deep-review: {line}")));
     }
+    let code = output::exit_code(&analysis.report, args.fail_on);
     match &args.out {
         Some(out) => {
             let format = args.format.first().copied().unwrap_or(Format::Md);
-            output::write_to(Some(out), &report::render(&analysis.report, format))?;
+            let written = output::write_to(Some(out), &report::render(&analysis.report, format));
+            // The gate's answer stands when the copy could not be written: the report is in
+            // the store either way, and a CI job must not pass because a folder was missing.
+            if let Err(err) = written {
+                if code == ExitCode::SUCCESS {
+                    return Err(err);
+                }
+                crate::say!("deep-review: error: {err:#}");
+            }
         }
         None => {
             for path in &outcome.written {
@@ -362,7 +378,7 @@ fn finish(outcome: &RunOutcome, args: &RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(output::exit_code(&analysis.report, args.fail_on))
+    Ok(code)
 }
 
 /// The terminal's summary of what the run cost: one line per agent with its tokens and cost,
@@ -380,6 +396,8 @@ pub fn cost_lines(report: &crate::types::Report) -> Vec<String> {
     let mut lines = Vec::new();
     let mut total = 0.0;
     let mut any_cost = false;
+    // A total is an estimate when a cost in it is: priced from estimated tokens, or from none.
+    let mut any_estimated = false;
     for a in &report.agents {
         let t = a
             .tokens
@@ -390,6 +408,7 @@ pub fn cost_lines(report: &crate::types::Report) -> Vec<String> {
             Some(c) => {
                 total += c;
                 any_cost = true;
+                any_estimated |= a.tokens.as_ref().is_none_or(|t| t.estimated);
                 usd(c)
             }
             None => "cost unknown".into(),
@@ -406,6 +425,7 @@ pub fn cost_lines(report: &crate::types::Report) -> Vec<String> {
         let c = s.cost_usd.map(usd).unwrap_or_else(|| "cost unknown".into());
         total += s.cost_usd.unwrap_or(0.0);
         any_cost |= s.cost_usd.is_some();
+        any_estimated |= s.cost_usd.is_some() && s.tokens.as_ref().is_none_or(|t| t.estimated);
         lines.push(format!("cost: synthesis ({}): {t}, {c}", s.status.as_str()));
     }
     if any_cost {
@@ -414,10 +434,11 @@ pub fn cost_lines(report: &crate::types::Report) -> Vec<String> {
             .as_ref()
             .map(|b| format!(" of a {} budget", usd(b.limit_usd)))
             .unwrap_or_default();
-        lines.push(format!(
-            "cost: about {} in all{budget} (estimated)",
-            usd(total)
-        ));
+        lines.push(if any_estimated {
+            format!("cost: about {} in all{budget} (estimated)", usd(total))
+        } else {
+            format!("cost: {} in all{budget}", usd(total))
+        });
     }
     lines
 }
@@ -639,4 +660,40 @@ pub fn dry_run_text(p: &Plan) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{AgentRetro, Report, TokenUsage};
+
+    fn priced_agent(name: &str, estimated: bool) -> AgentRetro {
+        AgentRetro {
+            name: name.into(),
+            display: name.into(),
+            tokens: Some(TokenUsage {
+                input: 1_000,
+                output: 100,
+                cached: 0,
+                estimated,
+            }),
+            cost_usd: Some(0.5),
+            ..AgentRetro::default()
+        }
+    }
+
+    #[test]
+    fn the_total_is_called_estimated_only_when_a_cost_in_it_is() {
+        let mut report = Report::default();
+        report.agents = vec![priced_agent("a", false), priced_agent("b", false)];
+        let lines = cost_lines(&report);
+        assert_eq!(lines.last().unwrap(), "cost: $1.00 in all", "{lines:?}");
+        report.agents[1] = priced_agent("b", true);
+        let lines = cost_lines(&report);
+        assert_eq!(
+            lines.last().unwrap(),
+            "cost: about $1.00 in all (estimated)",
+            "{lines:?}"
+        );
+    }
 }

@@ -359,7 +359,7 @@ pub struct FileCount {
 }
 
 /// One agent's row of the retro, and how its run went.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentRetro {
     pub name: String,
     pub display: String,
