@@ -80,6 +80,9 @@ pub struct ConsolidateArgs {
 /// What to verify against: `repo` at `head`, with the merge-base of `base` and `head` as the
 /// base when a base is given.
 fn verify_context(repo: &Path, head: &str, base: Option<&str>) -> anyhow::Result<VerifyContext> {
+    if let Some(refusal) = crate::target::environment::ownership_refusal(repo) {
+        bail!("--repo: {refusal}");
+    }
     if !repo.join(".git").exists() && git_probe(repo, &["rev-parse", "--git-dir"]).is_none() {
         bail!(
             "--repo {} is not a git repository: give the checkout the reviews were written for",

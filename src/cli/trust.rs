@@ -23,6 +23,9 @@ pub struct TrustArgs {
 }
 
 pub fn execute(args: TrustArgs) -> anyhow::Result<ExitCode> {
+    if let Some(refusal) = crate::target::environment::ownership_refusal(&args.repo) {
+        anyhow::bail!(refusal);
+    }
     let root = crate::git::git_text(&args.repo, &["rev-parse", "--show-toplevel"])
         .map(PathBuf::from)
         .map_err(|_| {
