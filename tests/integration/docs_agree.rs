@@ -88,3 +88,30 @@ fn an_agent_cut_by_the_runs_timeout_is_blamed_on_the_run_not_its_own_limit() {
     );
     assert!(!error.contains("the limit for this agent"), "{error}");
 }
+
+/// `trust` and `run` agree on which `.deep-review.toml` applies: a run reads the file at the
+/// merge-base of the change (a change never steers its own review), so `trust` no longer says
+/// an uncommitted edit "now applies"; once committed, it does.
+#[test]
+fn trust_says_an_uncommitted_config_applies_once_committed() {
+    let repo = standin::repo();
+    let agents = Agents::new();
+    repo.write(".deep-review.toml", "brief_template = \"review.j2\"\n");
+    let ran = run(agents.cmd(repo.path()).args(["trust"]));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("applies once it is committed"),
+        "{}",
+        ran.stderr
+    );
+    assert!(!ran.stderr.contains("now apply"), "{}", ran.stderr);
+
+    repo.commit("Config");
+    let ran = run(agents.cmd(repo.path()).args(["trust"]));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("`brief_template` now apply"),
+        "{}",
+        ran.stderr
+    );
+}
