@@ -115,3 +115,32 @@ fn trust_says_an_uncommitted_config_applies_once_committed() {
         ran.stderr
     );
 }
+
+/// A repository's review settings (`display`, `timeout`) apply to an agent the user's own
+/// config defines, trusted or not, as to a built-in one; only an agent that exists nowhere but
+/// in the repository's file (nothing but its command) is dropped.
+#[test]
+fn a_repository_names_and_times_a_user_defined_agent() {
+    let repo = crate::support::repo::Repo::new();
+    repo.write("src/lib.rs", "pub fn a() {}\n");
+    repo.write(
+        ".deep-review.toml",
+        "[agents.mine]\ndisplay = \"House Reviewer\"\ntimeout = \"7m\"\n\n\
+         [agents.theirs]\ncommand = \"/bin/true\"\n",
+    );
+    repo.commit("initial");
+    repo.git(&["checkout", "-q", "-b", "feat"]);
+    repo.write("src/lib.rs", "pub fn a() {}\npub fn b() {}\n");
+    repo.commit("Add b");
+    let agents = Agents::new();
+    agents.reviewing("mine", &standin::review("Login accepts any password", None));
+    let ran = run(agents
+        .cmd(repo.path())
+        .args(["run", "--agents", "mine", "--dry-run"]));
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(ran.stdout.contains("House Reviewer"), "{}", ran.stdout);
+    assert!(ran.stdout.contains("7m"), "{}", ran.stdout);
+    assert!(!ran.stderr.contains("`[agents.mine]`"), "{}", ran.stderr);
+    // The repository's own agent is still only a command it names: dropped, and said so.
+    assert!(ran.stderr.contains("`[agents.theirs]`"), "{}", ran.stderr);
+}
