@@ -9,6 +9,7 @@ pub mod agents;
 pub mod bench;
 pub mod consolidate;
 pub mod docs;
+pub mod dry_run;
 pub mod list;
 pub mod output;
 pub mod post;

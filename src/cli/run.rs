@@ -7,11 +7,11 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::output::{self, FailOn};
-use crate::dispatch::{self, ProgressMode, command_for};
-use crate::pipeline::{self, Plan, PlanRequest, RunOptions, RunOutcome};
+use crate::dispatch::{self, ProgressMode};
+use crate::pipeline::{self, PlanRequest, RunOptions, RunOutcome};
 use crate::report::{self, Format};
 use crate::target::TargetSpec;
-use crate::text::{plural, printable_line};
+use crate::text::printable_line;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -198,7 +198,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         crate::say!("deep-review: {}", printable_line(note));
     }
     if args.dry_run {
-        super::print_out(&dry_run_text(&plan))?;
+        super::print_out(&super::dry_run::dry_run_text(&plan))?;
         if let Some(why) = plan.would_stop() {
             crate::say!(
                 "deep-review: a run would stop here, before any agent runs: {}",
@@ -441,225 +441,6 @@ pub fn cost_lines(report: &crate::types::Report) -> Vec<String> {
         });
     }
     lines
-}
-
-/// What `--dry-run` prints: the brief, then a summary with each agent's command line. The
-/// command lines are the ones dispatch would run, with a placeholder for the temporary
-/// checkout and secrets redacted.
-pub fn dry_run_text(p: &Plan) -> String {
-    let t = &p.target;
-    let id = p.id();
-    let bundle = p.store.bundle_dir(&id);
-    let work_root = std::env::temp_dir().join("deep-review-run-XXXXXX");
-    let mut out = String::new();
-    out.push_str(&p.brief.text);
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str("\n---\n\n");
-    out.push_str("deep-review run --dry-run: nothing was run and nothing was written.\n\n");
-    out.push_str(&format!(
-        "Target:  {} — {}, {} changed ({})\n",
-        printable_line(&t.label),
-        plural(t.commits.len(), "commit", "commits"),
-        plural(t.changed_files.len(), "file", "files"),
-        t.diff_command()
-    ));
-    if let Some(round) = p.history.key.as_ref().map(|key| {
-        let earlier = p.history.rounds.iter().filter(|r| r.reviewed).count();
-        format!(
-            "Round:   {} (of {}){}\n",
-            p.history.next_round,
-            printable_line(&key.to_string()),
-            if earlier == 0 {
-                String::new()
-            } else {
-                format!(
-                    "; the brief lists what {} found",
-                    plural(earlier, "earlier report", "earlier reports")
-                )
-            }
-        )
-    }) {
-        out.push_str(&round);
-    }
-    let template = match &p.brief.template {
-        Some(path) => path.display().to_string(),
-        None => "built-in".to_string(),
-    };
-    let context = p.brief.context_file.as_deref().unwrap_or("none");
-    out.push_str(&format!(
-        "Brief:   {} bytes, about {} tokens (template: {}; context file: {})\n",
-        p.brief.bytes,
-        p.brief.estimated_tokens,
-        printable_line(&template),
-        printable_line(context)
-    ));
-    if let Some(budget) = p.brief.budget_tokens {
-        out.push_str(&format!(
-            "Budget:  {budget} tokens (a quarter of the smallest agent context); the whole change \
-             would take about {}{}\n",
-            p.brief.full_tokens,
-            if p.brief.omitted.is_empty() {
-                String::new()
-            } else {
-                format!("; left out: {}", p.brief.omitted.join("; "))
-            }
-        ));
-    }
-    if !p.config.files.is_empty() {
-        let files: Vec<String> = p
-            .config
-            .files
-            .iter()
-            .map(|f| printable_line(&f.display().to_string()))
-            .collect();
-        out.push_str(&format!("Config:  {}\n", files.join(", ")));
-    }
-    let sandbox = dispatch::sandbox::Plan::new(
-        dispatch::sandbox::Mode::from_env().unwrap_or_default(),
-        dispatch::sandbox::default_helper(),
-    );
-    out.push_str(&format!(
-        "Sandbox: {}\n",
-        dispatch::sandbox::describe_machine(&sandbox)
-    ));
-    out.push_str(&format!(
-        "Agents:  {}\n",
-        p.agents.len() + p.not_installed.len()
-    ));
-    let mut total_estimate = 0.0;
-    let mut priced_all = true;
-    for spec in p.agents.iter().chain(&p.not_installed) {
-        let packed = p.prompts.get(&spec.name);
-        let prompt_tokens = packed.map_or(p.brief.estimated_tokens, |b| b.estimated_tokens);
-        let estimate = crate::cost::estimate(&p.prices, spec, prompt_tokens);
-        let cost_line = match (estimate, p.prices.for_agent(spec)) {
-            (Some(usd), Some(priced)) => {
-                total_estimate += usd;
-                format!(
-                    "    estimated cost: {} ({} prompt tokens in, {} out at most; {})\n",
-                    crate::cost::usd(usd),
-                    prompt_tokens,
-                    if spec.kind.is_http() {
-                        spec.max_output_tokens() as u64
-                    } else {
-                        crate::cost::EXPECTED_CLI_OUTPUT_TOKENS
-                    },
-                    priced.basis
-                )
-            }
-            _ => {
-                priced_all = false;
-                format!(
-                    "    estimated cost: unknown (no price for {}; set `[prices.\"MODEL\"]` in your config)\n",
-                    spec.model
-                        .as_deref()
-                        .map(|m| format!("model {m}"))
-                        .unwrap_or_else(|| "an agent with no model".into())
-                )
-            }
-        };
-        if spec.kind.is_http() {
-            let mut details = vec![spec.display.clone(), spec.kind.config_name().to_string()];
-            if let Some(m) = &spec.model {
-                details.push(format!("model {m}"));
-            }
-            details.push(format!(
-                "timeout {}",
-                crate::text::duration_short(spec.timeout)
-            ));
-            let base = spec
-                .http
-                .base_url
-                .as_deref()
-                .or(spec.kind.default_base_url())
-                .unwrap_or("(no base_url)");
-            out.push_str(&format!(
-                "  {} ({}):\n    model API at {}\n",
-                printable_line(&spec.name),
-                printable_line(&details.join(", ")),
-                printable_line(base)
-            ));
-            if let Some(b) = packed {
-                out.push_str(&format!(
-                    "    packed prompt: {} of {} tokens (context {} less {} for the answer){}\n",
-                    b.estimated_tokens,
-                    spec.prompt_budget(),
-                    spec.context_window(),
-                    spec.max_output_tokens(),
-                    if b.omitted.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; left out: {}", printable_line(&b.omitted.join("; ")))
-                    }
-                ));
-            }
-            out.push_str(&cost_line);
-            continue;
-        }
-        let worktree = work_root.join(dispatch::backend::commands::safe_name(&spec.name));
-        let command = command_for(spec, &worktree, &bundle);
-        let mut details = vec![spec.display.clone()];
-        if let Some(m) = &spec.model {
-            details.push(format!("model {m}"));
-        }
-        if let Some(e) = &spec.effort {
-            details.push(format!("effort {e}"));
-        }
-        details.push(format!(
-            "timeout {}",
-            crate::text::duration_short(spec.timeout)
-        ));
-        details.push(format!(
-            "brief {} of {} tokens",
-            p.brief.estimated_tokens,
-            spec.brief_budget()
-        ));
-        out.push_str(&format!(
-            "  {} ({}):\n    {}\n    network: {}\n",
-            printable_line(&spec.name),
-            printable_line(&details.join(", ")),
-            command.display(),
-            printable_line(&dispatch::sandbox::describe_network(spec, &sandbox))
-        ));
-        if dispatch::backend::commands::find_program(&spec.command).is_none() {
-            let what = if p.agents.iter().any(|a| a.name == spec.name) {
-                "a run would fail it"
-            } else {
-                "a run leaves it out unless --agents names it"
-            };
-            out.push_str(&format!(
-                "    not installed: `{}` is not on PATH; {what}\n",
-                printable_line(&spec.command)
-            ));
-        }
-        out.push_str(&cost_line);
-    }
-    out.push_str(&format!(
-        "Cost:    about {} estimated in all{} (the CLIs read more than their brief: their real cost is higher)\n",
-        crate::cost::usd(total_estimate),
-        if priced_all { "" } else { " for the agents with a price" }
-    ));
-    if let Some(s) = &p.synthesizer {
-        out.push_str(&format!(
-            "Synthesis: {} ({}) writes the summary after consolidation; its proposals are checked by code\n",
-            printable_line(&s.name),
-            printable_line(&s.display)
-        ));
-    }
-    out.push_str(&format!(
-        "Report:  {}\nBundle:  {}\n",
-        p.store.report_path(&id, "md").display(),
-        bundle.display()
-    ));
-    if let Some(why) = p.would_stop() {
-        out.push_str(&format!(
-            "Stop:    the run would stop here, before any agent runs: {}\n",
-            printable_line(&why)
-        ));
-    }
-    out
 }
 
 #[cfg(test)]
