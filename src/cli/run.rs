@@ -465,8 +465,10 @@ mod tests {
 
     #[test]
     fn the_total_is_called_estimated_only_when_a_cost_in_it_is() {
-        let mut report = Report::default();
-        report.agents = vec![priced_agent("a", false), priced_agent("b", false)];
+        let mut report = Report {
+            agents: vec![priced_agent("a", false), priced_agent("b", false)],
+            ..Report::default()
+        };
         let lines = cost_lines(&report);
         assert_eq!(lines.last().unwrap(), "cost: $1.00 in all", "{lines:?}");
         report.agents[1] = priced_agent("b", true);
