@@ -370,6 +370,26 @@ fn finish(
     record.wall_clock_s = Some(wall);
     bundle.save_json(bundle::RUN_FILE, &record)?;
 
+    let written = write_reports(store, &bundle.id, &mut analysis, formats)?;
+    Ok(RunOutcome {
+        id: bundle.id,
+        bundle_dir: bundle.dir,
+        written,
+        analysis: Some(analysis),
+        runs,
+        cancelled: false,
+    })
+}
+
+/// The report in the store, as Markdown, JSON and HTML and each format asked for, then the
+/// store's stats and index pages (best effort: a report that cannot be listed never fails the
+/// run that wrote it; the analysis says so instead).
+fn write_reports(
+    store: &Store,
+    id: &str,
+    analysis: &mut Analysis,
+    formats: &[Format],
+) -> anyhow::Result<Vec<std::path::PathBuf>> {
     let mut written = Vec::new();
     let mut all = vec![Format::Md, Format::Json, Format::Html];
     for f in formats {
@@ -379,13 +399,11 @@ fn finish(
     }
     for format in all {
         written.push(store.write_report(
-            &bundle.id,
+            id,
             format.extension(),
             &report::render(&analysis.report, format),
         )?);
     }
-    // The agents' scorecards and the store's index page, this report included. Best effort: a
-    // report that cannot be listed never fails the run that wrote it.
     if let Err(err) = crate::outcomes::stats::write_page(store) {
         analysis
             .warnings
@@ -396,14 +414,7 @@ fn finish(
             .warnings
             .push(format!("the store's index.html was not updated: {err:#}"));
     }
-    Ok(RunOutcome {
-        id: bundle.id,
-        bundle_dir: bundle.dir,
-        written,
-        analysis: Some(analysis),
-        runs,
-        cancelled: false,
-    })
+    Ok(written)
 }
 
 /// What the report says about the budget: what it stopped and what it could not count.
