@@ -304,19 +304,9 @@ fn finish(
             cancelled: true,
         });
     }
-    let reviewers: Vec<Reviewer> = record
-        .reviewers
-        .iter()
-        .map(|rv| Reviewer {
-            name: rv.name.clone(),
-            display: rv.display.clone(),
-            model: rv.model.clone(),
-            effort: rv.effort.clone(),
-        })
-        .collect();
     let meta = analyze::meta_for(
         target,
-        reviewers,
+        reviewers_of(&record),
         &bundle.id,
         record.started_at.naive_local(),
     );
@@ -379,6 +369,20 @@ fn finish(
         runs,
         cancelled: false,
     })
+}
+
+/// The report's reviewers, as the run recorded them.
+fn reviewers_of(record: &RunRecord) -> Vec<Reviewer> {
+    record
+        .reviewers
+        .iter()
+        .map(|rv| Reviewer {
+            name: rv.name.clone(),
+            display: rv.display.clone(),
+            model: rv.model.clone(),
+            effort: rv.effort.clone(),
+        })
+        .collect()
 }
 
 /// The report in the store, as Markdown, JSON and HTML and each format asked for, then the
