@@ -13,6 +13,7 @@
 
 pub mod bench;
 pub mod brief;
+pub mod bundle;
 pub mod cli;
 pub mod config;
 pub mod consolidate;

@@ -75,40 +75,14 @@ pub struct ConsolidateArgs {
     /// Exit 1 when a shown finding at this level or above stands (a CI gate).
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub fail_on: Option<super::output::FailOn>,
-
-    /// Weigh the agents with these records (JSON): a run bundle's `reliability.json`, a JSON
-    /// report (its `reliability`) or `deep-review stats --format json` (its `reliability`).
-    /// Without it every agent weighs the same. A bundle brings its own.
-    #[arg(long, value_name = "FILE", conflicts_with = "bundle")]
-    pub reliability: Option<PathBuf>,
-}
-
-/// The agents' records in `path`: a table, or a JSON object holding one under `reliability`.
-fn read_reliability(path: &Path) -> anyhow::Result<crate::types::Reliability> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("--reliability: cannot read {}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("--reliability: {} is not JSON", path.display()))?;
-    let table = match value.get("reliability") {
-        Some(inner) if !inner.is_null() => inner.clone(),
-        Some(_) => bail!(
-            "--reliability: {} holds no records (its `reliability` is null: no agent had one)",
-            path.display()
-        ),
-        None => value,
-    };
-    serde_json::from_value(table).with_context(|| {
-        format!(
-            "--reliability: {} is not a table of agents' records (give a bundle's \
-             reliability.json, a JSON report or `deep-review stats --format json`)",
-            path.display()
-        )
-    })
 }
 
 /// What to verify against: `repo` at `head`, with the merge-base of `base` and `head` as the
 /// base when a base is given.
 fn verify_context(repo: &Path, head: &str, base: Option<&str>) -> anyhow::Result<VerifyContext> {
+    if let Some(refusal) = crate::target::environment::ownership_refusal(repo) {
+        bail!("--repo: {refusal}");
+    }
     if !repo.join(".git").exists() && git_probe(repo, &["rev-parse", "--git-dir"]).is_none() {
         bail!(
             "--repo {} is not a git repository: give the checkout the reviews were written for",
@@ -275,12 +249,7 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let history = prior_rounds(&args.prior, &meta)?;
-    let reliability = args
-        .reliability
-        .as_deref()
-        .map(read_reliability)
-        .transpose()?;
-    let mut analysis = pipeline::analyze_reviews(reviews, verify, meta, history, reliability);
+    let mut analysis = pipeline::analyze_reviews(reviews, verify, meta, history);
     // The author's Resolution of the report stays with it, following its findings by title.
     if let Some(res) = resolution {
         analysis.report.resolution = Some(rounds::resolve::carry_over(

@@ -9,6 +9,7 @@ pub mod agents;
 pub mod bench;
 pub mod consolidate;
 pub mod docs;
+pub mod dry_run;
 pub mod list;
 pub mod output;
 pub mod post;
@@ -93,7 +94,7 @@ pub enum Command {
     /// Trust this repository's `.deep-review.toml` as it is now (its commands and paths apply).
     Trust(trust::TrustArgs),
     /// Each agent's scorecard from what became of its findings (acted on, declined), and the
-    /// records a run weighs the agents with.
+    /// records learnt from them (descriptive: no run is weighed with them).
     Stats(stats::StatsArgs),
     /// Print the JSON Schema of a raw review, the report, or `stats --format json`.
     Schema(schema::SchemaArgs),

@@ -52,6 +52,27 @@ pub fn exit_code(report: &Report, fail_on: Option<FailOn>) -> ExitCode {
     }
 }
 
+/// Refuses an `--out` file whose folder does not exist, so the mistake shows before the work
+/// (a run's agents) rather than after it.
+pub fn check_out_path(out: Option<&Path>) -> anyhow::Result<()> {
+    let Some(path) = out.filter(|p| *p != Path::new("-")) else {
+        return Ok(());
+    };
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        anyhow::bail!(
+            "--out {}: the folder {} does not exist: create it, or give a file in a folder that \
+             exists (nothing was run)",
+            path.display(),
+            folder.display()
+        );
+    }
+    Ok(())
+}
+
 /// Writes `text` to `out`: a file, or standard output for `-` or none; secrets redacted (a
 /// saved review given with `--raw` may hold one).
 pub fn write_to(out: Option<&Path>, text: &str) -> anyhow::Result<()> {

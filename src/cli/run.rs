@@ -7,11 +7,11 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::output::{self, FailOn};
-use crate::dispatch::{self, ProgressMode, command_for};
-use crate::pipeline::{self, Plan, PlanRequest, RunOptions, RunOutcome};
+use crate::dispatch::{self, ProgressMode};
+use crate::pipeline::{self, PlanRequest, RunOptions, RunOutcome};
 use crate::report::{self, Format};
 use crate::target::TargetSpec;
-use crate::text::{plural, printable_line};
+use crate::text::printable_line;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
@@ -89,7 +89,9 @@ pub struct RunArgs {
 
     /// Stop starting new work once the estimated cost would pass N US dollars, and stop
     /// running model-API reviewers when it is spent; the report holds what was done.
-    #[arg(long, value_name = "N", value_parser = parse_budget)]
+    // `allow_negative_numbers`: `-1` reaches the parser, which says what a budget is, instead
+    // of clap taking it for an unknown flag.
+    #[arg(long, value_name = "N", value_parser = parse_budget, allow_negative_numbers = true)]
     pub budget_usd: Option<f64>,
 
     /// After consolidation, let AGENT (any configured agent, CLI or model API) write the
@@ -99,16 +101,11 @@ pub struct RunArgs {
 
     /// The longest the whole run may take, reading and consolidating the reviews included
     /// (`90m`, `1h30m`); the agents are stopped a little before it. Default: the slowest
-    /// agent's timeout and 5 minutes more. Past it the run exits 124.
+    /// agent's timeout and 5 minutes more. An agent the deadline stops is named in the report
+    /// as stopped by it, and the run ends as usual (exit 0, 1 or 3) with the others' reviews;
+    /// it exits 124 only when reading and consolidating pass the deadline too.
     #[arg(long, value_name = "DURATION", value_parser = parse_run_timeout)]
     pub timeout: Option<std::time::Duration>,
-
-    /// Where each agent's record, weighed into every finding's confidence, comes from:
-    /// `outcomes` (what authors did with the findings of the store's other changes: Fixed,
-    /// Skipped, ...), `agreement` (how the agents agreed across the store, no decision read) or
-    /// `none`. Without history it changes nothing. `deep-review stats` shows the records.
-    #[arg(long, value_enum, value_name = "SOURCE", default_value = "outcomes")]
-    pub reliability: crate::outcomes::Records,
 
     /// The repository (any directory inside it).
     #[arg(long, value_name = "DIR", default_value = ".")]
@@ -131,7 +128,6 @@ impl RunArgs {
             brief_template: self.brief_template.clone(),
             store: self.store.clone(),
             synthesize: self.synthesize.clone(),
-            reliability: self.reliability,
         }
     }
 
@@ -172,7 +168,8 @@ fn parse_budget(text: &str) -> Result<f64, String> {
         .map_err(|_| format!("`{text}` is not an amount: write US dollars, e.g. 2.50"))?;
     if !n.is_finite() || n < 0.0 {
         return Err(format!(
-            "`{text}` is not an amount: write 0 or more US dollars"
+            "`{text}` is not a budget: the budget must be a positive number of US dollars \
+             (0 or more), e.g. 2.50"
         ));
     }
     Ok(n)
@@ -191,6 +188,8 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
             format!("--timeout {}", crate::text::duration_short(timeout)),
         );
     }
+    // Where the report goes is checked before any agent runs, not after they all did.
+    output::check_out_path(args.out.as_deref())?;
     if let Some(id) = &args.resume {
         return resume(&args, id, started, signals_watched);
     }
@@ -199,7 +198,7 @@ pub fn execute(args: RunArgs) -> anyhow::Result<ExitCode> {
         crate::say!("deep-review: {}", printable_line(note));
     }
     if args.dry_run {
-        super::print_out(&dry_run_text(&plan))?;
+        super::print_out(&super::dry_run::dry_run_text(&plan))?;
         if let Some(why) = plan.would_stop() {
             crate::say!(
                 "deep-review: a run would stop here, before any agent runs: {}",
@@ -261,7 +260,7 @@ fn resume(
     let store = crate::store::Store::locate(&root, args.store.as_deref())?;
     // The run's own target decides which config applies, as it did for the run.
     let bundle = store.open_run(id)?;
-    let saved = crate::store::bundle::read(&bundle.dir)?;
+    let saved = crate::bundle::read(&bundle.dir)?;
     let names: Vec<String> = match &saved.record {
         Some(record) => record.reviewers.iter().map(|r| r.name.clone()).collect(),
         None => saved.runs.iter().map(|r| r.agent.clone()).collect(),
@@ -359,10 +358,19 @@ fn finish(outcome: &RunOutcome, args: &RunArgs) -> anyhow::Result<ExitCode> {
     for line in cost_lines(&analysis.report) {
         crate::text::say(&printable_line(&format!("deep-review: {line}")));
     }
+    let code = output::exit_code(&analysis.report, args.fail_on);
     match &args.out {
         Some(out) => {
             let format = args.format.first().copied().unwrap_or(Format::Md);
-            output::write_to(Some(out), &report::render(&analysis.report, format))?;
+            let written = output::write_to(Some(out), &report::render(&analysis.report, format));
+            // The gate's answer stands when the copy could not be written: the report is in
+            // the store either way, and a CI job must not pass because a folder was missing.
+            if let Err(err) = written {
+                if code == ExitCode::SUCCESS {
+                    return Err(err);
+                }
+                crate::say!("deep-review: error: {err:#}");
+            }
         }
         None => {
             for path in &outcome.written {
@@ -370,7 +378,7 @@ fn finish(outcome: &RunOutcome, args: &RunArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(output::exit_code(&analysis.report, args.fail_on))
+    Ok(code)
 }
 
 /// The terminal's summary of what the run cost: one line per agent with its tokens and cost,
@@ -388,6 +396,8 @@ pub fn cost_lines(report: &crate::types::Report) -> Vec<String> {
     let mut lines = Vec::new();
     let mut total = 0.0;
     let mut any_cost = false;
+    // A total is an estimate when a cost in it is: priced from estimated tokens, or from none.
+    let mut any_estimated = false;
     for a in &report.agents {
         let t = a
             .tokens
@@ -398,6 +408,7 @@ pub fn cost_lines(report: &crate::types::Report) -> Vec<String> {
             Some(c) => {
                 total += c;
                 any_cost = true;
+                any_estimated |= a.tokens.as_ref().is_none_or(|t| t.estimated);
                 usd(c)
             }
             None => "cost unknown".into(),
@@ -414,6 +425,7 @@ pub fn cost_lines(report: &crate::types::Report) -> Vec<String> {
         let c = s.cost_usd.map(usd).unwrap_or_else(|| "cost unknown".into());
         total += s.cost_usd.unwrap_or(0.0);
         any_cost |= s.cost_usd.is_some();
+        any_estimated |= s.cost_usd.is_some() && s.tokens.as_ref().is_none_or(|t| t.estimated);
         lines.push(format!("cost: synthesis ({}): {t}, {c}", s.status.as_str()));
     }
     if any_cost {
@@ -422,236 +434,49 @@ pub fn cost_lines(report: &crate::types::Report) -> Vec<String> {
             .as_ref()
             .map(|b| format!(" of a {} budget", usd(b.limit_usd)))
             .unwrap_or_default();
-        lines.push(format!(
-            "cost: about {} in all{budget} (estimated)",
-            usd(total)
-        ));
+        lines.push(if any_estimated {
+            format!("cost: about {} in all{budget} (estimated)", usd(total))
+        } else {
+            format!("cost: {} in all{budget}", usd(total))
+        });
     }
     lines
 }
 
-/// What `--dry-run` prints: the brief, then a summary with each agent's command line. The
-/// command lines are the ones dispatch would run, with a placeholder for the temporary
-/// checkout and secrets redacted.
-pub fn dry_run_text(p: &Plan) -> String {
-    let t = &p.target;
-    let id = p.id();
-    let bundle = p.store.bundle_dir(&id);
-    let work_root = std::env::temp_dir().join("deep-review-run-XXXXXX");
-    let mut out = String::new();
-    out.push_str(&p.brief.text);
-    if !out.ends_with('\n') {
-        out.push('\n');
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{AgentRetro, Report, TokenUsage};
+
+    fn priced_agent(name: &str, estimated: bool) -> AgentRetro {
+        AgentRetro {
+            name: name.into(),
+            display: name.into(),
+            tokens: Some(TokenUsage {
+                input: 1_000,
+                output: 100,
+                cached: 0,
+                estimated,
+            }),
+            cost_usd: Some(0.5),
+            ..AgentRetro::default()
+        }
     }
-    out.push_str("\n---\n\n");
-    out.push_str("deep-review run --dry-run: nothing was run and nothing was written.\n\n");
-    out.push_str(&format!(
-        "Target:  {} — {}, {} changed ({})\n",
-        printable_line(&t.label),
-        plural(t.commits.len(), "commit", "commits"),
-        plural(t.changed_files.len(), "file", "files"),
-        t.diff_command()
-    ));
-    if let Some(round) = p.history.key.as_ref().map(|key| {
-        let earlier = p.history.rounds.iter().filter(|r| r.reviewed).count();
-        format!(
-            "Round:   {} (of {}){}\n",
-            p.history.next_round,
-            printable_line(&key.to_string()),
-            if earlier == 0 {
-                String::new()
-            } else {
-                format!(
-                    "; the brief lists what {} found",
-                    plural(earlier, "earlier report", "earlier reports")
-                )
-            }
-        )
-    }) {
-        out.push_str(&round);
-    }
-    if let Some(table) = &p.reliability {
-        out.push_str(&format!(
-            "Records: agents weighed by {} ({})\n",
-            table.method.as_str(),
-            printable_line(&table.basis)
-        ));
-    }
-    let template = match &p.brief.template {
-        Some(path) => path.display().to_string(),
-        None => "built-in".to_string(),
-    };
-    let context = p.brief.context_file.as_deref().unwrap_or("none");
-    out.push_str(&format!(
-        "Brief:   {} bytes, about {} tokens (template: {}; context file: {})\n",
-        p.brief.bytes,
-        p.brief.estimated_tokens,
-        printable_line(&template),
-        printable_line(context)
-    ));
-    if let Some(budget) = p.brief.budget_tokens {
-        out.push_str(&format!(
-            "Budget:  {budget} tokens (a quarter of the smallest agent context); the whole change \
-             would take about {}{}\n",
-            p.brief.full_tokens,
-            if p.brief.omitted.is_empty() {
-                String::new()
-            } else {
-                format!("; left out: {}", p.brief.omitted.join("; "))
-            }
-        ));
-    }
-    if !p.config.files.is_empty() {
-        let files: Vec<String> = p
-            .config
-            .files
-            .iter()
-            .map(|f| printable_line(&f.display().to_string()))
-            .collect();
-        out.push_str(&format!("Config:  {}\n", files.join(", ")));
-    }
-    let sandbox = dispatch::sandbox::Plan::new(
-        dispatch::sandbox::Mode::from_env().unwrap_or_default(),
-        dispatch::sandbox::default_helper(),
-    );
-    out.push_str(&format!(
-        "Sandbox: {}\n",
-        dispatch::sandbox::describe_machine(&sandbox)
-    ));
-    out.push_str(&format!(
-        "Agents:  {}\n",
-        p.agents.len() + p.not_installed.len()
-    ));
-    let mut total_estimate = 0.0;
-    let mut priced_all = true;
-    for spec in p.agents.iter().chain(&p.not_installed) {
-        let packed = p.prompts.get(&spec.name);
-        let prompt_tokens = packed.map_or(p.brief.estimated_tokens, |b| b.estimated_tokens);
-        let estimate = crate::cost::estimate(&p.prices, spec, prompt_tokens);
-        let cost_line = match (estimate, p.prices.for_agent(spec)) {
-            (Some(usd), Some(priced)) => {
-                total_estimate += usd;
-                format!(
-                    "    estimated cost: {} ({} prompt tokens in, {} out at most; {})\n",
-                    crate::cost::usd(usd),
-                    prompt_tokens,
-                    if spec.kind.is_http() {
-                        spec.max_output_tokens() as u64
-                    } else {
-                        crate::cost::EXPECTED_CLI_OUTPUT_TOKENS
-                    },
-                    priced.basis
-                )
-            }
-            _ => {
-                priced_all = false;
-                format!(
-                    "    estimated cost: unknown (no price for {}; set `[prices.\"MODEL\"]` in your config)\n",
-                    spec.model
-                        .as_deref()
-                        .map(|m| format!("model {m}"))
-                        .unwrap_or_else(|| "an agent with no model".into())
-                )
-            }
+
+    #[test]
+    fn the_total_is_called_estimated_only_when_a_cost_in_it_is() {
+        let mut report = Report {
+            agents: vec![priced_agent("a", false), priced_agent("b", false)],
+            ..Report::default()
         };
-        if spec.kind.is_http() {
-            let mut details = vec![spec.display.clone(), spec.kind.config_name().to_string()];
-            if let Some(m) = &spec.model {
-                details.push(format!("model {m}"));
-            }
-            details.push(format!(
-                "timeout {}",
-                crate::text::duration_short(spec.timeout)
-            ));
-            let base = spec
-                .http
-                .base_url
-                .as_deref()
-                .or(spec.kind.default_base_url())
-                .unwrap_or("(no base_url)");
-            out.push_str(&format!(
-                "  {} ({}):\n    model API at {}\n",
-                printable_line(&spec.name),
-                printable_line(&details.join(", ")),
-                printable_line(base)
-            ));
-            if let Some(b) = packed {
-                out.push_str(&format!(
-                    "    packed prompt: {} of {} tokens (context {} less {} for the answer){}\n",
-                    b.estimated_tokens,
-                    spec.prompt_budget(),
-                    spec.context_window(),
-                    spec.max_output_tokens(),
-                    if b.omitted.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; left out: {}", printable_line(&b.omitted.join("; ")))
-                    }
-                ));
-            }
-            out.push_str(&cost_line);
-            continue;
-        }
-        let worktree = work_root.join(dispatch::backend::commands::safe_name(&spec.name));
-        let command = command_for(spec, &worktree, &bundle);
-        let mut details = vec![spec.display.clone()];
-        if let Some(m) = &spec.model {
-            details.push(format!("model {m}"));
-        }
-        if let Some(e) = &spec.effort {
-            details.push(format!("effort {e}"));
-        }
-        details.push(format!(
-            "timeout {}",
-            crate::text::duration_short(spec.timeout)
-        ));
-        details.push(format!(
-            "brief {} of {} tokens",
-            p.brief.estimated_tokens,
-            spec.brief_budget()
-        ));
-        out.push_str(&format!(
-            "  {} ({}):\n    {}\n    network: {}\n",
-            printable_line(&spec.name),
-            printable_line(&details.join(", ")),
-            command.display(),
-            printable_line(&dispatch::sandbox::describe_network(spec, &sandbox))
-        ));
-        if dispatch::backend::commands::find_program(&spec.command).is_none() {
-            let what = if p.agents.iter().any(|a| a.name == spec.name) {
-                "a run would fail it"
-            } else {
-                "a run leaves it out unless --agents names it"
-            };
-            out.push_str(&format!(
-                "    not installed: `{}` is not on PATH; {what}\n",
-                printable_line(&spec.command)
-            ));
-        }
-        out.push_str(&cost_line);
+        let lines = cost_lines(&report);
+        assert_eq!(lines.last().unwrap(), "cost: $1.00 in all", "{lines:?}");
+        report.agents[1] = priced_agent("b", true);
+        let lines = cost_lines(&report);
+        assert_eq!(
+            lines.last().unwrap(),
+            "cost: about $1.00 in all (estimated)",
+            "{lines:?}"
+        );
     }
-    out.push_str(&format!(
-        "Cost:    about {} estimated in all{} (the CLIs read more than their brief: their real cost is higher)\n",
-        crate::cost::usd(total_estimate),
-        if priced_all { "" } else { " for the agents with a price" }
-    ));
-    if let Some(s) = &p.synthesizer {
-        out.push_str(&format!(
-            "Synthesis: {} ({}) writes the summary after consolidation; its proposals are checked by code\n",
-            printable_line(&s.name),
-            printable_line(&s.display)
-        ));
-    }
-    out.push_str(&format!(
-        "Report:  {}\nBundle:  {}\n",
-        p.store.report_path(&id, "md").display(),
-        bundle.display()
-    ));
-    if let Some(why) = p.would_stop() {
-        out.push_str(&format!(
-            "Stop:    the run would stop here, before any agent runs: {}\n",
-            printable_line(&why)
-        ));
-    }
-    out
 }

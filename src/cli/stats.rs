@@ -157,11 +157,11 @@ pub fn table(s: &Stats) -> String {
         }
     }
     match &s.reliability {
-        Some(r) => records(&mut out, "records a run weighs the agents with", r, s),
+        Some(r) => records(&mut out, "records learnt from the decisions", r, s),
         None => {
             let _ = writeln!(
                 out,
-                "\nno finding has a decision yet: every agent weighs the same (`deep-review resolve` records decisions)"
+                "\nno finding has a decision yet (`deep-review resolve` records decisions)"
             );
         }
     }
@@ -169,7 +169,7 @@ pub fn table(s: &Stats) -> String {
         records(
             &mut out,
             &format!(
-                "from agreement alone (Dawid-Skene, {} iterations{}; used only with `run --reliability agreement`)",
+                "from agreement alone (Dawid-Skene, {} iterations{})",
                 a.iterations,
                 if a.converged { "" } else { ", not converged" }
             ),

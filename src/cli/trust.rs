@@ -22,7 +22,20 @@ pub struct TrustArgs {
     pub revoke: bool,
 }
 
+/// Whether `text` is the repository config as HEAD commits it: what a run of a change based on
+/// HEAD reads.
+fn committed_as_is(root: &std::path::Path, text: &str) -> bool {
+    crate::git::git_bytes(
+        root,
+        &["cat-file", "blob", &format!("HEAD:{REPO_CONFIG_FILE}")],
+    )
+    .is_ok_and(|committed| committed == text.as_bytes())
+}
+
 pub fn execute(args: TrustArgs) -> anyhow::Result<ExitCode> {
+    if let Some(refusal) = crate::target::environment::ownership_refusal(&args.repo) {
+        anyhow::bail!(refusal);
+    }
     let root = crate::git::git_text(&args.repo, &["rev-parse", "--show-toplevel"])
         .map(PathBuf::from)
         .map_err(|_| {
@@ -63,7 +76,18 @@ pub fn execute(args: TrustArgs) -> anyhow::Result<ExitCode> {
     let names: Vec<&str> = config::KNOWN_AGENTS.iter().map(|a| a.0).collect();
     let (_, keys) = config::parse_layer(&text, &file, &names)?.without_execution(&names);
     let store = trust::trust(&file, &text)?;
-    if keys.is_empty() {
+    if !committed_as_is(&root, &text) {
+        // A run reads the file at the merge-base of the change it reviews, never the working
+        // tree (a change must not steer its own review), so this text applies once committed.
+        crate::say!(
+            "deep-review: trusted {} as it is now (sha256 {}, recorded in {}); it differs from \
+             the committed file, and a run reads the file at the merge-base of the change it \
+             reviews: this version applies once it is committed and a review's base holds it",
+            file.display(),
+            &trust::hash(&text)[..12],
+            store.display()
+        );
+    } else if keys.is_empty() {
         crate::say!(
             "deep-review: trusted {} (it sets nothing that runs or reads files)",
             file.display()

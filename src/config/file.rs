@@ -280,119 +280,174 @@ impl Layer {
 /// (`known`), a name of letters, digits, `-` and `_` is a custom agent, which needs a `command`
 /// somewhere in the merged config (checked by [`super::load_files`]).
 pub fn parse_layer(text: &str, path: &Path, known: &[&str]) -> anyhow::Result<Layer> {
-    let raw: RawFile = toml::from_str(text).map_err(|err| {
-        let at = err.span().map(|s| locate(text, s)).unwrap_or_default();
-        anyhow::anyhow!(
-            "{}{}: {}: fix it or remove it",
-            path.display(),
-            at,
-            err.message().trim_end_matches('.')
-        )
-    })?;
+    let loc = Located { path, text };
+    let raw = read_raw(&loc)?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    let at = |span: Range<usize>, msg: String| {
-        anyhow::anyhow!("{}{}: {msg}", path.display(), locate(text, span))
-    };
     let mut layer = Layer {
         pass_forge_tokens: raw.pass_forge_tokens,
         brief_template: raw.brief_template.map(|t| dir.join(t)),
         agents: BTreeMap::new(),
-        prices: parse_prices(raw.prices, &at)?,
+        prices: check_prices(raw.prices, &loc)?,
     };
     for (name, spanned) in raw.agents {
         let span = spanned.span();
-        let lname = name.to_ascii_lowercase();
-        let plain = !lname.is_empty()
-            && lname
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if !known.contains(&lname.as_str()) && !plain {
-            anyhow::bail!(
-                "{}{}: `{name}` is not a usable agent name: use letters, digits, `-` and `_` \
-                 (the registry's agents are {})",
-                path.display(),
-                locate(text, span),
-                known.join(", ")
-            );
-        }
+        let lname = agent_name(&name, known, span, &loc)?;
         layer
             .agents
-            .insert(lname, parse_agent(spanned.into_inner(), dir, &at)?);
+            .insert(lname, agent_layer(spanned.into_inner(), dir, &loc)?);
     }
     Ok(layer)
 }
 
-/// Where an error is: the file, line and key of a byte span, with the message.
-type At<'a> = dyn Fn(Range<usize>, String) -> anyhow::Error + 'a;
-
-/// `[prices."model"]`: each price a finite number of US dollars, 0 or more.
-fn parse_prices(
-    prices: BTreeMap<String, Spanned<RawPrice>>,
-    at: &At<'_>,
-) -> anyhow::Result<BTreeMap<String, crate::cost::Price>> {
-    let mut out = BTreeMap::new();
-    for (model, spanned) in prices {
-        let span = spanned.span();
-        let p = spanned.into_inner();
-        for (key, value) in [
-            ("input_per_mtok", p.input_per_mtok),
-            ("output_per_mtok", p.output_per_mtok),
-        ] {
-            if !value.is_finite() || value < 0.0 {
-                return Err(at(
-                    span.clone(),
-                    format!(
-                        "`prices.\"{model}\".{key} = {value}` is not a price: write US dollars per \
-                         million tokens, 0 or more"
-                    ),
-                ));
-            }
-        }
-        out.insert(
-            model,
-            crate::cost::Price {
-                input_per_mtok: p.input_per_mtok,
-                output_per_mtok: p.output_per_mtok,
-            },
-        );
-    }
-    Ok(out)
+/// A config file's text and path: the only way to say "file:line: msg".
+struct Located<'a> {
+    path: &'a Path,
+    text: &'a str,
 }
 
-/// One `[agents.NAME]` table, each value checked; paths resolved against `dir`.
-fn parse_agent(agent: RawAgent, dir: &Path, at: &At<'_>) -> anyhow::Result<AgentLayer> {
-    let limits = parse_limits(&agent, at)?;
-    let api = parse_api_keys(&agent, at)?;
-    let timeout = match &agent.timeout {
-        None => None,
-        Some(t) => Some(parse_timeout(t.get_ref()).map_err(|msg| at(t.span(), msg))?),
+impl Located<'_> {
+    fn error(&self, span: Range<usize>, msg: impl std::fmt::Display) -> anyhow::Error {
+        anyhow::anyhow!("{}{}: {msg}", self.path.display(), locate(self.text, span))
+    }
+}
+
+/// The file as TOML, or TOML's error at its line.
+fn read_raw(loc: &Located<'_>) -> anyhow::Result<RawFile> {
+    toml::from_str(loc.text).map_err(|err| {
+        let at = err.span().map(|s| locate(loc.text, s)).unwrap_or_default();
+        anyhow::anyhow!(
+            "{}{}: {}: fix it or remove it",
+            loc.path.display(),
+            at,
+            err.message().trim_end_matches('.')
+        )
+    })
+}
+
+/// `[prices."model"]`, each price 0 or more.
+fn check_prices(
+    raw: BTreeMap<String, Spanned<RawPrice>>,
+    loc: &Located<'_>,
+) -> anyhow::Result<BTreeMap<String, crate::cost::Price>> {
+    let mut prices = BTreeMap::new();
+    for (model, spanned) in raw {
+        let span = spanned.span();
+        let price = check_price(&model, &spanned.into_inner()).map_err(|m| loc.error(span, m))?;
+        prices.insert(model, price);
+    }
+    Ok(prices)
+}
+
+fn check_price(model: &str, p: &RawPrice) -> Result<crate::cost::Price, String> {
+    for (key, value) in [
+        ("input_per_mtok", p.input_per_mtok),
+        ("output_per_mtok", p.output_per_mtok),
+    ] {
+        if !value.is_finite() || value < 0.0 {
+            return Err(format!(
+                "`prices.\"{model}\".{key} = {value}` is not a price: write US dollars per \
+                 million tokens, 0 or more"
+            ));
+        }
+    }
+    Ok(crate::cost::Price {
+        input_per_mtok: p.input_per_mtok,
+        output_per_mtok: p.output_per_mtok,
+    })
+}
+
+/// The agent's name, lower-cased: the registry's, or a plain name for a custom agent.
+fn agent_name(
+    name: &str,
+    known: &[&str],
+    span: Range<usize>,
+    loc: &Located<'_>,
+) -> anyhow::Result<String> {
+    let lname = name.to_ascii_lowercase();
+    let plain = !lname.is_empty()
+        && lname
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !known.contains(&lname.as_str()) && !plain {
+        return Err(loc.error(
+            span,
+            format!(
+                "`{name}` is not a usable agent name: use letters, digits, `-` and `_` \
+                 (the registry's agents are {})",
+                known.join(", ")
+            ),
+        ));
+    }
+    Ok(lname)
+}
+
+/// A value checked where it was written: `None` when absent, its error at its line.
+fn checked<T, U>(
+    value: Option<Spanned<T>>,
+    check: impl FnOnce(&T) -> Result<U, String>,
+    loc: &Located<'_>,
+) -> anyhow::Result<Option<U>> {
+    value
+        .map(|v| check(v.get_ref()).map_err(|msg| loc.error(v.span(), msg)))
+        .transpose()
+}
+
+fn check_token_count(value: &i64) -> Result<u32, String> {
+    u32::try_from(*value)
+        .ok()
+        .filter(|v| *v > 0)
+        .ok_or_else(|| format!("`{value}` is not a token count: write a whole number above 0"))
+}
+
+fn check_temperature(value: &f64) -> Result<f64, String> {
+    if !(0.0..=2.0).contains(value) {
+        return Err(format!(
+            "`{value}` is not a temperature: write a number from 0 to 2"
+        ));
+    }
+    Ok(*value)
+}
+
+fn display_name(text: &str) -> Result<String, String> {
+    match crate::text::display_name_problem(text) {
+        Some(msg) => Err(msg),
+        None => Ok(text.to_string()),
+    }
+}
+
+/// Paths of a `sandbox_*` list, `~` expanded and relative ones to the file's folder.
+fn expand_paths(list: &[String], dir: &Path) -> Vec<PathBuf> {
+    list.iter().map(|p| expand_path(p, dir)).collect()
+}
+
+/// One `[agents.NAME]` table, each value checked (in this order: a file with two mistakes is
+/// told the first of them).
+fn agent_layer(agent: RawAgent, dir: &Path, loc: &Located<'_>) -> anyhow::Result<AgentLayer> {
+    let timeout = checked(agent.timeout, |t| parse_timeout(t), loc)?;
+    let kind = checked(agent.kind, |k| AgentKind::from_config_name(k), loc)?;
+    let base_url = checked(agent.base_url, |u| check_base_url(u), loc)?;
+    let api_key_env = checked(agent.api_key_env, |v| check_env_name(v), loc)?;
+    let max_output_tokens = checked(agent.max_output_tokens, check_token_count, loc)?;
+    let temperature = checked(agent.temperature, check_temperature, loc)?;
+    let network = checked(
+        agent.network,
+        |n| crate::types::NetworkMode::from_config(n),
+        loc,
+    )?;
+    let request_timeout = checked(agent.request_timeout, |t| parse_timeout(t), loc)?;
+    let display = checked(agent.display, |d| display_name(d), loc)?;
+    let limits = super::limits::LimitsLayer {
+        processes: checked(agent.max_processes, |n| super::limits::parse_processes(*n), loc)?,
+        memory_bytes: checked(agent.max_memory, |m| super::limits::parse_memory(m), loc)?,
+        cpu: checked(agent.max_cpu_time, |c| super::limits::parse_cpu(c), loc)?,
     };
-    let kind = match &agent.kind {
-        None => None,
-        Some(k) => Some(AgentKind::from_config_name(k.get_ref()).map_err(|msg| at(k.span(), msg))?),
-    };
-    let network = match &agent.network {
-        None => None,
-        Some(n) => Some(
-            crate::types::NetworkMode::from_config(n.get_ref()).map_err(|msg| at(n.span(), msg))?,
-        ),
-    };
-    let display = match agent.display {
-        None => None,
-        Some(d) => match crate::text::display_name_problem(d.get_ref()) {
-            Some(msg) => return Err(at(d.span(), msg)),
-            None => Some(d.into_inner()),
-        },
-    };
-    let expand =
-        |paths: &[String]| -> Vec<PathBuf> { paths.iter().map(|p| expand_path(p, dir)).collect() };
     Ok(AgentLayer {
         kind,
         command: agent.command.map(|c| resolve_command(&c, dir)),
         pass_env: agent.pass_env,
-        sandbox_read: expand(&agent.sandbox_read),
-        sandbox_write: expand(&agent.sandbox_write),
-        sandbox_sockets: expand(&agent.sandbox_sockets),
+        sandbox_read: expand_paths(&agent.sandbox_read, dir),
+        sandbox_write: expand_paths(&agent.sandbox_write, dir),
+        sandbox_sockets: expand_paths(&agent.sandbox_sockets, dir),
         network,
         network_allow: agent.network_allow,
         args: agent.args,
@@ -404,98 +459,13 @@ fn parse_agent(agent: RawAgent, dir: &Path, at: &At<'_>) -> anyhow::Result<Agent
         enabled: agent.enabled,
         display,
         pass_forge_tokens: agent.pass_forge_tokens,
-        base_url: api.base_url,
-        max_output_tokens: api.max_output_tokens,
-        temperature: api.temperature,
-        request_timeout: api.request_timeout,
-        api_key_env: api.api_key_env,
-        structured_output: agent.structured_output,
-        limits,
-    })
-}
-
-/// A model API's keys of one agent, checked.
-struct ApiKeys {
-    base_url: Option<String>,
-    api_key_env: Option<String>,
-    max_output_tokens: Option<u32>,
-    temperature: Option<f64>,
-    request_timeout: Option<Duration>,
-}
-
-/// `base_url`, `api_key_env`, `max_output_tokens`, `temperature` and `request_timeout`, each
-/// checked, with errors at their line.
-fn parse_api_keys(agent: &RawAgent, at: &At<'_>) -> anyhow::Result<ApiKeys> {
-    let base_url = match &agent.base_url {
-        None => None,
-        Some(u) => Some(check_base_url(u.get_ref()).map_err(|msg| at(u.span(), msg))?),
-    };
-    let api_key_env = match &agent.api_key_env {
-        None => None,
-        Some(v) => Some(check_env_name(v.get_ref()).map_err(|msg| at(v.span(), msg))?),
-    };
-    let max_output_tokens = match &agent.max_output_tokens {
-        None => None,
-        Some(n) => {
-            let value = *n.get_ref();
-            Some(
-                u32::try_from(value)
-                    .ok()
-                    .filter(|v| *v > 0)
-                    .ok_or_else(|| {
-                        at(
-                            n.span(),
-                            format!("`{value}` is not a token count: write a whole number above 0"),
-                        )
-                    })?,
-            )
-        }
-    };
-    let temperature = match &agent.temperature {
-        None => None,
-        Some(t) => {
-            let value = *t.get_ref();
-            if !(0.0..=2.0).contains(&value) {
-                return Err(at(
-                    t.span(),
-                    format!("`{value}` is not a temperature: write a number from 0 to 2"),
-                ));
-            }
-            Some(value)
-        }
-    };
-    let request_timeout = match &agent.request_timeout {
-        None => None,
-        Some(t) => Some(parse_timeout(t.get_ref()).map_err(|msg| at(t.span(), msg))?),
-    };
-    Ok(ApiKeys {
         base_url,
-        api_key_env,
         max_output_tokens,
         temperature,
         request_timeout,
-    })
-}
-
-/// The agent's `max_*` limits, each checked, with errors at their line (`at`).
-fn parse_limits(agent: &RawAgent, at: &At<'_>) -> anyhow::Result<super::limits::LimitsLayer> {
-    use super::limits::{parse_cpu, parse_memory, parse_processes};
-    let processes = match &agent.max_processes {
-        None => None,
-        Some(n) => Some(parse_processes(*n.get_ref()).map_err(|m| at(n.span(), m))?),
-    };
-    let memory_bytes = match &agent.max_memory {
-        None => None,
-        Some(m) => Some(parse_memory(m.get_ref()).map_err(|e| at(m.span(), e))?),
-    };
-    let cpu = match &agent.max_cpu_time {
-        None => None,
-        Some(c) => Some(parse_cpu(c.get_ref()).map_err(|e| at(c.span(), e))?),
-    };
-    Ok(super::limits::LimitsLayer {
-        processes,
-        memory_bytes,
-        cpu,
+        api_key_env,
+        structured_output: agent.structured_output,
+        limits,
     })
 }
 

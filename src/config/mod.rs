@@ -143,7 +143,15 @@ pub fn load(repo_root: &Path, which: RepoConfig<'_>) -> anyhow::Result<Loaded> {
     let layer = if trust::is_trusted(&repo_file, &text) {
         layer
     } else {
-        let (layer, ignored) = layer.without_execution(&names);
+        // The agents the repository may tune: the registry's and those the user's own config
+        // defines (its command comes from the user). Only an agent that exists nowhere but in
+        // this file is dropped whole: it would be nothing but the file's command.
+        let defined: Vec<&str> = names
+            .iter()
+            .copied()
+            .chain(loaded.config.agents.keys().map(String::as_str))
+            .collect();
+        let (layer, ignored) = layer.without_execution(&defined);
         if !ignored.is_empty() {
             loaded.notes.push(format!(
                 "{} in {} {} ignored: this repository's config is not trusted, and an untrusted \

@@ -9,7 +9,7 @@
 //! 3. each cluster's severity is calibrated ([`calibrate`]) and its confidence computed
 //!    ([`confidence`]);
 //! 4. in a later round, each merged finding is matched to the earlier rounds' findings
-//!    ([`crate::rounds::matching`]): one the author declined and whose code did not change is
+//!    ([`matching`]): one the author declined and whose code did not change is
 //!    set aside under "Declined in prior rounds", the rest are `new`, `persisting` or
 //!    `regressed`;
 //! 5. the verdict follows from what stands ([`verdict`]); the prose sections are merged
@@ -19,6 +19,7 @@ pub mod calibrate;
 pub mod cluster;
 pub mod confidence;
 pub mod fingerprint;
+pub mod matching;
 pub mod noted;
 pub mod notes;
 pub mod overrides;
@@ -35,7 +36,7 @@ use rayon::prelude::*;
 /// (interned words, blocking keys), where SipHash cost a tenth of the time.
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
-use crate::rounds::{History, matching};
+use crate::types::history::History;
 use crate::types::{
     AppendixEntry, AttributedNote, Category, Finding, Location, MergedFinding, MergedObservation,
     Observation, ObservationKind, PriorRounds, RawReview, Report, ReportMeta, Review, Reviewer,

@@ -80,6 +80,9 @@ pub struct Priced {
     pub price: Price,
     /// "list price of gpt-5 as of 2025-11-20", "your price for qwen2.5-coder".
     pub basis: String,
+    /// The price is the user's own (`[prices]`), not the list's: "at your price", not "at the
+    /// your price".
+    pub users_own: bool,
 }
 
 /// The prices a run uses: the user's own over the built-in list prices.
@@ -111,6 +114,7 @@ impl PriceTable {
                 return Some(Priced {
                     price: *price,
                     basis: format!("your price for {key}"),
+                    users_own: true,
                 });
             }
         }
@@ -123,6 +127,7 @@ impl PriceTable {
                         output_per_mtok: l.output,
                     },
                     basis: format!("list price of {} as of {}", l.model, l.as_of),
+                    users_own: false,
                 });
             }
         }
@@ -157,12 +162,13 @@ fn best_match<'a, T>(
 /// What a run cost, from its tokens and the price table: `(usd, basis)`.
 pub fn price_tokens(priced: &Priced, tokens: &TokenUsage) -> (f64, String) {
     let usd = priced.price.cost(tokens.input, tokens.output);
-    let basis = if tokens.estimated {
-        format!("estimated tokens at the {}", priced.basis)
+    let which = if tokens.estimated {
+        "estimated"
     } else {
-        format!("reported tokens at the {}", priced.basis)
+        "reported"
     };
-    (usd, basis)
+    let the = if priced.users_own { "" } else { "the " };
+    (usd, format!("{which} tokens at {the}{}", priced.basis))
 }
 
 /// Output a CLI agent is expected to write when nothing bounds it: a long review.
@@ -268,5 +274,32 @@ mod tests {
         assert!(basis.starts_with("estimated tokens"), "{basis}");
         assert_eq!(usd(2.5), "$2.50");
         assert_eq!(usd(0.00123), "$0.0012");
+    }
+
+    #[test]
+    fn the_basis_reads_as_english_for_list_and_own_prices() {
+        let reported = TokenUsage {
+            input: 1_000,
+            output: 100,
+            cached: 0,
+            estimated: false,
+        };
+        let list = PriceTable::default().lookup("claude-haiku-4-5").unwrap();
+        let (_, basis) = price_tokens(&list, &reported);
+        assert!(
+            basis.starts_with("reported tokens at the list price of "),
+            "{basis}"
+        );
+        let own = PriceTable::new(BTreeMap::from([(
+            "gpt-5".to_string(),
+            Price {
+                input_per_mtok: 1.0,
+                output_per_mtok: 2.0,
+            },
+        )]))
+        .lookup("gpt-5")
+        .unwrap();
+        let (_, basis) = price_tokens(&own, &reported);
+        assert_eq!(basis, "reported tokens at your price for gpt-5");
     }
 }

@@ -515,7 +515,7 @@ fn prepare(repo: &Path, head: &str, bundle_dir: &Path) -> Result<Prepared, Strin
             bundle_dir.display()
         )
     })?;
-    let events_path = bundle_dir.join(crate::store::bundle::EVENTS_FILE);
+    let events_path = bundle_dir.join(crate::bundle::EVENTS_FILE);
     let jsonl = JsonlSink::append(&events_path)
         .map_err(|e| format!("could not create {}: {e}", events_path.display()))?;
     stale::prune(repo);

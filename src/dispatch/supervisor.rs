@@ -12,8 +12,8 @@ use tokio::time::Instant;
 
 use super::backend::{self, Attempt, AttemptRequest, Shared};
 use super::events::EventKind;
+use crate::bundle::{self, AttemptRecord, MetaExtra};
 use crate::redact::redact;
-use crate::store::bundle::{self, AttemptRecord, MetaExtra};
 use crate::types::{AgentSpec, Failure, RawReview, RunStatus};
 
 /// How much of stderr goes into the report's record (the bundle keeps it too).
@@ -92,7 +92,8 @@ pub async fn run_reviewer(
     };
     // The reviewer's own time starts here: its checkout is ready.
     let started = Instant::now();
-    bound_by_the_run(&shared, &mut spec, started);
+    let own_limit = spec.timeout;
+    let cut_by_the_run = bound_by_the_run(&shared, &mut spec, started);
     let last = attempts(
         &shared,
         &spec,
@@ -103,6 +104,9 @@ pub async fn run_reviewer(
     )
     .await;
     keep_output(&shared, &spec, &mut record, last, started);
+    if cut_by_the_run {
+        blame_the_run(&mut record.review, own_limit);
+    }
     record.review.network = session.network();
     let cleanup_started = Instant::now();
     record.review.worktree_changes = session.close().await;
@@ -171,12 +175,29 @@ async fn start_session(
     Ok(session)
 }
 
-/// The run's deadline, when it comes first, shortens the reviewer's timeout (and the timeout
-/// it is reported to have had).
-fn bound_by_the_run(shared: &Shared, spec: &mut AgentSpec, started: Instant) {
-    if let Some(run_deadline) = shared.deadline {
-        let left = run_deadline.saturating_duration_since(started);
-        spec.timeout = spec.timeout.min(left);
+/// The run's deadline, when it comes first, shortens the reviewer's timeout; true when it did
+/// (a timeout is then the run's, not the agent's: [`blame_the_run`]).
+fn bound_by_the_run(shared: &Shared, spec: &mut AgentSpec, started: Instant) -> bool {
+    let Some(run_deadline) = shared.deadline else {
+        return false;
+    };
+    let left = run_deadline.saturating_duration_since(started);
+    let cut = left < spec.timeout;
+    spec.timeout = spec.timeout.min(left);
+    cut
+}
+
+/// A reviewer the run's deadline stopped is reported as stopped by it, with its own limit, so
+/// the user lengthens `--timeout` rather than the agent's `timeout`.
+fn blame_the_run(review: &mut RawReview, own_limit: std::time::Duration) {
+    if let Some(Failure::TimedOut { after_s }) = review.failure {
+        set_failure(
+            review,
+            Failure::RunDeadline {
+                after_s,
+                limit_s: own_limit.as_secs_f64(),
+            },
+        );
     }
 }
 
@@ -337,7 +358,7 @@ fn count_cost(shared: &Shared, spec: &AgentSpec, review: &mut RawReview) {
 fn status_of(failure: Option<&Failure>) -> RunStatus {
     match failure {
         None => RunStatus::Ok,
-        Some(Failure::TimedOut { .. }) => RunStatus::TimedOut,
+        Some(Failure::TimedOut { .. } | Failure::RunDeadline { .. }) => RunStatus::TimedOut,
         Some(Failure::Cancelled) => RunStatus::Cancelled,
         Some(_) => RunStatus::Failed,
     }

@@ -692,7 +692,7 @@ pub fn post_from_store(
     let bundle = store.open_run(&id).with_context(|| {
         format!("report {id} has no run bundle: `post` needs the run's target (its pull request and diff)")
     })?;
-    let path = bundle.dir.join(crate::store::bundle::TARGET_FILE);
+    let path = bundle.dir.join(crate::bundle::TARGET_FILE);
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let target: Target = serde_json::from_str(&text)
@@ -725,7 +725,7 @@ pub fn post_from_bundle(
             )
         })
     };
-    let target_path = dir.join(crate::store::bundle::TARGET_FILE);
+    let target_path = dir.join(crate::bundle::TARGET_FILE);
     let mut target: Target = serde_json::from_str(&read(&target_path)?).with_context(|| {
         format!(
             "{} is not a target deep-review wrote",

@@ -17,8 +17,8 @@
 //! linear in the findings times the agents that reviewed them.
 //!
 //! Agreement is not truth: agents that make the same mistakes look reliable to it. `stats`
-//! reports this estimate beside the one learnt from outcomes, and consolidation uses it only
-//! when asked (`run --reliability agreement`).
+//! reports this estimate beside the one learnt from outcomes, and `bench --learn` measures
+//! consolidation weighed with it (`--learn agreement`); no run is.
 
 use std::collections::BTreeMap;
 

@@ -8,9 +8,8 @@ use std::collections::HashSet;
 
 use super::reliability::{Labelled, estimate};
 use super::{FindingOutcome, Outcome, agreement, fates};
-use crate::rounds::TargetKey;
 use crate::store::Store;
-use crate::types::{Reliability, ReliabilityMethod, Report, ReportMeta, Target};
+use crate::types::{Reliability, ReliabilityMethod, Report};
 
 /// Reports read, and what could not be.
 #[derive(Debug, Clone, Default)]
@@ -143,31 +142,6 @@ pub fn raised(outcomes: &[FindingOutcome]) -> Vec<agreement::Raised> {
         .collect()
 }
 
-/// The agents' records for reviewing `target`, from the reports in `store` of other changes
-/// (a report is never scored with outcomes of its own findings, nor of its own change's
-/// earlier rounds) that the repository does not track (a report committed in the repository
-/// may come from the change under review). `None` when no agent has a record.
-pub fn reliability_for(
-    store: &Store,
-    target: &Target,
-    method: ReliabilityMethod,
-) -> Option<Reliability> {
-    let committed = crate::rounds::history::committed_reports(store, target);
-    let loaded = from_store(store, &|id| committed.contains(id));
-    let own = change_of_target(target);
-    let others: Vec<Report> = loaded
-        .reports
-        .into_iter()
-        .filter(|r| own.as_deref() != Some(fates::change_of(r).as_str()))
-        .collect();
-    let table = from_reports(
-        &others,
-        method,
-        "in the store; this change's own reports left out",
-    );
-    (!table.is_empty()).then_some(table)
-}
-
 /// The records `method` gives from `reports`; `whence` ends the basis sentence.
 pub fn from_reports(reports: &[Report], method: ReliabilityMethod, whence: &str) -> Reliability {
     records(&fates::of_reports(reports), reports.len(), method, whence)
@@ -212,17 +186,4 @@ pub fn records(
             .reliability
         }
     }
-}
-
-/// The change a report of `target` belongs to, as [`fates::change_of`] names it.
-fn change_of_target(target: &Target) -> Option<String> {
-    let key = TargetKey::of_target(target)?;
-    let meta = ReportMeta {
-        repo: Some(target.repo_name.clone()).filter(|r| !r.is_empty()),
-        pr: target.pr.clone(),
-        branch: target.branch.clone(),
-        ..ReportMeta::default()
-    };
-    debug_assert_eq!(TargetKey::of_meta(&meta).as_ref(), Some(&key));
-    Some(fates::change_of_meta(&meta, ""))
 }

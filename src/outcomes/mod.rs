@@ -20,11 +20,11 @@
 //! What reads outcomes:
 //!
 //! - [`stats`]: each agent's scorecard (`deep-review stats`);
-//! - [`reliability`]: each agent's record as consolidation weighs it (a Beta posterior of its
-//!   chances, shrunk toward today's defaults), threaded into confidence
-//!   ([`crate::consolidate::confidence::record_term`]);
+//! - [`reliability`]: each agent's record (a Beta posterior of its chances, shrunk toward
+//!   today's defaults), which `stats` shows and `bench --learn` weighs confidence with
+//!   ([`crate::consolidate::confidence::record_term`]); a run does not (ARCHITECTURE.md);
 //! - [`agreement`]: the same chances estimated from agreement alone (Dawid-Skene), for a team
-//!   with no decisions recorded yet, used only when asked.
+//!   with no decisions recorded yet, shown when asked.
 //!
 //! Forge thread states are not read yet: a report does not record the state of deep-review's
 //! own comment threads (the pull request target keeps other people's unresolved threads only).
@@ -35,137 +35,5 @@ pub mod load;
 pub mod reliability;
 pub mod stats;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use crate::types::{Action, Severity};
-
+pub use crate::types::outcomes::{FindingOutcome, Outcome, Provenance, ProvenanceKind};
 pub use fates::of_reports;
-
-/// Where a run takes the agents' records from (`run --reliability`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum Records {
-    /// Learnt from what authors did with the findings of the store's other changes.
-    #[default]
-    Outcomes,
-    /// Estimated from the agents' agreement across the store alone (Dawid-Skene).
-    Agreement,
-    /// No records: every agent weighs the same.
-    None,
-}
-
-impl Records {
-    /// The estimate to make; `None` for no records.
-    pub fn method(self) -> Option<crate::types::ReliabilityMethod> {
-        match self {
-            Records::Outcomes => Some(crate::types::ReliabilityMethod::Outcomes),
-            Records::Agreement => Some(crate::types::ReliabilityMethod::Agreement),
-            Records::None => None,
-        }
-    }
-}
-
-/// What became of a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The author changed something for it: code, a test, the documentation.
-    ActedOn,
-    /// The author decided not to act on it: skipped with a reason, or answered with a comment.
-    Declined,
-    /// No decision is known.
-    Unknown,
-}
-
-impl Outcome {
-    /// The fate an author's decision gives a finding.
-    pub fn of_action(action: &Action) -> Outcome {
-        if action.addresses() {
-            Outcome::ActedOn
-        } else if action.declines() {
-            Outcome::Declined
-        } else {
-            Outcome::Unknown
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::ActedOn => "acted on",
-            Outcome::Declined => "declined",
-            Outcome::Unknown => "unknown",
-        }
-    }
-}
-
-/// Where a fate was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ProvenanceKind {
-    /// A row of a report's Resolution: the finding's own report, or a later round's where the
-    /// finding was raised again.
-    Resolution,
-    /// A later round's "Declined in prior rounds" or "resolved" list.
-    LaterRound,
-    /// A later round no longer raised it and no decision was recorded: unknown.
-    NotRaisedAgain,
-    /// Nothing was recorded about it.
-    NoDecision,
-}
-
-/// Where a finding's fate comes from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Provenance {
-    pub kind: ProvenanceKind,
-    /// The report that says it (absent for [`ProvenanceKind::NoDecision`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub report_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub round: Option<u32>,
-    /// The decision as recorded (`Fixed`, `Skipped`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub action: Option<Action>,
-    /// The finding's id in the report that says it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
-}
-
-/// A finding of a report, as first raised, with what became of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct FindingOutcome {
-    /// The change it was raised on: the repository and its pull request or branch
-    /// (`acme/app · PR #236`), or the report id when the report names neither.
-    pub change: String,
-    /// The report that first raised it.
-    pub report_id: String,
-    pub round: u32,
-    /// Its id in that report (`I1`).
-    pub id: String,
-    pub title: String,
-    /// Its calibrated severity in that report.
-    pub severity: Severity,
-    /// Its category, lower case (`regression`); `None` when none was written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub category: Option<String>,
-    /// The agents that raised it, in any round.
-    pub agents: Vec<String>,
-    /// The agents that reviewed the change in the rounds that raised it (raised it or not).
-    pub reviewed_by: Vec<String>,
-    /// Shown among the report's findings (not low confidence or unverified).
-    pub shown: bool,
-    /// Verification found its quoted code (`None`: not checked).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub grounded: Option<bool>,
-    /// Later rounds that raised it again: `(report id, id there)`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub raised_again: Vec<(String, String)>,
-    pub outcome: Outcome,
-    pub provenance: Provenance,
-}
-
-impl FindingOutcome {
-    /// Only one agent raised it and it was shown: a finding that stood on that agent alone.
-    pub fn only(&self, agent: &str) -> bool {
-        self.shown && self.agents.len() == 1 && self.agents[0] == agent
-    }
-}

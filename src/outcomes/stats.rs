@@ -17,96 +17,12 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
-use serde::Serialize;
-
 use super::{FindingOutcome, Outcome, agreement, fates, load};
-use crate::types::{Reliability, ReliabilityMethod, Report, RunStatus, Severity};
+pub use crate::types::outcomes::{AgentStats, AgreementEstimate, Stats};
+use crate::types::{ReliabilityMethod, Report, RunStatus, Severity};
 
 /// The layout version of `stats --format json` (`deep-review schema stats`).
 pub const STATS_SCHEMA_VERSION: u32 = 1;
-
-/// Every agent's scorecard, and what it was computed from.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Stats {
-    pub schema_version: u32,
-    /// What was read: the store, the `reviews` branch.
-    pub sources: Vec<String>,
-    pub reports: usize,
-    pub changes: usize,
-    /// Reports or sources that could not be read, one sentence each.
-    pub warnings: Vec<String>,
-    /// One row per agent, over every category and severity, by name.
-    pub agents: Vec<AgentStats>,
-    /// One row per agent and category (findings without a category under `none`).
-    pub by_category: Vec<AgentStats>,
-    /// One row per agent and severity (the report's calibrated severity).
-    pub by_severity: Vec<AgentStats>,
-    /// The records a run of another change would weigh its agents with, learnt from every
-    /// outcome read; `None` when no finding has a decision.
-    pub reliability: Option<Reliability>,
-    /// The same chances estimated from agreement alone (Dawid-Skene), when asked.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agreement: Option<AgreementEstimate>,
-    /// Every finding with its fate and where the fate was read.
-    pub findings: Vec<FindingOutcome>,
-}
-
-/// The agreement-only estimate and how its fit went.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct AgreementEstimate {
-    pub reliability: Reliability,
-    /// The estimated share of findings that are real.
-    pub share_real: f64,
-    pub iterations: usize,
-    pub converged: bool,
-}
-
-/// One agent's figures, over everything or over one category or severity.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
-pub struct AgentStats {
-    pub agent: String,
-    pub display: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub category: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub severity: Option<Severity>,
-    /// Reports in which its run completed (rows over everything only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reviews: Option<usize>,
-    pub findings: usize,
-    pub kept: usize,
-    /// Kept findings no other agent raised.
-    pub kept_only_it: usize,
-    /// Findings whose quoted code verification found, and those it checked.
-    pub grounded: usize,
-    pub checked: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grounded_rate: Option<f64>,
-    pub acted_on: usize,
-    pub declined: usize,
-    /// Findings with no known decision.
-    pub undecided: usize,
-    /// Acted-on and declined findings as shares of its findings.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub acted_on_rate: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub declined_rate: Option<f64>,
-    /// What its completed reviews cost and took in all (rows over everything only; `None`
-    /// when no review recorded it).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_usd: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub duration_s: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_per_review: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seconds_per_review: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cost_per_acted_on: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub seconds_per_acted_on: Option<f64>,
-}
 
 impl AgentStats {
     fn count(&mut self, f: &FindingOutcome) {

@@ -205,25 +205,30 @@ fn read_markdown(agent: &str, text: &str, max_findings: usize) -> Review {
     if !layout_section && ctx.review.findings.is_empty() && ctx.review.verdict.is_none() {
         ctx.review.not_a_review = Some(super::NOT_A_REVIEW.to_string());
     }
-    if let Some(at) = ctx.first_skipped {
-        let more = if ctx.skipped > 0 {
-            format!(
-                " ({} more findings were met before reading stopped)",
-                ctx.skipped
-            )
-        } else {
-            String::new()
-        };
-        first_warnings.push(ParseWarning {
-            line: Some(ctx.line(at)),
-            message: format!(
-                "the review holds more than {} findings: reading stopped here{more}; so many is a flood, not one reviewer's reading of a change, and the raw review keeps the rest",
-                ctx.max_findings
-            ),
-        });
-    }
+    first_warnings.extend(flood_warning(&ctx));
     ctx.review.warnings.splice(0..0, first_warnings);
     ctx.review
+}
+
+/// Where reading stopped at the findings cap, when it did: a flood, whose rest the raw review
+/// keeps.
+fn flood_warning(ctx: &Ctx<'_>) -> Option<ParseWarning> {
+    let at = ctx.first_skipped?;
+    let more = if ctx.skipped > 0 {
+        format!(
+            " ({} more findings were met before reading stopped)",
+            ctx.skipped
+        )
+    } else {
+        String::new()
+    };
+    Some(ParseWarning {
+        line: Some(ctx.line(at)),
+        message: format!(
+            "the review holds more than {} findings: reading stopped here{more}; so many is a flood, not one reviewer's reading of a change, and the raw review keeps the rest",
+            ctx.max_findings
+        ),
+    })
 }
 
 /// The warning for a part cut where a code fence or HTML block that never ends would have run

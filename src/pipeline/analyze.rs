@@ -6,13 +6,13 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use crate::bundle;
 use crate::consolidate::{ConsolidateOptions, consolidate};
 use crate::parse::{MAX_FINDINGS, parse_review};
 use crate::rounds::History;
 use crate::store::Store;
-use crate::store::bundle;
 use crate::types::{
-    ParseWarning, RawReview, Reliability, Report, ReportMeta, Review, Reviewer, RunStatus, Target,
+    ParseWarning, RawReview, Report, ReportMeta, Review, Reviewer, RunStatus, Target,
 };
 use crate::verify::{VerifyContext, VerifyCounts};
 
@@ -115,15 +115,14 @@ fn bounded(text: &str) -> (&str, bool) {
     (&text[..end], true)
 }
 
-/// Parse, verify against `target`, consolidate; `history` holds the change's earlier rounds,
-/// `reliability` the agents' records (`None`: no agent has one); `checkout` a checkout of the
-/// head deep-review made and no agent could write, which verification may read.
+/// Parse, verify against `target`, consolidate; `history` holds the change's earlier rounds;
+/// `checkout` a checkout of the head deep-review made and no agent could write, which
+/// verification may read.
 pub fn analyze_runs(
     runs: &[RawReview],
     target: &Target,
     meta: ReportMeta,
     history: History,
-    reliability: Option<Reliability>,
     checkout: Option<std::path::PathBuf>,
 ) -> Analysis {
     let reviews = parse_runs(runs);
@@ -147,20 +146,18 @@ pub fn analyze_runs(
         runs,
         meta,
         history,
-        reliability,
     );
     analysis.report.unresolved_feedback = target.review_threads.clone();
     analysis
 }
 
 /// Verify saved reviews (against `verify` when given) and consolidate them, as a later round
-/// of `history` when it has earlier rounds, weighing the agents with `reliability` when given.
+/// of `history` when it has earlier rounds.
 pub fn analyze_reviews(
     reviews: Vec<Review>,
     verify: Option<VerifyContext>,
     meta: ReportMeta,
     history: History,
-    reliability: Option<Reliability>,
 ) -> Analysis {
     analyze(
         reviews,
@@ -169,7 +166,6 @@ pub fn analyze_reviews(
         &[],
         meta,
         history,
-        reliability,
     )
 }
 
@@ -180,7 +176,6 @@ fn analyze(
     runs: &[RawReview],
     mut meta: ReportMeta,
     mut history: History,
-    reliability: Option<Reliability>,
 ) -> Analysis {
     let mut warnings = std::mem::take(&mut history.warnings);
     let mut runs = runs.to_vec();
@@ -226,7 +221,7 @@ fn analyze(
         runs,
         overrides: Default::default(),
         history,
-        reliability,
+        reliability: None,
     };
     Analysis {
         report: consolidate(&reviews, &opts),
@@ -336,11 +331,9 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
     let history = store_of_bundle(dir)
         .map(|store| crate::rounds::history::in_store(&store, &saved.target, Some(&id)))
         .unwrap_or_default();
-    // The agents' records as the run weighed them: the same report whatever was decided since.
-    let reliability = saved.reliability.clone();
     let mut analysis = if crate::git::resolve_commit(&saved.target.repo, &saved.target.head).is_ok()
     {
-        analyze_runs(&saved.runs, &saved.target, meta, history, reliability, None)
+        analyze_runs(&saved.runs, &saved.target, meta, history, None)
     } else {
         let mut a = analyze(
             parse_runs(&saved.runs),
@@ -349,7 +342,6 @@ pub fn from_bundle(dir: &Path) -> anyhow::Result<Analysis> {
             &saved.runs,
             meta,
             history,
-            reliability,
         );
         a.report.unresolved_feedback = saved.target.review_threads.clone();
         a.warnings.push(format!(

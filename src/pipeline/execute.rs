@@ -10,10 +10,10 @@ use anyhow::Context;
 
 use super::analyze::{self, Analysis};
 use super::plan::Plan;
+use crate::bundle::{self, RunRecord, RunReviewer};
 use crate::dispatch::{self, DispatchOptions, ProgressMode};
 use crate::report::{self, Format};
 use crate::rounds::History;
-use crate::store::bundle::{self, RunRecord, RunReviewer};
 use crate::store::{RunBundle, Store};
 use crate::types::{AgentSpec, RawReview, Reviewer, RunStatus, Target};
 
@@ -87,11 +87,6 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
     bundle
         .save_json(bundle::TARGET_FILE, &plan.target)
         .context("cannot save the target in the run bundle")?;
-    if let Some(table) = &plan.reliability {
-        bundle
-            .save_json(bundle::RELIABILITY_FILE, table)
-            .context("cannot save the agents' records in the run bundle")?;
-    }
     let record = RunRecord {
         id: bundle.id.clone(),
         started_at: plan.started_at.fixed_offset(),
@@ -144,7 +139,6 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> anyhow::Result<RunOutcome> 
         options,
         &run_dispatch,
         plan.history.clone(),
-        plan.reliability.clone(),
         &plan.notes,
     )?;
     outcome.written.retain(|p| p.is_file());
@@ -267,7 +261,6 @@ pub fn resume(
         options,
         &run_dispatch,
         history,
-        saved.reliability.clone(),
         &[],
     )
 }
@@ -295,7 +288,6 @@ fn finish(
     options: &RunOptions,
     run_dispatch: &DispatchOptions,
     history: History,
-    reliability: Option<crate::types::Reliability>,
     notes: &[String],
 ) -> anyhow::Result<RunOutcome> {
     let Dispatched {
@@ -315,19 +307,9 @@ fn finish(
             cancelled: true,
         });
     }
-    let reviewers: Vec<Reviewer> = record
-        .reviewers
-        .iter()
-        .map(|rv| Reviewer {
-            name: rv.name.clone(),
-            display: rv.display.clone(),
-            model: rv.model.clone(),
-            effort: rv.effort.clone(),
-        })
-        .collect();
     let meta = analyze::meta_for(
         target,
-        reviewers,
+        reviewers_of(&record),
         &bundle.id,
         record.started_at.naive_local(),
     );
@@ -336,14 +318,17 @@ fn finish(
         target,
         meta,
         history,
-        reliability,
         agents_checkout.as_ref().map(|c| c.path().to_path_buf()),
     );
     // Verification was its last reader.
     drop(agents_checkout);
     if let Some(spec) = &options.synthesizer {
         crate::synthesize::synthesize(
-            &mut analysis,
+            &mut analysis.report,
+            crate::synthesize::Consolidated {
+                reviews: &analysis.reviews,
+                options: &analysis.options,
+            },
             &crate::synthesize::SynthesisRequest {
                 spec,
                 target,
@@ -378,6 +363,40 @@ fn finish(
     record.wall_clock_s = Some(wall);
     bundle.save_json(bundle::RUN_FILE, &record)?;
 
+    let written = write_reports(store, &bundle.id, &mut analysis, formats)?;
+    Ok(RunOutcome {
+        id: bundle.id,
+        bundle_dir: bundle.dir,
+        written,
+        analysis: Some(analysis),
+        runs,
+        cancelled: false,
+    })
+}
+
+/// The report's reviewers, as the run recorded them.
+fn reviewers_of(record: &RunRecord) -> Vec<Reviewer> {
+    record
+        .reviewers
+        .iter()
+        .map(|rv| Reviewer {
+            name: rv.name.clone(),
+            display: rv.display.clone(),
+            model: rv.model.clone(),
+            effort: rv.effort.clone(),
+        })
+        .collect()
+}
+
+/// The report in the store, as Markdown, JSON and HTML and each format asked for, then the
+/// store's stats and index pages (best effort: a report that cannot be listed never fails the
+/// run that wrote it; the analysis says so instead).
+fn write_reports(
+    store: &Store,
+    id: &str,
+    analysis: &mut Analysis,
+    formats: &[Format],
+) -> anyhow::Result<Vec<std::path::PathBuf>> {
     let mut written = Vec::new();
     let mut all = vec![Format::Md, Format::Json, Format::Html];
     for f in formats {
@@ -387,13 +406,11 @@ fn finish(
     }
     for format in all {
         written.push(store.write_report(
-            &bundle.id,
+            id,
             format.extension(),
             &report::render(&analysis.report, format),
         )?);
     }
-    // The agents' scorecards and the store's index page, this report included. Best effort: a
-    // report that cannot be listed never fails the run that wrote it.
     if let Err(err) = crate::outcomes::stats::write_page(store) {
         analysis
             .warnings
@@ -404,14 +421,7 @@ fn finish(
             .warnings
             .push(format!("the store's index.html was not updated: {err:#}"));
     }
-    Ok(RunOutcome {
-        id: bundle.id,
-        bundle_dir: bundle.dir,
-        written,
-        analysis: Some(analysis),
-        runs,
-        cancelled: false,
-    })
+    Ok(written)
 }
 
 /// What the report says about the budget: what it stopped and what it could not count.

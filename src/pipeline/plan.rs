@@ -33,8 +33,6 @@ pub struct PlanRequest {
     /// `--synthesize AGENT`: the configured agent (CLI or model API) that writes the summary
     /// and proposes merges after consolidation; `None`: no synthesis.
     pub synthesize: Option<String>,
-    /// `--reliability`: where the agents' records come from (default: the store's outcomes).
-    pub reliability: crate::outcomes::Records,
 }
 
 /// A run, resolved.
@@ -56,9 +54,6 @@ pub struct Plan {
     pub store: Store,
     /// The change's earlier reports in the store: this run is round `history.next_round`.
     pub history: History,
-    /// The agents' records, from the store's other changes ([`crate::outcomes`]); `None` when
-    /// no agent has one, or when asked for none.
-    pub reliability: Option<crate::types::Reliability>,
     /// When the run started: names the run id and the report's date.
     pub started_at: DateTime<Local>,
     /// What the user should know before the run (ignored config keys, left-out agents), one
@@ -174,10 +169,6 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
     // The change's earlier rounds, from the store the report will be written to.
     let mut history = rounds::history::in_store(&store, &target, None);
     notes.append(&mut history.warnings);
-    let reliability = request
-        .reliability
-        .method()
-        .and_then(|method| crate::outcomes::load::reliability_for(&store, &target, method));
     // One brief for every agent that reads the repository: fitted to the smallest budget among
     // them. Model APIs get packed prompts of their own below.
     let budget = agents
@@ -218,7 +209,6 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
     Ok(Plan {
         store,
         history,
-        reliability,
         prices: PriceTable::new(config.prices.clone()),
         target,
         config,

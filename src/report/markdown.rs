@@ -38,39 +38,7 @@ pub fn render(report: &Report) -> String {
         out.push_str(RULE);
     }
 
-    let unverified: Vec<&MergedFinding> = report
-        .findings
-        .iter()
-        .filter(|f| f.tier == Tier::Unverified)
-        .collect();
-    if !unverified.is_empty() {
-        out.push_str("## Unverified Findings\n\nRaised by one reviewer only, and the code they cite \
-            is not in the repository at head: likely false positives, kept here so nothing is lost.\n\n");
-        for f in unverified {
-            finding(&mut out, f, &displays);
-        }
-        out.push_str(RULE);
-    }
-    let low: Vec<&MergedFinding> = report
-        .findings
-        .iter()
-        .filter(|f| f.tier == Tier::LowConfidence)
-        .collect();
-    if !low.is_empty() {
-        let _ = writeln!(
-            out,
-            "## Low Confidence\n\n<details>\n<summary>{} finding{} with too little support to \
-             stand among the findings</summary>\n",
-            low.len(),
-            if low.len() == 1 { "" } else { "s" }
-        );
-        for f in low {
-            finding(&mut out, f, &displays);
-        }
-        out.push_str("</details>\n");
-        out.push_str(RULE);
-    }
-
+    set_aside_findings(&mut out, report, &displays);
     observations(&mut out, report, &displays);
     out.push_str(RULE);
     testing(&mut out, &report.testing_gaps, &displays);
@@ -96,16 +64,7 @@ pub fn render(report: &Report) -> String {
         out.push_str(RULE);
     }
     retro(&mut out, &report.agents);
-    if !report.warnings.is_empty() || report.checkout.is_some() {
-        out.push_str(RULE);
-        out.push_str("## Run Notes\n\n");
-        if let Some(check) = &report.checkout {
-            let _ = writeln!(out, "- {}", checkout_sentence(check));
-        }
-        for w in &report.warnings {
-            let _ = writeln!(out, "- {w}");
-        }
-    }
+    run_notes(&mut out, report);
     out.push_str(RULE);
     appendix(&mut out, report);
     if let Some(res) = &report.resolution {
@@ -117,6 +76,57 @@ pub fn render(report: &Report) -> String {
     match crate::text::printable(&out) {
         std::borrow::Cow::Borrowed(_) => out,
         std::borrow::Cow::Owned(escaped) => escaped,
+    }
+}
+
+/// The findings kept out of the main lists: unverified, then low confidence, each section
+/// only when it has one.
+fn set_aside_findings(out: &mut String, report: &Report, displays: &DisplayNames) {
+    let unverified: Vec<&MergedFinding> = report
+        .findings
+        .iter()
+        .filter(|f| f.tier == Tier::Unverified)
+        .collect();
+    if !unverified.is_empty() {
+        out.push_str("## Unverified Findings\n\nRaised by one reviewer only, and the code they cite \
+            is not in the repository at head: likely false positives, kept here so nothing is lost.\n\n");
+        for f in unverified {
+            finding(out, f, displays);
+        }
+        out.push_str(RULE);
+    }
+    let low: Vec<&MergedFinding> = report
+        .findings
+        .iter()
+        .filter(|f| f.tier == Tier::LowConfidence)
+        .collect();
+    if !low.is_empty() {
+        let _ = writeln!(
+            out,
+            "## Low Confidence\n\n<details>\n<summary>{} finding{} with too little support to \
+             stand among the findings</summary>\n",
+            low.len(),
+            if low.len() == 1 { "" } else { "s" }
+        );
+        for f in low {
+            finding(out, f, displays);
+        }
+        out.push_str("</details>\n");
+        out.push_str(RULE);
+    }
+}
+
+/// `## Run Notes`: the check of the user's checkout and the run's warnings, when any.
+fn run_notes(out: &mut String, report: &Report) {
+    if !report.warnings.is_empty() || report.checkout.is_some() {
+        out.push_str(RULE);
+        out.push_str("## Run Notes\n\n");
+        if let Some(check) = &report.checkout {
+            let _ = writeln!(out, "- {}", checkout_sentence(check));
+        }
+        for w in &report.warnings {
+            let _ = writeln!(out, "- {w}");
+        }
     }
 }
 

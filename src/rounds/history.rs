@@ -11,7 +11,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::{PriorFinding, PriorRound, TargetKey};
+use super::{History, PriorFinding, PriorRound, TargetKey};
 use crate::consolidate::fingerprint::{fingerprint_of, title_words};
 use crate::git::git_bytes;
 use crate::report::markdown_read::{ReportSource, parse_round_report};
@@ -21,51 +21,6 @@ use crate::types::{
     Action, Finding, MergedFinding, PriorItem, Report, ReportMeta, Resolution, Target, Tier,
     Verdict, VerificationStatus,
 };
-
-/// The earlier rounds of one change, oldest first, and the round a new report of it is.
-#[derive(Debug, Clone, PartialEq)]
-pub struct History {
-    pub key: Option<TargetKey>,
-    pub rounds: Vec<PriorRound>,
-    /// The round number of the next report: 1 when there is no earlier one.
-    pub next_round: u32,
-    /// Reports that could not be read as rounds, one sentence each.
-    pub warnings: Vec<String>,
-}
-
-impl Default for History {
-    fn default() -> Self {
-        History {
-            key: None,
-            rounds: Vec::new(),
-            next_round: 1,
-            warnings: Vec::new(),
-        }
-    }
-}
-
-impl History {
-    /// True when there is no earlier round to compare with.
-    pub fn is_first(&self) -> bool {
-        self.rounds.is_empty()
-    }
-
-    /// The last earlier round that reviewed something: what "Since round N" compares with.
-    pub fn last_reviewed(&self) -> Option<&PriorRound> {
-        self.rounds.iter().rev().find(|r| r.reviewed)
-    }
-
-    /// Every earlier finding, oldest round first.
-    pub fn findings(&self) -> impl Iterator<Item = &PriorFinding> {
-        self.rounds.iter().flat_map(|r| r.findings.iter())
-    }
-
-    /// Sets the round numbers of `meta` for a new report of this change.
-    pub fn stamp(&self, meta: &mut ReportMeta) {
-        meta.round = Some(self.next_round);
-        meta.round_of = self.key.as_ref().map(ToString::to_string);
-    }
-}
 
 /// One earlier report, read: its metadata, the round it is, and what later reports carry.
 #[derive(Debug, Clone)]

@@ -158,7 +158,7 @@ pub fn carry_over(res: &Resolution, body: &[Finding], findings: &[MergedFinding]
             f
         })
         .collect();
-    let pairs = super::matching::pair_up(body, &news);
+    let pairs = crate::consolidate::matching::pair_up(body, &news);
     let mut out = res.clone();
     for item in &mut out.items {
         let Some(old) = body

@@ -181,9 +181,12 @@ fn holds_records(dir: &Path) -> bool {
 }
 
 /// Files under `rel` (relative to `dir`) that git tracks: in the index or in HEAD's tree.
-/// Empty when `dir` is in no repository or does not exist.
+/// Empty when `dir` is in no work tree (in no repository, or inside a git directory, as the
+/// default store is: there git reads `.` as the whole tree) or does not exist.
 fn tracked_files(dir: &Path, rel: &str) -> Vec<String> {
-    if !dir.is_dir() {
+    if !dir.is_dir()
+        || git_probe(dir, &["rev-parse", "--is-inside-work-tree"]).as_deref() != Some("true")
+    {
         return Vec::new();
     }
     let listings = [
@@ -360,6 +363,18 @@ mod tests {
             "{:?}",
             located.notes
         );
+    }
+
+    #[test]
+    fn the_default_store_named_with_store_is_the_same_store() {
+        let dir = repo();
+        let default = default_dir(dir.path()).unwrap();
+        std::fs::create_dir_all(&default).unwrap();
+        // Both spellings: the folder as `rev-parse` gives it, and relative to the checkout.
+        for chosen in [default.clone(), dir.path().join(".git/deep-review")] {
+            let located = locate(dir.path(), Some(&chosen)).unwrap();
+            assert_eq!(located.store.dir(), default.as_path());
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!                            rounds read (`schema_version`)
 //! <store>/<id>.<ext>         other formats asked for (html, sarif)
 //! <store>/index.html         every report with an HTML page, newest first
-//! <store>/runs/<id>/         the run bundle (see [`bundle`]): what a run was given and what
+//! <store>/runs/<id>/         the run bundle (see [`crate::bundle`]): what a run was given and what
 //!                            each agent produced, read back by `consolidate --bundle` and
 //!                            `run --resume`
 //! ```
@@ -28,9 +28,9 @@ use anyhow::Context;
 use chrono::{DateTime, Local};
 use serde::Serialize;
 
+use crate::bundle;
 use crate::types::Brief;
 
-pub mod bundle;
 pub mod locate;
 pub mod publish;
 pub mod reports;

@@ -18,12 +18,19 @@ pub mod reply;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::consolidate::consolidate;
+use crate::consolidate::{ConsolidateOptions, consolidate};
 use crate::dispatch::{self, DispatchOptions, ProgressMode};
-use crate::pipeline::Analysis;
 use crate::types::{
-    AgentSpec, RawReview, SynthesisInfo, SynthesisStatus, Target, TokenUsage, Verdict,
+    AgentSpec, RawReview, Report, Review, SynthesisInfo, SynthesisStatus, Target, TokenUsage,
+    Verdict,
 };
+
+/// What consolidation made a report from: a synthesis consolidates them again with its
+/// decisions, so attribution and every rule stay consolidation's.
+pub struct Consolidated<'a> {
+    pub reviews: &'a [Review],
+    pub options: &'a ConsolidateOptions,
+}
 
 /// What a synthesis needs besides the analysis.
 pub struct SynthesisRequest<'a> {
@@ -36,47 +43,48 @@ pub struct SynthesisRequest<'a> {
     pub dispatch: &'a DispatchOptions,
 }
 
-/// Runs the synthesizer on `analysis.report` and applies its reply when it passes the checks.
-/// Never fails the run: whatever happens ends in `report.synthesis` with its reason.
-pub fn synthesize(analysis: &mut Analysis, request: &SynthesisRequest<'_>) {
+/// Runs the synthesizer on `report` (consolidated from `from`) and applies its reply when it
+/// passes the checks. Never fails the run: whatever happens ends in `report.synthesis` with
+/// its reason.
+pub fn synthesize(report: &mut Report, from: Consolidated<'_>, request: &SynthesisRequest<'_>) {
     let spec = request.spec;
     let mut info = SynthesisInfo {
         agent: Some(spec.name.clone()),
         status: SynthesisStatus::Rejected,
         ..SynthesisInfo::default()
     };
-    let outcome = attempt_both(analysis, request, &mut info);
+    let outcome = attempt_both(report, request, &mut info);
     match outcome {
         Ok(accepted) => {
             let by = by(spec);
-            let mut options = analysis.options.clone();
+            let mut options = from.options.clone();
             options.overrides = accepted.overrides;
-            let mut report = consolidate(&analysis.reviews, &options);
-            report.summary = accepted.summary;
+            let mut again = consolidate(from.reviews, &options);
+            again.summary = accepted.summary;
             if let Some(r) = accepted.verdict_rationale {
-                report.verdict_rationale = r;
+                again.verdict_rationale = r;
             }
-            for a in &mut report.agents {
+            for a in &mut again.agents {
                 a.synthesis_note = accepted.agents.get(&a.name).cloned();
             }
-            report.warnings.push(format!(
+            again.warnings.push(format!(
                 "The executive summary and verdict rationale were written by {by} and its \
                  proposals checked by code ({}); attributions come from the source findings' ids.",
                 accepted.changes
             ));
             info.status = SynthesisStatus::Accepted;
             info.reason = Some(format!("accepted: {}", accepted.changes));
-            analysis.report = report;
+            *report = again;
         }
         Err(reason) => {
-            analysis.report.warnings.push(format!(
+            report.warnings.push(format!(
                 "The synthesis by {} was rejected: {reason}. This report is consolidation's own.",
                 spec.display
             ));
             info.reason = Some(reason);
         }
     }
-    analysis.report.synthesis = info;
+    report.synthesis = info;
 }
 
 fn by(spec: &AgentSpec) -> String {
@@ -86,11 +94,10 @@ fn by(spec: &AgentSpec) -> String {
 /// The first try and, when its reply fails the checks, the second: the accepted reply, or why
 /// none was.
 fn attempt_both(
-    analysis: &Analysis,
+    report: &Report,
     request: &SynthesisRequest<'_>,
     info: &mut SynthesisInfo,
 ) -> Result<reply::Accepted, String> {
-    let report = &analysis.report;
     if report.verdict == Verdict::NoReview {
         return Err("there was no review to synthesize".into());
     }
@@ -132,7 +139,7 @@ fn run_once(
     std::fs::create_dir_all(&bundle)
         .and_then(|()| {
             std::fs::write(
-                bundle.join(crate::store::bundle::BRIEF_FILE),
+                bundle.join(crate::bundle::BRIEF_FILE),
                 crate::redact::redact(prompt).as_bytes(),
             )
         })

@@ -55,6 +55,21 @@ pub fn repo_root(repo: &Path) -> anyhow::Result<PathBuf> {
     )
 }
 
+/// git's refusal to read `repo` because another user owns it, with the `safe.directory`
+/// command that lifts it; `None` when git reads it (or fails for another reason). For commands
+/// that read a repository without resolving a change (`consolidate --repo`, `trust`), so every
+/// command gives the same advice.
+pub fn ownership_refusal(repo: &Path) -> Option<String> {
+    let output = crate::git::command(repo)
+        .args(["rev-parse", "--git-dir"])
+        .output()
+        .ok()?;
+    if output.status.success() {
+        return None;
+    }
+    dubious_ownership(repo, &String::from_utf8_lossy(&output.stderr))
+}
+
 /// git's refusal to read a repository that another user owns (`safe.directory`, git 2.35.2 and
 /// later), as git says it, with the command that lifts it. `None` for any other failure.
 fn dubious_ownership(repo: &Path, stderr: &str) -> Option<String> {

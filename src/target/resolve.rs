@@ -64,24 +64,7 @@ pub fn resolve_leaving_out(
         None => default_base(&root, branch.as_deref(), head_shown, &head)?,
     };
 
-    let merge_base = git_text(&root, &["merge-base", &base, &head]).map_err(|_| {
-        let why = if environment::is_shallow(&root) {
-            environment::SHALLOW_HINT.to_string()
-        } else {
-            format!("name a base that `{head_shown}` was branched from with `--base REV`")
-        };
-        anyhow::anyhow!(
-            "`{base_ref}` and `{head_shown}` share no history in {}: {why}",
-            root.display()
-        )
-    })?;
-    if merge_base == head {
-        anyhow::bail!(
-            "nothing to review: `{head_shown}` has no commits that are not already on `{base_ref}` \
-             in {}: name the change as `BASE..HEAD` or pass `--base REV`",
-            root.display()
-        );
-    }
+    let merge_base = merge_base_of(&root, (&base, &base_ref), (&head, head_shown))?;
 
     // The commit list and the diffs are independent: read them at once.
     let (commits, files) = std::thread::scope(|s| {
@@ -101,16 +84,7 @@ pub fn resolve_leaving_out(
         .filter(|a| !a.is_empty());
     let commits: Vec<CommitInfo> = commits.into_iter().map(|c| c.0).collect();
 
-    let label = match (&spec.pr, &branch) {
-        (Some(pr), _) => pr.label(),
-        (None, Some(b)) => safe_label(b),
-        (None, None) => head.chars().take(12).collect(),
-    };
-    let label = if spec.uncommitted {
-        format!("{label}-uncommitted")
-    } else {
-        label
-    };
+    let label = label_of(spec, branch.as_deref(), &head);
 
     let repo_name = repo_name(&root);
     let web_url = web_url(&root);
@@ -131,6 +105,49 @@ pub fn resolve_leaving_out(
         review_threads: Vec::new(),
         label,
     })
+}
+
+/// The merge-base of the change, or why there is nothing to review: no shared history (with
+/// what to do, a shallow clone's own), or no commit of its own.
+fn merge_base_of(
+    root: &Path,
+    (base, base_ref): (&str, &str),
+    (head, head_shown): (&str, &str),
+) -> anyhow::Result<String> {
+    let merge_base = git_text(root, &["merge-base", base, head]).map_err(|_| {
+        let why = if environment::is_shallow(root) {
+            environment::SHALLOW_HINT.to_string()
+        } else {
+            format!("name a base that `{head_shown}` was branched from with `--base REV`")
+        };
+        anyhow::anyhow!(
+            "`{base_ref}` and `{head_shown}` share no history in {}: {why}",
+            root.display()
+        )
+    })?;
+    if merge_base == head {
+        anyhow::bail!(
+            "nothing to review: `{head_shown}` has no commits that are not already on `{base_ref}` \
+             in {}: name the change as `BASE..HEAD` or pass `--base REV`",
+            root.display()
+        );
+    }
+    Ok(merge_base)
+}
+
+/// The change's label (report ids, the store): its PR, else its branch, else the head's short
+/// id; `-uncommitted` for the working tree.
+fn label_of(spec: &TargetSpec, branch: Option<&str>, head: &str) -> String {
+    let label = match (&spec.pr, branch) {
+        (Some(pr), _) => pr.label(),
+        (None, Some(b)) => safe_label(b),
+        (None, None) => head.chars().take(12).collect(),
+    };
+    if spec.uncommitted {
+        format!("{label}-uncommitted")
+    } else {
+        label
+    }
 }
 
 /// `owner/name` from the `origin` remote (`git@github.com:o/n.git`, `https://host/o/n`), else

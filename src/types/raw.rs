@@ -42,6 +42,9 @@ pub enum Failure {
     Signalled { signal: i32 },
     /// The reviewer ran past its deadline and was stopped.
     TimedOut { after_s: f64 },
+    /// The run's deadline (`run --timeout`) came before the reviewer's own timeout and stopped
+    /// it: the run, not the agent's limit, is what to lengthen. `limit_s` is its own timeout.
+    RunDeadline { after_s: f64, limit_s: f64 },
     /// The provider refused for now: HTTP 429 or a quota message; `retry_after_s` when it said.
     RateLimited {
         cause: String,
@@ -107,6 +110,7 @@ impl Failure {
             Failure::Exited { code, .. } => format!("exit code {code}"),
             Failure::Signalled { signal } => format!("signal {signal}"),
             Failure::TimedOut { .. } => "a timeout".into(),
+            Failure::RunDeadline { .. } => "the run's deadline".into(),
             Failure::RateLimited { .. } => "a rate limit".into(),
             Failure::Http { status, .. } => format!("HTTP {status}"),
             Failure::Network { .. } => "a network error".into(),
@@ -133,6 +137,12 @@ impl Failure {
             Failure::TimedOut { after_s } => format!(
                 "timed out after {} (the limit for this agent)",
                 crate::text::duration_short(crate::text::seconds(*after_s))
+            ),
+            Failure::RunDeadline { after_s, limit_s } => format!(
+                "was stopped after {} at the run's deadline (`--timeout`), before its own \
+                 limit of {}",
+                crate::text::duration_short(crate::text::seconds(*after_s)),
+                crate::text::duration_short(crate::text::seconds(*limit_s))
             ),
             Failure::RateLimited { cause, .. }
             | Failure::Network { cause }

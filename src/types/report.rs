@@ -359,7 +359,7 @@ pub struct FileCount {
 }
 
 /// One agent's row of the retro, and how its run went.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AgentRetro {
     pub name: String,
     pub display: String,
@@ -481,9 +481,9 @@ pub struct Report {
     /// The pull request's review threads that were unresolved when the run started.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unresolved_feedback: Vec<ReviewThread>,
-    /// The agents' records the confidences were weighed with (`run --reliability`), so the
-    /// report says what it was scored with and can be consolidated again the same way; `None`
-    /// when no agent had a record.
+    /// The agents' records the confidences were weighed with, so the report says what it was
+    /// scored with; `None` when no agent had a record. Only `bench --learn` weighs with records:
+    /// measured on unseen data they added nothing over agreement and severity, so a run does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reliability: Option<super::reliability::Reliability>,
 }

@@ -210,20 +210,7 @@ fn run(
                 .to_string(),
         );
     }
-    let mut src = RepoSnapshot::open(&ctx.repo, head.clone(), base.clone())?;
-    src.checkout = ctx.checkout.clone();
-    src.set_changed(match (changed, &base) {
-        (Some(changed), _) => changed,
-        (None, Some(base)) => changed_files(&ctx.repo, base, &head).with_context(|| {
-            format!(
-                "could not list the files changed between {} and {}",
-                ctx.base.as_deref().unwrap_or(base),
-                ctx.head
-            )
-        })?,
-        (None, None) => Vec::new(),
-    });
-    let mut checker = Checker::new(src);
+    let mut checker = Checker::new(snapshot(ctx, changed, head, base)?);
     let findings: Vec<(&str, &Finding)> = reviews
         .iter()
         .flat_map(|r| r.findings.iter().map(|f| (r.agent.as_str(), f)))
@@ -285,19 +272,55 @@ fn run(
         }
     }
 
+    record(reviews, checked, symbols, &present, &mut outcome);
+    outcome.changed_files = std::mem::take(&mut checker.src.changed);
+    Ok(outcome)
+}
+
+/// The repository at `head` (and `base`) as verification reads it, with the files the change
+/// touches: `changed` when the caller knows them, else git's list between base and head.
+fn snapshot(
+    ctx: &VerifyContext,
+    changed: Option<Vec<ChangedFile>>,
+    head: String,
+    base: Option<String>,
+) -> Result<RepoSnapshot> {
+    let mut src = RepoSnapshot::open(&ctx.repo, head.clone(), base.clone())?;
+    src.checkout = ctx.checkout.clone();
+    src.set_changed(match (changed, &base) {
+        (Some(changed), _) => changed,
+        (None, Some(base)) => changed_files(&ctx.repo, base, &head).with_context(|| {
+            format!(
+                "could not list the files changed between {} and {}",
+                ctx.base.as_deref().unwrap_or(base),
+                ctx.head
+            )
+        })?,
+        (None, None) => Vec::new(),
+    });
+    Ok(src)
+}
+
+/// Puts each finding's verification and corrected locations on it, in the order they were
+/// checked, with the identifiers the repository does not have, and counts them.
+fn record(
+    reviews: &mut [Review],
+    checked: Vec<Option<(Verification, Vec<Location>)>>,
+    symbols: Vec<Vec<Symbol>>,
+    present: &HashSet<String>,
+    outcome: &mut VerifyOutcome,
+) {
     let mut checked = checked.into_iter();
     let mut symbols = symbols.into_iter();
     for finding in reviews.iter_mut().flat_map(|r| r.findings.iter_mut()) {
         let (Some(Some((mut v, locations))), Some(names)) = (checked.next(), symbols.next()) else {
             continue;
         };
-        symbols::record_missing(&mut v, names, &present);
+        symbols::record_missing(&mut v, names, present);
         finding.locations = locations;
         outcome.counts.add(&v);
         finding.verification = Some(v);
     }
-    outcome.changed_files = std::mem::take(&mut checker.src.changed);
-    Ok(outcome)
 }
 
 /// The identifier parts the findings name that the files read so far at head do not show

@@ -25,6 +25,7 @@ mod dispatch_agents_cli;
 mod dispatch_env;
 mod dispatch_runner;
 mod dispatch_signal;
+mod docs_agree;
 mod docs_reference;
 mod durations;
 mod e2e_cli_smoke;

@@ -387,8 +387,8 @@ fn stats_over_three_rounds_of_two_changes_count_by_hand() {
     assert_eq!(sev("beta", "suggestion"), [2, 2, 2, 0, 1, 1]);
     assert_eq!(sev("alpha", "suggestion"), [2, 2, 2, 1, 1, 0]);
 
-    // The records a run of another change would use. Decided findings and who reviewed their
-    // rounds (wrote a finding there): alpha looked at every acted-on one (4) and at TOKEN and
+    // The records learnt from the decisions (descriptive: no run is weighed with them). Decided
+    // findings and who reviewed their rounds (wrote a finding there): alpha looked at every acted-on one (4) and at TOKEN and
     // KEY among the declined (not RATE: it wrote nothing in that round); beta at all 4 acted on
     // and all 3 declined.
     let records = &s["reliability"]["rows"];

@@ -120,7 +120,7 @@ fn analyze(reviews: Vec<Review>, verify: Option<VerifyContext>, history: History
         date: chrono::NaiveDate::from_ymd_opt(2026, 1, 1).and_then(|d| d.and_hms_opt(0, 0, 0)),
         ..ReportMeta::default()
     };
-    analyze_reviews(reviews, verify, meta, history, None)
+    analyze_reviews(reviews, verify, meta, history)
 }
 
 fn read_all(files: &[(String, PathBuf)]) -> Vec<Review> {
@@ -357,7 +357,7 @@ fn reports_of_the_shared_generators_and_reference_data_are_unchanged() {
         meta.date = meta
             .date
             .or(chrono::NaiveDate::from_ymd_opt(2026, 1, 1).and_then(|d| d.and_hms_opt(0, 0, 0)));
-        let analysis = analyze_reviews(source.reviews, None, meta, History::default(), None);
+        let analysis = analyze_reviews(source.reviews, None, meta, History::default());
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         digests.report(&format!("from-report/{name}"), &analysis);
     }

@@ -227,3 +227,60 @@ fn other_owner_is_reported_as_git_says_it_with_the_safe_directory_fix() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("nothing was run"));
     }
 }
+
+/// `consolidate --repo` and `trust` on a checkout another user owns give git's refusal and the
+/// `safe.directory` command, as `run`, `list`, `stats` and `resolve` do (issue 33 item 5), not
+/// "not a git repository". Set up as above: chown as root, git's own switch otherwise.
+#[test]
+fn consolidate_and_trust_give_the_safe_directory_advice_too() {
+    let repo = Repo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit("a");
+    let review = tempfile::tempdir().unwrap();
+    let raw = review.path().join("r.md");
+    std::fs::write(
+        &raw,
+        "**Verdict**: Merge\n\n## Executive Summary\n\nFine.\n",
+    )
+    .unwrap();
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        let status = Command::new("chown")
+            .args(["-R", "4242:4242"])
+            .arg(repo.path())
+            .status()
+            .unwrap();
+        assert!(status.success(), "chown as root");
+    }
+    let home = tempfile::tempdir().unwrap();
+    let global = home.path().join("gitconfig");
+    std::fs::write(&global, "").unwrap();
+    let repo_arg = repo.path().to_str().unwrap().to_string();
+    let raw_arg = format!("a={}", raw.display());
+    for args in [
+        vec!["consolidate", "--raw", &raw_arg, "--repo", &repo_arg],
+        vec!["trust", "--repo", &repo_arg],
+    ] {
+        let mut cmd = assert_cmd::Command::cargo_bin("deep-review").unwrap();
+        cmd.args(&args)
+            .current_dir(home.path())
+            .env("XDG_CONFIG_HOME", home.path())
+            .env("GIT_CONFIG_GLOBAL", &global)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("SUDO_UID")
+            .env_remove("CI");
+        if !root {
+            cmd.env("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1");
+        }
+        let out = cmd.output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("dubious ownership")
+                && stderr.contains("git config --global --add safe.directory "),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("not a git repository"), "{stderr}");
+        assert!(!stderr.contains("not inside a git repository"), "{stderr}");
+    }
+}

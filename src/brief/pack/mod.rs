@@ -351,23 +351,7 @@ fn pack_files(files: &mut [PackFile], max_bytes: usize) -> Packed {
         }
     }
     // 3 and 4. Widen, most relevant first: enclosing blocks, then whole files.
-    for target_level in [Level::Scope, Level::Whole] {
-        for (i, f) in files.iter_mut().enumerate() {
-            if !matches!(level[i], Level::Diff | Level::Scope) || level[i] >= target_level {
-                continue;
-            }
-            let now = f.cost(level[i]);
-            let wider = f.cost(target_level);
-            if wider == 0 {
-                continue;
-            }
-            let extra = wider.saturating_sub(now);
-            if extra <= room {
-                room -= extra;
-                level[i] = target_level;
-            }
-        }
-    }
+    widen(files, &mut level, &mut room);
 
     let mut text = String::with_capacity(max_bytes.min(64 << 20));
     let mut counts = Counts::default();
@@ -423,6 +407,28 @@ fn pack_files(files: &mut [PackFile], max_bytes: usize) -> Packed {
         text,
         omitted,
         counts,
+    }
+}
+
+/// Widens the files whose diff is in, most relevant first: to their enclosing blocks, then to
+/// whole files, each while it fits in `room` (which it spends).
+fn widen(files: &mut [PackFile], level: &mut [Level], room: &mut usize) {
+    for target_level in [Level::Scope, Level::Whole] {
+        for (i, f) in files.iter_mut().enumerate() {
+            if !matches!(level[i], Level::Diff | Level::Scope) || level[i] >= target_level {
+                continue;
+            }
+            let now = f.cost(level[i]);
+            let wider = f.cost(target_level);
+            if wider == 0 {
+                continue;
+            }
+            let extra = wider.saturating_sub(now);
+            if extra <= *room {
+                *room -= extra;
+                level[i] = target_level;
+            }
+        }
     }
 }
 

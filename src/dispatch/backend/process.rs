@@ -25,11 +25,11 @@ use tokio::time::Instant;
 use super::commands::{AgentCommand, command_for};
 use super::streams::Streams;
 use super::{Attempt, AttemptRequest, Backend, BoxFuture, Session, Shared};
+use crate::bundle;
 use crate::dispatch::sandbox::launch::{self, AgentSandbox};
 use crate::dispatch::worktree::Worktree;
 use crate::dispatch::{agent_file, environment, failure, limit_hit, sandbox};
 use crate::redact;
-use crate::store::bundle;
 use crate::types::{AgentKind, AgentSpec, Failure};
 
 /// How long a stopped agent gets to exit after TERM before its group is killed.
@@ -137,7 +137,7 @@ impl Backend for ProcessBackend {
             {
                 command.program = found.display().to_string();
             }
-            let agent_dir = crate::store::bundle::agent_dir(&shared.bundle_dir, dir_name);
+            let agent_dir = crate::bundle::agent_dir(&shared.bundle_dir, dir_name);
             let home = launch::home_dir(&shared.work_root, dir_name);
             let places = sandbox::AgentPlaces {
                 spec,

@@ -238,7 +238,7 @@ pub fn notes(runs: &[crate::types::RawReview], bundle_id: &str) -> Vec<String> {
                 if net.refused == 1 { "" } else { "s" },
                 net.refused_hosts.join(", "),
                 crate::dispatch::backend::commands::safe_name(&run.agent),
-                crate::store::bundle::NETWORK_FILE
+                crate::bundle::NETWORK_FILE
             ));
         }
     }
@@ -279,7 +279,7 @@ impl Activity {
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(agent_dir.join(crate::store::bundle::NETWORK_FILE))
+            .open(agent_dir.join(crate::bundle::NETWORK_FILE))
             .ok();
         Activity {
             log: Mutex::new(log),

@@ -629,22 +629,8 @@ pub(super) fn build_finding(d: Draft, sec_sev: Option<Severity>, ctx: &mut Ctx) 
             }
         }
     }
-    // A severity note written after the body: `... (important, gap)`.
     if finding.severity.is_none() {
-        for part in fix.iter_mut().rev().chain(expl.iter_mut().rev()) {
-            if let Some((sev, cat, range)) = find_trailing_severity(part) {
-                finding.severity = Some(sev);
-                if finding.category.is_none() {
-                    finding.category = cat;
-                }
-                let mut t = part.trim_end().trim_end_matches('.').trim_end().to_string();
-                if range.end <= t.len() {
-                    t.replace_range(range, "");
-                }
-                *part = t.trim().to_string();
-                break;
-            }
-        }
+        take_trailing_severity(&mut finding, &mut fix, &mut expl);
     }
     expl.retain(|s| !s.trim().is_empty());
     fix.retain(|s| !s.trim().is_empty());
@@ -668,6 +654,25 @@ pub(super) fn build_finding(d: Draft, sec_sev: Option<Severity>, ctx: &mut Ctx) 
         at,
         ctx,
     )
+}
+
+/// A severity note written after the body (`... (important, gap)`), from the last part back:
+/// it becomes the finding's severity (and category, when none was given) and leaves the text.
+fn take_trailing_severity(finding: &mut Finding, fix: &mut [String], expl: &mut [String]) {
+    for part in fix.iter_mut().rev().chain(expl.iter_mut().rev()) {
+        if let Some((sev, cat, range)) = find_trailing_severity(part) {
+            finding.severity = Some(sev);
+            if finding.category.is_none() {
+                finding.category = cat;
+            }
+            let mut t = part.trim_end().trim_end_matches('.').trim_end().to_string();
+            if range.end <= t.len() {
+                t.replace_range(range, "");
+            }
+            *part = t.trim().to_string();
+            break;
+        }
+    }
 }
 
 /// Gives a finding its id (the reviewer's own, else section letter + number or position;

@@ -252,7 +252,7 @@ pub fn render_index_linking(entries: &[IndexEntry], stats_file: Option<&str>) ->
 /// The agents' scorecards (`deep-review stats`) as a self-contained page, with the same
 /// discipline as the report page: every value escaped, no script, nothing loaded, the chart
 /// inline SVG. `index_file` links back to the store's index beside it.
-pub fn render_stats(stats: &crate::outcomes::stats::Stats, index_file: Option<&str>) -> String {
+pub fn render_stats(stats: &crate::types::outcomes::Stats, index_file: Option<&str>) -> String {
     let view = stats::build(stats);
     render_template(
         "stats.html",

@@ -6,9 +6,8 @@
 use serde::Serialize;
 
 use crate::consolidate::confidence::{miss_log_ratio, raise_log_ratio};
-use crate::outcomes::stats::{AgentStats, Stats};
-use crate::outcomes::{FindingOutcome, ProvenanceKind};
 use crate::types::Reliability;
+use crate::types::outcomes::{AgentStats, FindingOutcome, Outcome, ProvenanceKind, Stats};
 
 /// The most findings the page lists one by one (the JSON holds them all).
 pub const MAX_FINDINGS_LISTED: usize = 2_000;
@@ -284,9 +283,9 @@ fn finding(f: &FindingOutcome) -> FindingView {
         agents: f.agents.join(", "),
         outcome: f.outcome.as_str(),
         outcome_class: match f.outcome {
-            crate::outcomes::Outcome::ActedOn => "outcome-acted",
-            crate::outcomes::Outcome::Declined => "outcome-declined",
-            crate::outcomes::Outcome::Unknown => "outcome-unknown",
+            Outcome::ActedOn => "outcome-acted",
+            Outcome::Declined => "outcome-declined",
+            Outcome::Unknown => "outcome-unknown",
         },
         source: match p.kind {
             ProvenanceKind::Resolution => at(&format!("{action}, Resolution")),

@@ -654,15 +654,7 @@ fn finding_view(
             ),
         }
     });
-    let fix_html = f.fix.as_deref().map(|fix| {
-        let fix = fix.trim();
-        let fix = fix
-            .strip_prefix("Fix:")
-            .or_else(|| fix.strip_prefix("fix:"))
-            .unwrap_or(fix)
-            .trim_start();
-        markdown::to_html(hl, fix, 3)
-    });
+    let fix_html = f.fix.as_deref().map(|fix| fix_to_html(hl, fix));
     FindingView {
         id: f.id.clone(),
         anchor: anchor_for(&f.id, used_anchors),
@@ -705,19 +697,34 @@ fn finding_view(
                 },
             ),
         }),
-        sources: if f.sources.len() > 1 {
-            f.sources
-                .iter()
-                .map(|s| SourceView {
-                    agent: report.display_of(&s.agent).to_string(),
-                    id: s.id.clone(),
-                    severity: s.severity.map(Severity::as_str),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        },
+        sources: source_views(f, report),
     }
+}
+
+/// The fix as HTML, without the `Fix:` label the agent may have written before it.
+fn fix_to_html(hl: &Highlighter, fix: &str) -> String {
+    let fix = fix.trim();
+    let fix = fix
+        .strip_prefix("Fix:")
+        .or_else(|| fix.strip_prefix("fix:"))
+        .unwrap_or(fix)
+        .trim_start();
+    markdown::to_html(hl, fix, 3)
+}
+
+/// Each agent's own finding behind a merged one, listed when there is more than one.
+fn source_views(f: &MergedFinding, report: &Report) -> Vec<SourceView> {
+    if f.sources.len() <= 1 {
+        return Vec::new();
+    }
+    f.sources
+        .iter()
+        .map(|s| SourceView {
+            agent: report.display_of(&s.agent).to_string(),
+            id: s.id.clone(),
+            severity: s.severity.map(Severity::as_str),
+        })
+        .collect()
 }
 
 /// The line number of the quote's first line, when verification found the quote exactly at the

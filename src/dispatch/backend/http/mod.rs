@@ -27,11 +27,11 @@ use futures_util::StreamExt;
 use tokio::time::Instant;
 
 use super::{Attempt, AttemptRequest, Backend, BoxFuture, Session, Shared};
+use crate::bundle;
 use crate::cost::Priced;
 use crate::dispatch::budget::CostMeter;
 use crate::dispatch::events::EventKind;
 use crate::dispatch::output::{RunOutput, one_sentence};
-use crate::store::bundle;
 use crate::types::{AgentSpec, Failure};
 use api::ApiRequest;
 use stream::Decoder;

@@ -6,8 +6,6 @@
 //! <bundle>/run.json                  the run: its id, start time and reviewers, in order
 //! <bundle>/brief.md                  the brief exactly as the agents got it
 //! <bundle>/target.json               the resolved target (commits, changed files)
-//! <bundle>/reliability.json          the agents' records the run weighs confidence with, when
-//!                                    any agent had one (so consolidating it again is the same)
 //! <bundle>/events.jsonl              one JSON object per dispatch event
 //! <bundle>/<agent>/command.txt       the command line (or a model API's endpoint), secrets redacted
 //! <bundle>/<agent>/prompt.md         a model API's own prompt (the brief packed with the code)
@@ -29,7 +27,6 @@ use crate::types::RawReview;
 pub const RUN_FILE: &str = "run.json";
 pub const BRIEF_FILE: &str = "brief.md";
 pub const TARGET_FILE: &str = "target.json";
-pub const RELIABILITY_FILE: &str = "reliability.json";
 pub const EVENTS_FILE: &str = "events.jsonl";
 pub const COMMAND_FILE: &str = "command.txt";
 pub const PROMPT_FILE: &str = "prompt.md";
@@ -178,9 +175,6 @@ pub struct SavedRun {
     pub runs: Vec<RawReview>,
     /// Reviewers of `run.json` that left no results (killed before they finished).
     pub unfinished: Vec<RunReviewer>,
-    /// The agents' records the run weighed confidence with (`reliability.json`); `None` when
-    /// the run had none.
-    pub reliability: Option<crate::types::Reliability>,
 }
 
 /// Reads a run bundle: what the run was given and what each agent produced.
@@ -228,26 +222,12 @@ pub fn read(dir: &Path) -> Result<SavedRun> {
             None => unfinished.extend(reviewer),
         }
     }
-    let reliability = match std::fs::read_to_string(dir.join(RELIABILITY_FILE)) {
-        Ok(text) => Some(serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a table of agents' records this version can read",
-                dir.join(RELIABILITY_FILE).display()
-            )
-        })?),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(e)
-                .with_context(|| format!("cannot read {}", dir.join(RELIABILITY_FILE).display()));
-        }
-    };
     Ok(SavedRun {
         record,
         target,
         brief,
         runs,
         unfinished,
-        reliability,
     })
 }
 

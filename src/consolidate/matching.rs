@@ -21,11 +21,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{History, PriorFinding};
-use crate::consolidate::fingerprint::fingerprint_of;
-use crate::consolidate::similarity::{
-    Corpus, FindingProfile, LocationRelation, TEXT_FULL, tokenize,
-};
+use super::fingerprint::fingerprint_of;
+use super::similarity::{Corpus, FindingProfile, LocationRelation, TEXT_FULL, tokenize};
+use crate::types::history::{History, PriorFinding};
 use crate::types::{
     Finding, MergedFinding, PriorItem, PriorRef, PriorRounds, RoundStatus, VerificationStatus,
 };
