@@ -42,13 +42,15 @@ Exit codes:
   1    the gate failed: a finding at the --fail-on level or above stands
   2    usage or input error (the message says what to fix)
   3    no review: every agent failed or wrote no review (the report says why)
-  124  the run passed its deadline (run --timeout): what the agents wrote is kept
+  124  reading and consolidating passed the run's deadline (run --timeout); agents the
+       deadline stopped are named in the report and the run ends 0, 1 or 3 as usual
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP) at any stage: what the agents wrote is kept
 
 Environment:
   DEEP_REVIEW_SANDBOX=auto|landlock|none
-       auto (default): each agent under bubblewrap with Landlock inside, else Landlock alone;
-       `deep-review agents` names the layers. Config keys network, network_allow and
+       auto (default): Linux: each agent under bubblewrap with Landlock inside, else Landlock
+       alone; macOS: Seatbelt (sandbox-exec). With none available, run stops before any agent
+       starts; none runs agents unconfined. `deep-review agents` names the layers. Config keys network, network_allow and
        sandbox_sockets: see docs/src/security.md#security-model.
 
 Documentation: docs/src/SUMMARY.md (the book; exit codes: docs/src/local/run.md#exit-codes).
