@@ -14,7 +14,7 @@ use crate::report::Format;
 use crate::report::markdown_read;
 use crate::rounds::{self, History, TargetKey, history};
 use crate::text::printable_line;
-use crate::types::{ReportMeta, Review, Reviewer};
+use crate::types::{Finding, ReportMeta, Resolution, Review, Reviewer};
 use crate::verify::VerifyContext;
 
 #[derive(Debug, Args)]
@@ -141,26 +141,65 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
         let analysis = pipeline::from_bundle(&bundle_dir(bundle, args.store.as_deref())?)?;
         return output(&args, analysis);
     }
-    let mut meta = ReportMeta::default();
-    let mut reviews: Vec<Review> = Vec::new();
-    let mut resolution = None;
-    let mut own_findings = Vec::new();
+    let mut input = match &args.from_report {
+        Some(path) => from_report(path)?,
+        None => Input::default(),
+    };
+    check_raw_names(&args, &input.reviews)?;
+    input.reviews.extend(read_raw_reviews(&args.raw)?);
+    name_reviewers(&args.reviewer, &mut input.reviews, &mut input.meta)?;
+    say_review_warnings(&input.reviews);
+    fill_id_and_date(&mut input.meta);
 
-    if let Some(path) = &args.from_report {
-        let source = markdown_read::read_report(path)
-            .with_context(|| format!("cannot consolidate from the report {}", path.display()))?;
-        for w in &source.warnings {
-            crate::say!(
-                "deep-review: warning: {}: {}",
-                path.display(),
-                printable_line(w)
-            );
-        }
-        meta = source.meta;
-        resolution = source.resolution;
-        own_findings = source.findings;
-        reviews.extend(source.reviews);
+    let verify = match &args.repo {
+        Some(repo) => Some(verify_context(repo, &args.head, args.base.as_deref())?),
+        None => None,
+    };
+    let history = prior_rounds(&args.prior, &input.meta)?;
+    let mut analysis = pipeline::analyze_reviews(input.reviews, verify, input.meta, history);
+    // The author's Resolution of the report stays with it, following its findings by title.
+    if let Some(res) = input.resolution {
+        analysis.report.resolution = Some(rounds::resolve::carry_over(
+            &res,
+            &input.own_findings,
+            &analysis.report.findings,
+        ));
     }
+    output(&args, analysis)
+}
+
+/// What consolidation starts from: an old report's metadata, reviews, Resolution and own
+/// findings (all empty without `--from-report`), before the `--raw` reviews join.
+#[derive(Default)]
+struct Input {
+    meta: ReportMeta,
+    reviews: Vec<Review>,
+    resolution: Option<Resolution>,
+    own_findings: Vec<Finding>,
+}
+
+/// `--from-report FILE`: reads the report, printing what could not be read in it.
+fn from_report(path: &Path) -> anyhow::Result<Input> {
+    let source = markdown_read::read_report(path)
+        .with_context(|| format!("cannot consolidate from the report {}", path.display()))?;
+    for w in &source.warnings {
+        crate::say!(
+            "deep-review: warning: {}: {}",
+            path.display(),
+            printable_line(w)
+        );
+    }
+    Ok(Input {
+        meta: source.meta,
+        reviews: source.reviews,
+        resolution: source.resolution,
+        own_findings: source.findings,
+    })
+}
+
+/// Each agent has one review: a `--raw` name given twice, or one the report already holds, is
+/// refused before any file is read.
+fn check_raw_names(args: &ConsolidateArgs, reviews: &[Review]) -> anyhow::Result<()> {
     for (i, (name, file)) in args.raw.iter().enumerate() {
         if reviews.iter().any(|r| &r.agent == name) || args.raw[..i].iter().any(|(n, _)| n == name)
         {
@@ -178,22 +217,32 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    // Each review is read and parsed on its own thread: large reviews take a while, and they
-    // are independent. The first failure, in the order given, is the one reported.
-    let read: Vec<anyhow::Result<Review>> = {
-        use rayon::prelude::*;
-        args.raw
-            .par_iter()
-            .map(|(name, file)| {
-                read_review_file(name, Path::new(file))
-                    .with_context(|| format!("cannot read the raw review of `{name}`"))
-            })
-            .collect()
-    };
-    for review in read {
-        reviews.push(review?);
-    }
-    for (name, display) in &args.reviewer {
+    Ok(())
+}
+
+/// Reads the `--raw` reviews in the order given. Each review is read and parsed on its own
+/// thread: large reviews take a while, and they are independent. The first failure, in the
+/// order given, is the one reported.
+fn read_raw_reviews(raw: &[(String, String)]) -> anyhow::Result<Vec<Review>> {
+    use rayon::prelude::*;
+    let read: Vec<anyhow::Result<Review>> = raw
+        .par_iter()
+        .map(|(name, file)| {
+            read_review_file(name, Path::new(file))
+                .with_context(|| format!("cannot read the raw review of `{name}`"))
+        })
+        .collect();
+    read.into_iter().collect()
+}
+
+/// `--reviewer NAME=DISPLAY`: gives the review of NAME its display name, and the report's
+/// Reviewers row too (adding NAME when the row lacks it).
+fn name_reviewers(
+    names: &[(String, String)],
+    reviews: &mut [Review],
+    meta: &mut ReportMeta,
+) -> anyhow::Result<()> {
+    for (name, display) in names {
         let Some(review) = reviews.iter_mut().find(|r| &r.agent == name) else {
             bail!(
                 "--reviewer {name}=\"{display}\" names no agent of the input; agents are: {}",
@@ -215,7 +264,12 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
             }),
         }
     }
-    // A text that is not a review is named once, with the reason, when the report is made.
+    Ok(())
+}
+
+/// Prints each review's parse warnings, at most [`WARNINGS_SHOWN`] of each. A text that is
+/// not a review is named once, with the reason, when the report is made.
+fn say_review_warnings(reviews: &[Review]) {
     for review in reviews.iter().filter(|r| r.not_a_review.is_none()) {
         for w in review.warnings.iter().take(WARNINGS_SHOWN) {
             let at = w.line.map(|l| format!(" line {l}:")).unwrap_or_default();
@@ -234,6 +288,10 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+}
+
+/// A report with no id or date of its own gets now's.
+fn fill_id_and_date(meta: &mut ReportMeta) {
     if meta.id.is_empty() {
         meta.id = format!(
             "{}-consolidated",
@@ -243,22 +301,6 @@ pub fn execute(args: ConsolidateArgs) -> anyhow::Result<ExitCode> {
     if meta.date.is_none() {
         meta.date = Some(chrono::Local::now().naive_local());
     }
-
-    let verify = match &args.repo {
-        Some(repo) => Some(verify_context(repo, &args.head, args.base.as_deref())?),
-        None => None,
-    };
-    let history = prior_rounds(&args.prior, &meta)?;
-    let mut analysis = pipeline::analyze_reviews(reviews, verify, meta, history);
-    // The author's Resolution of the report stays with it, following its findings by title.
-    if let Some(res) = resolution {
-        analysis.report.resolution = Some(rounds::resolve::carry_over(
-            &res,
-            &own_findings,
-            &analysis.report.findings,
-        ));
-    }
-    output(&args, analysis)
 }
 
 /// `--bundle ID|DIR`: a directory as given, else run `ID` of the store. A directory wins over

@@ -118,78 +118,25 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
     if let Some(p) = &pull_request {
         p.apply(&mut target);
     }
-    let (config, mut agents, mut notes) = agents_for(&target, request.agents.as_deref())?;
+    let (config, agents, mut notes) = agents_for(&target, request.agents.as_deref())?;
     notes.splice(0..0, located.notes);
     let store = located.store;
     if let Some(p) = &pull_request {
         notes.extend(p.notes.iter().cloned());
     }
-    let mut not_installed = Vec::new();
-    if request.agents.is_none() {
-        // Left out quietly, unless the config asks for the agent by name: the registry's agents
-        // are all enabled by default, and one never installed is nothing the user asked for.
-        let (found, missing) = installed(agents);
-        for a in missing
-            .iter()
-            .filter(|a| !found.is_empty() && config.configures(&a.name))
-        {
-            notes.push(format!(
-                "{} is not installed, reviewing without it: {} is not on PATH",
-                a.display,
-                install_hint(a)
-            ));
-        }
-        agents = found;
-        not_installed = missing;
-    } else {
-        // Named with `--agents`: it would run, and fail.
-        let (_, missing) = installed(agents.clone());
-        for a in &missing {
-            notes.push(format!(
-                "{} is not installed: {} is not on PATH, so it will fail",
-                a.display,
-                install_hint(a)
-            ));
-        }
-    }
-    let mut template = brief::template_path(
-        request.brief_template.as_deref(),
-        config.brief_template.as_deref(),
-    );
-    if request.brief_template.is_none()
-        && let Some(path) = &template
-        && let Some(rel) = changed_by_the_change(&target, path)
-    {
-        notes.push(format!(
-            "the brief template {rel} is changed by the change under review: the built-in \
-             template is used instead (a change does not write its own brief)"
-        ));
-        template = None;
-    }
+    let (agents, not_installed) = installed_agents(request, &config, agents, &mut notes);
+    let template = brief_template(request, &config, &target, &mut notes);
     // The change's earlier rounds, from the store the report will be written to.
     let mut history = rounds::history::in_store(&store, &target, None);
     notes.append(&mut history.warnings);
-    // One brief for every agent that reads the repository: fitted to the smallest budget among
-    // them. Model APIs get packed prompts of their own below.
-    let budget = agents
-        .iter()
-        .chain(&not_installed)
-        .filter(|a| !a.kind.is_http())
-        .map(AgentSpec::brief_budget)
-        .min();
-    let brief = brief::build(
+    let brief = shared_brief(
         &target,
-        &BriefOptions {
-            template: template.clone(),
-            budget_tokens: budget,
-            rounds: rounds::brief::material(&history, &target),
-            ..BriefOptions::default()
-        },
+        &agents,
+        &not_installed,
+        template.clone(),
+        &history,
+        &mut notes,
     )?;
-    if agents.iter().any(|a| !a.kind.is_http()) {
-        notes.extend(brief.warning.clone());
-    }
-    notes.extend(brief.context_note.clone());
     notes.extend(agents.iter().filter_map(unencrypted_key_note));
     let prompts = packed_prompts(
         &target,
@@ -220,6 +167,99 @@ pub fn plan(request: &PlanRequest) -> anyhow::Result<Plan> {
         started_at: Local::now(),
         notes,
     })
+}
+
+/// The agents that run and those left out as not installed, with a note on each missing
+/// agent the user asked for.
+fn installed_agents(
+    request: &PlanRequest,
+    config: &Config,
+    agents: Vec<AgentSpec>,
+    notes: &mut Vec<String>,
+) -> (Vec<AgentSpec>, Vec<AgentSpec>) {
+    if request.agents.is_some() {
+        // Named with `--agents`: it would run, and fail.
+        let (_, missing) = installed(agents.clone());
+        for a in &missing {
+            notes.push(format!(
+                "{} is not installed: {} is not on PATH, so it will fail",
+                a.display,
+                install_hint(a)
+            ));
+        }
+        return (agents, Vec::new());
+    }
+    // Left out quietly, unless the config asks for the agent by name: the registry's agents
+    // are all enabled by default, and one never installed is nothing the user asked for.
+    let (found, missing) = installed(agents);
+    for a in missing
+        .iter()
+        .filter(|a| !found.is_empty() && config.configures(&a.name))
+    {
+        notes.push(format!(
+            "{} is not installed, reviewing without it: {} is not on PATH",
+            a.display,
+            install_hint(a)
+        ));
+    }
+    (found, missing)
+}
+
+/// The brief template to use: the command line's, else the config's, unless the config's is
+/// a file the change under review changes (a change does not write its own brief).
+fn brief_template(
+    request: &PlanRequest,
+    config: &Config,
+    target: &Target,
+    notes: &mut Vec<String>,
+) -> Option<PathBuf> {
+    let template = brief::template_path(
+        request.brief_template.as_deref(),
+        config.brief_template.as_deref(),
+    );
+    if request.brief_template.is_none()
+        && let Some(path) = &template
+        && let Some(rel) = changed_by_the_change(target, path)
+    {
+        notes.push(format!(
+            "the brief template {rel} is changed by the change under review: the built-in \
+             template is used instead (a change does not write its own brief)"
+        ));
+        return None;
+    }
+    template
+}
+
+/// One brief for every agent that reads the repository: fitted to the smallest budget among
+/// them. Model APIs get packed prompts of their own ([`packed_prompts`]).
+fn shared_brief(
+    target: &Target,
+    agents: &[AgentSpec],
+    not_installed: &[AgentSpec],
+    template: Option<PathBuf>,
+    history: &History,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Brief> {
+    let budget = agents
+        .iter()
+        .chain(not_installed)
+        .filter(|a| !a.kind.is_http())
+        .map(AgentSpec::brief_budget)
+        .min();
+    let brief = brief::build(
+        target,
+        &BriefOptions {
+            template,
+            budget_tokens: budget,
+            rounds: rounds::brief::material(history, target),
+            ..BriefOptions::default()
+        },
+    )?;
+    if agents.iter().any(|a| !a.kind.is_http()) {
+        notes.extend(brief.warning.clone());
+    }
+    notes.extend(brief.context_note.clone());
+    Ok(brief)
 }
 
 /// The packed prompt of every model API among `agents`: the change's code within its

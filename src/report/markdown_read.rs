@@ -108,63 +108,155 @@ fn parse_with(
 ) -> Result<ReportSource, ParseError> {
     let lines = LineIndex::new(text);
     let all_headings = appendix::headings(text);
-    let mut warnings = Vec::new();
-
-    // Before the appendix the report is the tool's own Markdown: headings in code are code.
-    let appendix_at = all_headings
-        .iter()
-        .position(|h| !h.in_fence && h.level <= 2 && is_appendix(&h.text));
+    let appendix_at = appendix_heading(&all_headings);
     if appendix_at.is_none() && need_reviews {
-        return Err(ParseError::Invalid {
-            path: path_for_errors.to_string(),
-            line: 1,
-            message: "the report holds no raw reviews: it has no \"## Appendix: Original \
-                      Reviews\" section. Give the raw reviews with --raw NAME=FILE instead"
-                .into(),
-        });
+        return Err(no_appendix_error(path_for_errors));
     }
     let appendix = appendix_at.map(|i| &all_headings[i]);
     let appendix_start = appendix.map_or(text.len(), |a| a.range.start);
-    let headings: Vec<&appendix::Heading> = all_headings
-        [..appendix_at.unwrap_or(all_headings.len())]
+    let headings = report_headings(&all_headings, appendix_at);
+
+    let mut warnings = Vec::new();
+    let meta_end = metadata_end(&headings, appendix_start);
+    let table = read_metadata(text, &headings, meta_end, path_for_errors, &mut warnings);
+
+    // The report's own findings and testing gaps: its body, read as a review.
+    let body = report_body(text, &headings, meta_end, appendix_start);
+    let own = parse_review("report", body);
+    let declined = resolution::parse_declined(body);
+
+    let split = split_appendix(text, &all_headings, appendix_at, &table.meta.reviewers);
+    let appendix_span = appendix.map(|h| h.range.start..split.end.max(h.range.end));
+    // The Resolution is the report's: read outside the reviews.
+    let (resolution, resolution_warnings) =
+        resolution::parse_resolution_outside(text, appendix_span.clone());
+    warnings.extend(resolution_warnings);
+    if split.reviews.is_empty() && need_reviews {
+        return Err(no_reviews_error(
+            path_for_errors,
+            lines.line(appendix_start),
+        ));
+    }
+    let reviews = read_reviews(text, &all_headings, &split, &lines, &mut warnings);
+    warn_missing_reviews(&table.meta.reviewers, &split, &mut warnings);
+    Ok(ReportSource {
+        meta: table.meta,
+        verdict: table.verdict,
+        verdict_rationale: table.verdict_rationale,
+        reviews,
+        findings: own.findings,
+        testing_gaps: own.testing.gaps,
+        resolution,
+        declined,
+        appendix: appendix_span,
+        warnings,
+    })
+}
+
+/// The index of the appendix heading among all headings. Before the appendix the report is
+/// the tool's own Markdown: headings in code are code.
+fn appendix_heading(all_headings: &[appendix::Heading]) -> Option<usize> {
+    all_headings
+        .iter()
+        .position(|h| !h.in_fence && h.level <= 2 && is_appendix(&h.text))
+}
+
+fn no_appendix_error(path_for_errors: &str) -> ParseError {
+    ParseError::Invalid {
+        path: path_for_errors.to_string(),
+        line: 1,
+        message: "the report holds no raw reviews: it has no \"## Appendix: Original \
+                  Reviews\" section. Give the raw reviews with --raw NAME=FILE instead"
+            .into(),
+    }
+}
+
+fn no_reviews_error(path_for_errors: &str, appendix_line: usize) -> ParseError {
+    ParseError::Invalid {
+        path: path_for_errors.to_string(),
+        line: appendix_line,
+        message: "the report holds no raw reviews: its appendix has no `### <Reviewer>` \
+                  heading naming a reviewer of the Reviewers row. Give the raw reviews \
+                  with --raw NAME=FILE instead"
+            .into(),
+    }
+}
+
+/// The report's own headings: those before the appendix, outside code fences.
+fn report_headings(
+    all_headings: &[appendix::Heading],
+    appendix_at: Option<usize>,
+) -> Vec<&appendix::Heading> {
+    all_headings[..appendix_at.unwrap_or(all_headings.len())]
         .iter()
         .filter(|h| !h.in_fence)
-        .collect();
+        .collect()
+}
 
-    // Metadata: the table rows before the first section heading after the title.
-    let meta_end = headings
+/// Where the metadata table ends: at the first section heading after the title.
+fn metadata_end(headings: &[&appendix::Heading], appendix_start: usize) -> usize {
+    headings
         .iter()
         .find(|h| h.level <= 2 && h.range.start > 0 && !h.text.starts_with("Deep Review"))
         .map(|h| h.range.start)
-        .unwrap_or(appendix_start);
-    let mut meta = ReportMeta::default();
-    let mut verdict = None;
-    let mut verdict_rationale = String::new();
-    if let Some(title) = headings
-        .iter()
-        .find(|h| h.level == 1 && h.range.start < meta_end)
-    {
-        let t = title.text.trim();
-        if let Some(id) = t
-            .strip_prefix("Deep Review:")
-            .or_else(|| t.strip_prefix("Deep Review"))
-        {
-            meta.id = id.trim_matches([' ', ':', '—', '-']).to_string();
-        }
-    }
-    if meta.id.is_empty() {
-        meta.id = Path::new(path_for_errors)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-    }
+        .unwrap_or(appendix_start)
+}
+
+/// What the metadata table says: the report's metadata and its verdict.
+#[derive(Default)]
+struct Metadata {
+    meta: ReportMeta,
+    verdict: Option<Verdict>,
+    verdict_rationale: String,
+}
+
+/// Reads the report's id and the table rows before `meta_end`, warning (`line N: …`) about
+/// rows it cannot read.
+fn read_metadata(
+    text: &str,
+    headings: &[&appendix::Heading],
+    meta_end: usize,
+    path_for_errors: &str,
+    warnings: &mut Vec<String>,
+) -> Metadata {
+    let mut table = Metadata::default();
+    table.meta.id = report_id(headings, meta_end, path_for_errors);
     let mut row_line = 0;
     for line in text[..meta_end.min(text.len())].lines() {
         row_line += 1;
         let Some((key, value)) = table_row(line) else {
             continue;
         };
-        let value = value.trim();
+        table.read_row(&key, value.trim(), row_line, warnings);
+    }
+    table
+}
+
+/// The id the title gives (`# Deep Review: <id>`), else the file name of `path_for_errors`.
+fn report_id(headings: &[&appendix::Heading], meta_end: usize, path_for_errors: &str) -> String {
+    let from_title = headings
+        .iter()
+        .find(|h| h.level == 1 && h.range.start < meta_end)
+        .and_then(|title| {
+            let t = title.text.trim();
+            t.strip_prefix("Deep Review:")
+                .or_else(|| t.strip_prefix("Deep Review"))
+                .map(|id| id.trim_matches([' ', ':', '—', '-']).to_string())
+        })
+        .unwrap_or_default();
+    if !from_title.is_empty() {
+        return from_title;
+    }
+    Path::new(path_for_errors)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+impl Metadata {
+    /// Reads one row (`| key | value |`) at line `row_line` of the report.
+    fn read_row(&mut self, key: &str, value: &str, row_line: usize, warnings: &mut Vec<String>) {
+        let meta = &mut self.meta;
         match key.to_ascii_lowercase().as_str() {
             "date" => meta.date = parse_date(value),
             "repo" | "repository" => meta.repo = Some(link_text(value)),
@@ -192,8 +284,8 @@ fn parse_with(
                          Merge as-is, Merge with optional fixes, Merge with fixes, Rework"
                     ));
                 }
-                verdict = v;
-                verdict_rationale = rationale;
+                self.verdict = v;
+                self.verdict_rationale = rationale;
             }
             "wall-clock time" | "wall clock time" | "wall-clock" | "duration" => {
                 meta.wall_clock_s = parse_duration(value);
@@ -209,66 +301,64 @@ fn parse_with(
             )),
         }
     }
+}
 
-    // The report's own findings and testing gaps: its body, read as a review.
+/// The report's body: from the metadata's end to its first report section (or the appendix).
+fn report_body<'t>(
+    text: &'t str,
+    headings: &[&appendix::Heading],
+    meta_end: usize,
+    appendix_start: usize,
+) -> &'t str {
     let body_end = headings
         .iter()
         .find(|h| h.level <= 2 && h.range.start >= meta_end && is_report_section(&h.text))
         .map_or(appendix_start, |h| h.range.start.min(appendix_start));
-    let body = text.get(meta_end.min(body_end)..body_end).unwrap_or("");
-    let own = parse_review("report", body);
-    let declined = resolution::parse_declined(body);
+    text.get(meta_end.min(body_end)..body_end).unwrap_or("")
+}
 
-    // Appendix: reviewer headings, then the end of the last review (where the writer marked
-    // it, else where a report section follows).
-    let names = appendix::ReviewerNames::new(&meta.reviewers);
-    let split = match appendix {
-        Some(heading) => {
-            let marked = crate::report::appendix_marks::marked_end(text, heading.range.end);
-            appendix::split(
-                text,
-                &all_headings,
-                appendix_at.unwrap_or(0) + 1,
-                &names,
-                marked,
-            )
-        }
-        None => appendix::Split::default(),
+/// The appendix's reviewer headings, then the end of the last review (where the writer marked
+/// it, else where a report section follows); nothing when there is no appendix.
+fn split_appendix(
+    text: &str,
+    all_headings: &[appendix::Heading],
+    appendix_at: Option<usize>,
+    reviewers: &[Reviewer],
+) -> appendix::Split {
+    let Some(at) = appendix_at else {
+        return appendix::Split::default();
     };
-    let appendix_span = appendix.map(|h| h.range.start..split.end.max(h.range.end));
-    // The Resolution is the report's: read outside the reviews.
-    let (resolution, resolution_warnings) =
-        resolution::parse_resolution_outside(text, appendix_span.clone());
-    warnings.extend(resolution_warnings);
-    if split.reviews.is_empty() && need_reviews {
-        return Err(ParseError::Invalid {
-            path: path_for_errors.to_string(),
-            line: lines.line(appendix_start),
-            message: "the report holds no raw reviews: its appendix has no `### <Reviewer>` \
-                      heading naming a reviewer of the Reviewers row. Give the raw reviews \
-                      with --raw NAME=FILE instead"
-                .into(),
-        });
-    }
+    let names = appendix::ReviewerNames::new(reviewers);
+    let marked = crate::report::appendix_marks::marked_end(text, all_headings[at].range.end);
+    appendix::split(text, all_headings, at + 1, &names, marked)
+}
+
+/// One parsed review per reviewer heading of the appendix, in report order. Warns about a
+/// heading inside the review before it's open fence, a second pass by one agent, and an entry
+/// that is no raw review.
+fn read_reviews(
+    text: &str,
+    all_headings: &[appendix::Heading],
+    split: &appendix::Split,
+    lines: &LineIndex,
+    warnings: &mut Vec<String>,
+) -> Vec<Review> {
     let mut reviews = Vec::new();
     let mut agents_seen: HashSet<&str> = HashSet::new();
     for (i, (k, agent)) in split.reviews.iter().enumerate() {
         let h = &all_headings[*k];
-        let stop = split
-            .reviews
-            .get(i + 1)
-            .map(|(n, _)| all_headings[*n].range.start)
-            .unwrap_or(split.end);
+        let next = split.reviews.get(i + 1).map(|(n, _)| &all_headings[*n]);
+        let stop = next.map_or(split.end, |n| n.range.start);
         let body = text.get(h.range.end..stop.max(h.range.end)).unwrap_or("");
         let raw = trim_separators(body);
-        if let Some((n, _)) = split.reviews.get(i + 1)
+        if let Some(next) = next
             && appendix::leaves_fence_open(raw)
         {
             warnings.push(format!(
                 "line {}: agent heading {:?} is inside an unclosed code fence of the review \
                  before it; read it as a heading",
-                lines.line(all_headings[*n].range.start),
-                all_headings[*n].text
+                lines.line(next.range.start),
+                next.text
             ));
         }
         let mut review = parse_review(&agent.name, raw);
@@ -288,27 +378,28 @@ fn parse_with(
         }
         reviews.push(review);
     }
-    // A report with no appendix at all (read as an earlier round) is not missing reviews.
-    for r in meta.reviewers.iter().filter(|_| !reviews.is_empty()) {
-        if !agents_seen.contains(r.name.as_str()) {
+    reviews
+}
+
+/// A warning per reviewer of the Reviewers row with no raw review in the appendix. A report
+/// with no appendix at all (read as an earlier round) is not missing reviews.
+fn warn_missing_reviews(
+    reviewers: &[Reviewer],
+    split: &appendix::Split,
+    warnings: &mut Vec<String>,
+) {
+    if split.reviews.is_empty() {
+        return;
+    }
+    let seen: HashSet<&str> = split.reviews.iter().map(|(_, a)| a.name.as_str()).collect();
+    for r in reviewers {
+        if !seen.contains(r.name.as_str()) {
             warnings.push(format!(
                 "reviewer {} has no raw review in the appendix",
                 r.display
             ));
         }
     }
-    Ok(ReportSource {
-        meta,
-        verdict,
-        verdict_rationale,
-        reviews,
-        findings: own.findings,
-        testing_gaps: own.testing.gaps,
-        resolution,
-        declined,
-        appendix: appendix_span,
-        warnings,
-    })
 }
 
 /// A warning when an appendix entry is not a raw review, so no finding can be read from it: a

@@ -401,95 +401,10 @@ pub fn build(report: &Report) -> ReportView {
     let forge = Forge::new(report.meta.repo_url.as_deref(), report.meta.head.as_deref());
     // One budget for the page: findings first, then the raw reviews in the appendix.
     let hl = Highlighter::new(PAGE_BUDGET);
-    let mut used_anchors = HashSet::new();
-    let mut finding =
-        |f: &MergedFinding| finding_view(&hl, f, &pills, forge, report, &mut used_anchors);
-
-    let sections = Severity::ALL
-        .into_iter()
-        .map(|severity| {
-            let (title, anchor) = match severity {
-                Severity::Critical => ("Critical Issues", "critical-issues"),
-                Severity::Important => ("Important Issues", "important-issues"),
-                Severity::Suggestion => ("Suggestions", "suggestions"),
-            };
-            SectionView {
-                severity: severity.as_str(),
-                title,
-                anchor,
-                findings: report
-                    .findings
-                    .iter()
-                    .filter(|f| f.is_shown() && f.severity == severity)
-                    .map(&mut finding)
-                    .collect(),
-            }
-        })
-        .collect::<Vec<_>>();
-    let tier = |t: Tier| report.findings.iter().filter(move |f| f.tier == t);
-    let unverified: Vec<FindingView> = tier(Tier::Unverified).map(&mut finding).collect();
-    let low_confidence: Vec<FindingView> = tier(Tier::LowConfidence).map(&mut finding).collect();
-
-    let counts = Counts {
-        critical: sections[0].findings.len(),
-        important: sections[1].findings.len(),
-        suggestion: sections[2].findings.len(),
-        unverified: unverified.len(),
-        low_confidence: low_confidence.len(),
-    };
-
-    let observations = |kind: ObservationKind| {
-        report
-            .observations
-            .iter()
-            .filter(|o| o.kind == kind)
-            .map(|o| ObservationView {
-                title_html: o.title.as_deref().map(markdown::inline_to_html),
-                text_html: markdown::to_html_compact(&hl, &o.text),
-                scopes: o.scopes.clone(),
-                pills: pills.list(&o.agents),
-            })
-            .collect::<Vec<_>>()
-    };
-    let notes = |list: &[AttributedNote]| {
-        list.iter()
-            .map(|n| NoteView {
-                title_html: n.title.as_deref().map(markdown::inline_to_html),
-                text_html: markdown::to_html_compact(&hl, &n.text),
-                pills: pills.list(&n.agents),
-            })
-            .collect::<Vec<_>>()
-    };
-
-    let retro = RetroView {
-        agents: report
-            .agents
-            .iter()
-            .map(|a| RetroAgentView {
-                pill: pills.of(&a.name),
-                paragraph_html: markdown::inline_to_html(&agent_paragraph(a)),
-                failed: a.error.is_some(),
-            })
-            .collect(),
-        rows: retro_rows(&report.agents)
-            .into_iter()
-            .map(|(metric, cells)| RetroRow { metric, cells })
-            .collect(),
-    };
-
-    let appendix = report
-        .appendix
-        .iter()
-        .enumerate()
-        .map(|(i, entry)| AppendixView {
-            pill: Pill {
-                display: entry.display.clone(),
-                ..pills.of(&entry.agent)
-            },
-            anchor: format!("review-{}", i + 1),
-            body_html: markdown::to_html(&hl, &entry.text, 2),
-        })
-        .collect();
+    let findings = finding_lists(report, &hl, &pills, forge);
+    let counts = counts_of(&findings);
+    let retro = retro_view(report, &pills);
+    let appendix = appendix_views(report, &hl, &pills);
 
     let (since, declined) = since_view(report);
     ReportView {
@@ -503,44 +418,183 @@ pub fn build(report: &Report) -> ReportView {
         rationale_html: markdown::inline_to_html(&report.verdict_rationale),
         counts,
         summary_html: markdown::to_html(&hl, &report.summary, 2),
-        sections,
-        unverified,
-        low_confidence,
-        concerns: observations(ObservationKind::Concern),
-        strengths: observations(ObservationKind::Strength),
-        testing: notes(&report.testing_gaps),
-        documentation: notes(&report.documentation),
-        limitations: notes(&report.limitations),
-        unresolved: (report.meta.pr.is_some() || !report.unresolved_feedback.is_empty()).then(
-            || {
-                report
-                    .unresolved_feedback
-                    .iter()
-                    .map(|t| ThreadView {
-                        location: t.path.as_ref().map(|p| match t.line {
-                            Some(l) => format!("{p}:{l}"),
-                            None => p.clone(),
-                        }),
-                        author: t.author.clone(),
-                        outdated: t.outdated,
-                        replies: t.replies,
-                        href: t.url.clone().filter(|u| links::is_safe_href(u)),
-                        body_html: markdown::to_html_compact(&hl, &t.body),
-                    })
-                    .collect()
-            },
-        ),
+        sections: findings.sections,
+        unverified: findings.unverified,
+        low_confidence: findings.low_confidence,
+        concerns: observation_views(report, ObservationKind::Concern, &hl, &pills),
+        strengths: observation_views(report, ObservationKind::Strength, &hl, &pills),
+        testing: note_views(&report.testing_gaps, &hl, &pills),
+        documentation: note_views(&report.documentation, &hl, &pills),
+        limitations: note_views(&report.limitations, &hl, &pills),
+        unresolved: unresolved_view(report, &hl),
         retro,
-        warnings: report
-            .checkout
-            .iter()
-            .map(|c| crate::report::markdown::checkout_sentence(c).replace("**", ""))
-            .chain(report.warnings.iter().cloned())
-            .collect(),
+        warnings: warning_lines(report),
         appendix,
         agents: pills.all(report),
         generator: format!("deep-review {}", env!("CARGO_PKG_VERSION")),
     }
+}
+
+/// The page's findings: the shown ones by severity, then the unverified and low-confidence
+/// tiers. Built in this order, before anything else: they share the page's highlighting
+/// budget and its anchors.
+struct FindingLists {
+    sections: Vec<SectionView>,
+    unverified: Vec<FindingView>,
+    low_confidence: Vec<FindingView>,
+}
+
+fn finding_lists(
+    report: &Report,
+    hl: &Highlighter,
+    pills: &Pills,
+    forge: Option<Forge<'_>>,
+) -> FindingLists {
+    let mut used_anchors = HashSet::new();
+    let mut finding =
+        |f: &MergedFinding| finding_view(hl, f, pills, forge, report, &mut used_anchors);
+    let sections = Severity::ALL
+        .into_iter()
+        .map(|severity| section_view(report, severity, &mut finding))
+        .collect::<Vec<_>>();
+    let tier = |t: Tier| report.findings.iter().filter(move |f| f.tier == t);
+    let unverified: Vec<FindingView> = tier(Tier::Unverified).map(&mut finding).collect();
+    let low_confidence: Vec<FindingView> = tier(Tier::LowConfidence).map(&mut finding).collect();
+    FindingLists {
+        sections,
+        unverified,
+        low_confidence,
+    }
+}
+
+/// One severity's section: its title, its anchor and its shown findings.
+fn section_view(
+    report: &Report,
+    severity: Severity,
+    finding: &mut impl FnMut(&MergedFinding) -> FindingView,
+) -> SectionView {
+    let (title, anchor) = match severity {
+        Severity::Critical => ("Critical Issues", "critical-issues"),
+        Severity::Important => ("Important Issues", "important-issues"),
+        Severity::Suggestion => ("Suggestions", "suggestions"),
+    };
+    SectionView {
+        severity: severity.as_str(),
+        title,
+        anchor,
+        findings: report
+            .findings
+            .iter()
+            .filter(|f| f.is_shown() && f.severity == severity)
+            .map(finding)
+            .collect(),
+    }
+}
+
+fn counts_of(findings: &FindingLists) -> Counts {
+    let sections = &findings.sections;
+    Counts {
+        critical: sections[0].findings.len(),
+        important: sections[1].findings.len(),
+        suggestion: sections[2].findings.len(),
+        unverified: findings.unverified.len(),
+        low_confidence: findings.low_confidence.len(),
+    }
+}
+
+fn observation_views(
+    report: &Report,
+    kind: ObservationKind,
+    hl: &Highlighter,
+    pills: &Pills,
+) -> Vec<ObservationView> {
+    report
+        .observations
+        .iter()
+        .filter(|o| o.kind == kind)
+        .map(|o| ObservationView {
+            title_html: o.title.as_deref().map(markdown::inline_to_html),
+            text_html: markdown::to_html_compact(hl, &o.text),
+            scopes: o.scopes.clone(),
+            pills: pills.list(&o.agents),
+        })
+        .collect()
+}
+
+fn note_views(list: &[AttributedNote], hl: &Highlighter, pills: &Pills) -> Vec<NoteView> {
+    list.iter()
+        .map(|n| NoteView {
+            title_html: n.title.as_deref().map(markdown::inline_to_html),
+            text_html: markdown::to_html_compact(hl, &n.text),
+            pills: pills.list(&n.agents),
+        })
+        .collect()
+}
+
+fn retro_view(report: &Report, pills: &Pills) -> RetroView {
+    RetroView {
+        agents: report
+            .agents
+            .iter()
+            .map(|a| RetroAgentView {
+                pill: pills.of(&a.name),
+                paragraph_html: markdown::inline_to_html(&agent_paragraph(a)),
+                failed: a.error.is_some(),
+            })
+            .collect(),
+        rows: retro_rows(&report.agents)
+            .into_iter()
+            .map(|(metric, cells)| RetroRow { metric, cells })
+            .collect(),
+    }
+}
+
+fn appendix_views(report: &Report, hl: &Highlighter, pills: &Pills) -> Vec<AppendixView> {
+    report
+        .appendix
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| AppendixView {
+            pill: Pill {
+                display: entry.display.clone(),
+                ..pills.of(&entry.agent)
+            },
+            anchor: format!("review-{}", i + 1),
+            body_html: markdown::to_html(hl, &entry.text, 2),
+        })
+        .collect()
+}
+
+/// The unresolved review threads: shown on a pull request (even when there are none) or when
+/// the report has any.
+fn unresolved_view(report: &Report, hl: &Highlighter) -> Option<Vec<ThreadView>> {
+    (report.meta.pr.is_some() || !report.unresolved_feedback.is_empty()).then(|| {
+        report
+            .unresolved_feedback
+            .iter()
+            .map(|t| ThreadView {
+                location: t.path.as_ref().map(|p| match t.line {
+                    Some(l) => format!("{p}:{l}"),
+                    None => p.clone(),
+                }),
+                author: t.author.clone(),
+                outdated: t.outdated,
+                replies: t.replies,
+                href: t.url.clone().filter(|u| links::is_safe_href(u)),
+                body_html: markdown::to_html_compact(hl, &t.body),
+            })
+            .collect()
+    })
+}
+
+/// The checkout's sentences (without their Markdown bold), then the report's warnings.
+fn warning_lines(report: &Report) -> Vec<String> {
+    report
+        .checkout
+        .iter()
+        .map(|c| crate::report::markdown::checkout_sentence(c).replace("**", ""))
+        .chain(report.warnings.iter().cloned())
+        .collect()
 }
 
 fn meta_view(report: &Report, pills: &Pills) -> MetaView {
