@@ -51,8 +51,38 @@ pub(crate) fn fit(
     };
     drop(full);
 
+    let mut cut_text = cut_description_and_context(&mut vars, budget);
+    cut_text.extend(cut_threads(&mut vars, budget));
+    let all_files = std::mem::take(&mut vars.files);
+    let all_commits = std::mem::take(&mut vars.commits);
+    let lists = Lists {
+        files: &all_files,
+        commits: &all_commits,
+        diff_range: format!("{}..{}", vars.merge_base_short, short(&vars.head)),
+    };
+    let plan = ListPlan::measure(&mut vars, &lists, &cut_text, budget, render)?;
+    let text = plan.render(&mut vars, &lists, &cut_text, budget, render)?;
+    let omitted = vars.omitted.clone();
+    let warning = over_budget_warning(
+        budget,
+        full_tokens,
+        &omitted,
+        estimate_tokens(text.len()),
+        plan.fixed,
+    );
+    Ok(Fitted {
+        text,
+        vars,
+        full_tokens,
+        omitted,
+        warning: Some(warning),
+    })
+}
+
+/// Free text first: a description and a context file each get a share of the budget. Returns
+/// what was left out of them.
+fn cut_description_and_context(vars: &mut BriefContext, budget: usize) -> Vec<String> {
     let mut cut_text = Vec::new();
-    // Free text first: a description and a context file each get a share of the budget.
     if let Some(desc) = vars.description.take() {
         let max = budget / 8 * 4;
         if desc.len() > max {
@@ -75,88 +105,136 @@ pub(crate) fn fit(
         }
         vars.context = Some(ctx);
     }
-    // The pull request's review threads: the oldest first, within the description's share.
-    if !vars.threads.is_empty() {
-        let max = budget / 8 * 4;
-        let mut used = 0;
-        let keep = vars
-            .threads
+    cut_text
+}
+
+/// The pull request's review threads: the oldest first, within the description's share.
+/// Returns what was left out of them.
+fn cut_threads(vars: &mut BriefContext, budget: usize) -> Option<String> {
+    if vars.threads.is_empty() {
+        return None;
+    }
+    let max = budget / 8 * 4;
+    let mut used = 0;
+    let keep = vars
+        .threads
+        .iter()
+        .take_while(|t| {
+            used += t.body.len() + t.location.as_ref().map_or(0, String::len) + 80;
+            used <= max
+        })
+        .count();
+    if keep >= vars.threads.len() {
+        return None;
+    }
+    let left_out = format!(
+        "the last {} of the pull request's unresolved review threads (the report lists them all)",
+        vars.threads.len() - keep
+    );
+    vars.threads.truncate(keep);
+    Some(left_out)
+}
+
+/// How many files and commits to show first, from what the lists cost in this template.
+struct ListPlan {
+    /// Tokens of the brief with empty lists.
+    fixed: usize,
+    /// Tokens the budget leaves for the lists.
+    avail: usize,
+    files: usize,
+    commits: usize,
+}
+
+impl ListPlan {
+    /// Renders the fixed part and each list on its own, and fits the lists to what is left
+    /// (commits taking at most a quarter).
+    fn measure(
+        vars: &mut BriefContext,
+        lists: &Lists,
+        cut_text: &[String],
+        budget: usize,
+        render: Render,
+    ) -> anyhow::Result<Self> {
+        // The cost of the fixed part, and of each list on its own, in this template.
+        vars.omitted = lists.omitted(0, 0, cut_text);
+        let fixed = tokens(render, vars)?;
+        vars.files = lists.files.to_vec();
+        let files_cost = tokens(render, vars)?.saturating_sub(fixed);
+        vars.files = Vec::new();
+        vars.commits = lists.commits.to_vec();
+        let commits_cost = tokens(render, vars)?.saturating_sub(fixed);
+
+        let file_weights: Vec<usize> = lists
+            .files
             .iter()
-            .take_while(|t| {
-                used += t.body.len() + t.location.as_ref().map_or(0, String::len) + 80;
-                used <= max
-            })
-            .count();
-        if keep < vars.threads.len() {
-            cut_text.push(format!(
-                "the last {} of the pull request's unresolved review threads (the report lists them all)",
-                vars.threads.len() - keep
-            ));
-            vars.threads.truncate(keep);
-        }
+            .map(|f| f.path.len() + f.old_path.as_ref().map_or(0, String::len) + 24)
+            .collect();
+        // Newest first: the commits kept are the last ones.
+        let commit_weights: Vec<usize> = lists
+            .commits
+            .iter()
+            .rev()
+            .map(|c| c.sha.len() + c.subject.len() + 8)
+            .collect();
+        let file_price = Price::new(&file_weights, files_cost);
+        let commit_price = Price::new(&commit_weights, commits_cost);
+
+        let avail = budget.saturating_sub(fixed);
+        let commit_share = commits_cost.min(avail / 4);
+        let files = file_price.fits(avail - commit_share);
+        let commits = commit_price.fits(avail - file_price.cost(files));
+        Ok(ListPlan {
+            fixed,
+            avail,
+            files,
+            commits,
+        })
     }
 
-    let all_files = std::mem::take(&mut vars.files);
-    let all_commits = std::mem::take(&mut vars.commits);
-    let lists = Lists {
-        files: &all_files,
-        commits: &all_commits,
-        diff_range: format!("{}..{}", vars.merge_base_short, short(&vars.head)),
-    };
-
-    // The cost of the fixed part, and of each list on its own, in this template.
-    vars.omitted = lists.omitted(0, 0, &cut_text);
-    let fixed = tokens(render, &vars)?;
-    vars.files = all_files.clone();
-    let files_cost = tokens(render, &vars)?.saturating_sub(fixed);
-    vars.files = Vec::new();
-    vars.commits = all_commits.clone();
-    let commits_cost = tokens(render, &vars)?.saturating_sub(fixed);
-
-    let file_weights: Vec<usize> = all_files
-        .iter()
-        .map(|f| f.path.len() + f.old_path.as_ref().map_or(0, String::len) + 24)
-        .collect();
-    // Newest first: the commits kept are the last ones.
-    let commit_weights: Vec<usize> = all_commits
-        .iter()
-        .rev()
-        .map(|c| c.sha.len() + c.subject.len() + 8)
-        .collect();
-    let file_price = Price::new(&file_weights, files_cost);
-    let commit_price = Price::new(&commit_weights, commits_cost);
-
-    let avail = budget.saturating_sub(fixed);
-    let commit_share = commits_cost.min(avail / 4);
-    let mut n_files = file_price.fits(avail - commit_share);
-    let mut n_commits = commit_price.fits(avail - file_price.cost(n_files));
-
-    let mut text;
-    let mut rounds = 0;
-    loop {
-        vars.files = all_files[..n_files].to_vec();
-        vars.commits = all_commits[all_commits.len() - n_commits..].to_vec();
-        vars.omitted = lists.omitted(n_files, n_commits, &cut_text);
-        text = render(&vars)?;
-        let got = estimate_tokens(text.len());
-        rounds += 1;
-        if got <= budget || (n_files == 0 && n_commits == 0) {
-            break;
+    /// Renders with the planned lists; if an estimate was off, shrinks them by the overshoot
+    /// and renders again (six rounds at most, then empty lists).
+    fn render(
+        &self,
+        vars: &mut BriefContext,
+        lists: &Lists,
+        cut_text: &[String],
+        budget: usize,
+        render: Render,
+    ) -> anyhow::Result<String> {
+        let (mut n_files, mut n_commits) = (self.files, self.commits);
+        let mut rounds = 0;
+        loop {
+            vars.files = lists.files[..n_files].to_vec();
+            vars.commits = lists.commits[lists.commits.len() - n_commits..].to_vec();
+            vars.omitted = lists.omitted(n_files, n_commits, cut_text);
+            let text = render(vars)?;
+            let got = estimate_tokens(text.len());
+            rounds += 1;
+            if got <= budget || (n_files == 0 && n_commits == 0) {
+                return Ok(text);
+            }
+            if rounds >= 6 {
+                n_files = 0;
+                n_commits = 0;
+                continue;
+            }
+            // Shrink both lists by the overshoot, and a little more.
+            let over_lists = got.saturating_sub(self.fixed).max(1);
+            let factor = self.avail as f64 / over_lists as f64 * 0.9;
+            n_files = (n_files as f64 * factor) as usize;
+            n_commits = (n_commits as f64 * factor) as usize;
         }
-        if rounds >= 6 {
-            n_files = 0;
-            n_commits = 0;
-            continue;
-        }
-        // Shrink both lists by the overshoot, and a little more.
-        let over_lists = got.saturating_sub(fixed).max(1);
-        let factor = avail as f64 / over_lists as f64 * 0.9;
-        n_files = (n_files as f64 * factor) as usize;
-        n_commits = (n_commits as f64 * factor) as usize;
     }
+}
 
-    let got = estimate_tokens(text.len());
-    let omitted = vars.omitted.clone();
+/// The warning of a brief that was cut, and of one still over its budget.
+fn over_budget_warning(
+    budget: usize,
+    full_tokens: usize,
+    omitted: &[String],
+    got: usize,
+    fixed: usize,
+) -> String {
     let mut warning = format!(
         "the change does not fit a brief of {} tokens (about {} with everything listed): left \
          out {}",
@@ -172,13 +250,7 @@ pub(crate) fn fit(
             thousands(fixed)
         ));
     }
-    Ok(Fitted {
-        text,
-        vars,
-        full_tokens,
-        omitted,
-        warning: Some(warning),
-    })
+    warning
 }
 
 fn tokens(render: Render, vars: &BriefContext) -> anyhow::Result<usize> {

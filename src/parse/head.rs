@@ -373,68 +373,116 @@ pub(crate) fn locations_in_text(s: &str) -> Vec<Location> {
 pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
     let mut head = FindingHead::default();
     let full = plain(line);
+    let lead = BoldLead::find(line);
+    let (title_src, rest_src) = title_and_rest(line, &lead, &full, &mut head);
+    let title = title_after_ids(&mut head, lead.prefix.trim(), &title_src);
+    head.scopes = find_scopes(&full);
+    head.title = clean_title(&title, &rest_src);
+    // Severity and locations come from what follows the title.
+    let mut rest = rest_src;
+    severity_from_note(&mut head, &mut rest, &lead.text);
+    severity_from_tag_or_label(&mut head, &mut rest);
+    head.rest_full = tidy_rest(&rest);
+    locations_and_rest(&mut head, line, &lead, &rest);
+    head
+}
 
-    // Bold lead: the strong spans at the start of the line (after an optional id like `S1.`).
-    let first_non_ws = line
-        .iter()
-        .position(|i| !(i.kind == InlineKind::Text && i.text.trim().is_empty()));
-    let mut idx = first_non_ws.unwrap_or(line.len());
-    let mut prefix = String::new();
-    if let Some(i) = line.get(idx)
-        && !i.strong
-        && i.kind == InlineKind::Text
-        && let Some(m) = ID_RE.find(&i.text)
-        && line.get(idx + 1).is_some_and(|n| n.strong)
-        && m.end() == i.text.len()
-    {
-        // `S1. **Title**`
-        prefix = i.text.to_string();
-        idx += 1;
-    }
-    let bold_end = line[idx..]
-        .iter()
-        .position(|i| !i.strong)
-        .map(|p| idx + p)
-        .unwrap_or(line.len());
-    let bold_text = plain(&line[idx..bold_end]);
-    let after = plain(&line[bold_end..]);
-    // `**S2. Title — `pkg/x.go:12-20`**`: the location written inside the bold title.
-    let title_end = trailing_location(&line[idx..bold_end])
-        .map(|cut| idx + cut)
-        .unwrap_or(bold_end);
-    let bold_locations = if title_end < bold_end {
-        locations_in(&line[title_end..bold_end], "").0
-    } else {
-        Vec::new()
-    };
+/// The bold lead of a first line: the strong spans at its start, after an optional id like `S1.`.
+struct BoldLead {
+    /// Index of the first inline of the lead.
+    start: usize,
+    /// One past the last strong inline of the lead (`start` when there is no bold).
+    end: usize,
+    /// Where the title inside the bold ends: before a location written in it, else `end`.
+    title_end: usize,
+    /// The id written before the bold (`S1. ` in `S1. **Title**`), untrimmed; else empty.
+    prefix: String,
+    /// The plain text of the bold.
+    text: String,
+    /// The plain text after the bold.
+    after: String,
+}
 
-    let (title_src, rest_src) = if bold_end > idx {
-        head.bold = true;
-        head.colon_after_bold =
-            after.trim_start().starts_with(':') || bold_text.trim_end().ends_with(':');
-        let bt = if title_end < bold_end {
-            plain(&line[idx..title_end])
-                .trim()
-                .trim_end_matches(TITLE_LOCATION_SEPARATORS)
-                .trim()
-                .to_string()
-        } else {
-            bold_text.trim().to_string()
-        };
-        // `**S1.** Title — ...`: the bold holds only the id.
-        if let Some(c) = captures(&ID_RE, &bt)
-            && c.get(0).is_some_and(|m| m.end() == bt.len())
+impl BoldLead {
+    fn find(line: &[&Inline]) -> Self {
+        let first_non_ws = line
+            .iter()
+            .position(|i| !(i.kind == InlineKind::Text && i.text.trim().is_empty()));
+        let mut start = first_non_ws.unwrap_or(line.len());
+        let mut prefix = String::new();
+        if let Some(i) = line.get(start)
+            && !i.strong
+            && i.kind == InlineKind::Text
+            && let Some(m) = ID_RE.find(&i.text)
+            && line.get(start + 1).is_some_and(|n| n.strong)
+            && m.end() == i.text.len()
         {
-            head.id = Some(c[1].to_string());
-            head.bold = false;
-            split_title(&after)
-        } else {
-            (bt, after)
+            // `S1. **Title**`
+            prefix = i.text.to_string();
+            start += 1;
         }
+        let end = line[start..]
+            .iter()
+            .position(|i| !i.strong)
+            .map(|p| start + p)
+            .unwrap_or(line.len());
+        // `**S2. Title — `pkg/x.go:12-20`**`: the location written inside the bold title.
+        let title_end = trailing_location(&line[start..end])
+            .map(|cut| start + cut)
+            .unwrap_or(end);
+        BoldLead {
+            start,
+            end,
+            title_end,
+            prefix,
+            text: plain(&line[start..end]),
+            after: plain(&line[end..]),
+        }
+    }
+
+    /// Whether the bold title ends in a location (`**Title — `x.rs:3`**`).
+    fn has_location(&self) -> bool {
+        self.title_end < self.end
+    }
+}
+
+/// The title and the rest of the line, before ids, severity and locations come out of them.
+/// Marks a bold lead on `head`, and takes the id when the bold holds only it.
+fn title_and_rest(
+    line: &[&Inline],
+    lead: &BoldLead,
+    full: &str,
+    head: &mut FindingHead,
+) -> (String, String) {
+    if lead.end <= lead.start {
+        return split_title(full);
+    }
+    head.bold = true;
+    head.colon_after_bold =
+        lead.after.trim_start().starts_with(':') || lead.text.trim_end().ends_with(':');
+    let bt = if lead.has_location() {
+        plain(&line[lead.start..lead.title_end])
+            .trim()
+            .trim_end_matches(TITLE_LOCATION_SEPARATORS)
+            .trim()
+            .to_string()
     } else {
-        split_title(&full)
+        lead.text.trim().to_string()
     };
-    let prefix = prefix.trim();
+    // `**S1.** Title — ...`: the bold holds only the id.
+    if let Some(c) = captures(&ID_RE, &bt)
+        && c.get(0).is_some_and(|m| m.end() == bt.len())
+    {
+        head.id = Some(c[1].to_string());
+        head.bold = false;
+        split_title(&lead.after)
+    } else {
+        (bt, lead.after.clone())
+    }
+}
+
+/// Takes the id (from the prefix, else from the title) or a plain leading number off the title.
+fn title_after_ids(head: &mut FindingHead, prefix: &str, title_src: &str) -> String {
     if head.id.is_none()
         && let Some(c) = captures(&ID_RE, prefix)
     {
@@ -459,27 +507,34 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         head.number = c[1].parse().ok();
         title = title[m.end()..].to_string();
     }
-    head.scopes = find_scopes(&full);
-    let title = strip_scopes(&title);
-    head.title = title
+    title
+}
+
+/// The title without scopes and trailing punctuation; the rest of the line when that leaves nothing.
+fn clean_title(title: &str, rest_src: &str) -> String {
+    let title = strip_scopes(title);
+    let title = title
         .trim()
         .trim_end_matches([':', '.', '—', '–'])
         .trim()
         .to_string();
-    if head.title.is_empty() {
-        head.title = rest_src.trim().to_string();
+    if title.is_empty() {
+        rest_src.trim().to_string()
+    } else {
+        title
     }
+}
 
-    // Severity and locations come from what follows the title.
-    let mut rest = rest_src.clone();
-    if let Some((sev, cat, range)) = find_severity(&rest) {
+/// The severity note after the title (cut out of `rest`), else one inside a bold title
+/// (`**Title (important, gap)**`, cut out of the title).
+fn severity_from_note(head: &mut FindingHead, rest: &mut String, bold_text: &str) {
+    if let Some((sev, cat, range)) = find_severity(rest) {
         head.severity = Some(sev);
         head.category = cat;
         rest.replace_range(range, "");
-    } else if let Some((sev, cat, _)) = find_severity(&bold_text)
+    } else if let Some((sev, cat, _)) = find_severity(bold_text)
         && head.bold
     {
-        // `**Title (important, gap)**`
         head.severity = Some(sev);
         head.category = cat;
         if let Some(r) = severity_note(&head.title.clone()) {
@@ -487,7 +542,10 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
             head.title = head.title.trim().to_string();
         }
     }
-    // `[Critical] Title` and `Severity: high` on the first line.
+}
+
+/// `[Critical] Title` and `Severity: high` on the first line, when no note gave the severity.
+fn severity_from_tag_or_label(head: &mut FindingHead, rest: &mut String) {
     static TAG_RE: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"^\s*[\[(]([A-Za-z]+)[\])]\s*[:—-]?\s*").unwrap());
     static LABEL_RE: LazyLock<Regex> = LazyLock::new(|| {
@@ -502,38 +560,45 @@ pub(crate) fn parse_head(line: &[&Inline]) -> FindingHead {
         head.title = head.title[m.end()..].trim().to_string();
     }
     if head.severity.is_none()
-        && contains_word_ignore_case(&rest, "severity")
-        && let Some(c) = LABEL_RE.captures(&rest)
+        && contains_word_ignore_case(rest, "severity")
+        && let Some(c) = LABEL_RE.captures(rest)
         && let Ok(sev) = c[1].parse::<Severity>()
         && let Some(m) = c.get(0)
     {
         head.severity = Some(sev);
         rest.replace_range(m.range(), "");
     }
-    head.rest_full = strip_scopes(&rest)
-        .trim()
-        .trim_start_matches(['—', '–', '-', ':', '.'])
-        .trim()
-        .to_string();
-    let (locations, used) = locations_in(&line[bold_end.min(line.len())..], &rest);
-    head.locations = bold_locations;
+}
+
+/// The locations of the line (those inside the bold title first), and the rest without them.
+fn locations_and_rest(head: &mut FindingHead, line: &[&Inline], lead: &BoldLead, rest: &str) {
+    head.locations = if lead.has_location() {
+        locations_in(&line[lead.title_end..lead.end], "").0
+    } else {
+        Vec::new()
+    };
+    let (locations, used) = locations_in(&line[lead.end.min(line.len())..], rest);
     head.locations.extend(locations);
-    if title_end < bold_end {
+    if lead.has_location() {
         dedup_locations(&mut head.locations);
     }
-    let rest = remove_in_order(&rest, &used);
+    let rest = remove_in_order(rest, &used);
     // What is left of a list of locations is its commas.
     let rest = if rest.chars().any(char::is_alphanumeric) {
         rest.replace(" , ", " ").replace(", ,", ",")
     } else {
         String::new()
     };
-    head.rest = strip_scopes(&rest)
+    head.rest = tidy_rest(&rest);
+}
+
+/// The rest of a first line without scopes and the separators that led it.
+fn tidy_rest(rest: &str) -> String {
+    strip_scopes(rest)
         .trim()
         .trim_start_matches(['—', '–', '-', ':', '.'])
         .trim()
-        .to_string();
-    head
+        .to_string()
 }
 
 /// Splits a line with no bold lead into title and the rest: at the first dash separator, the

@@ -165,81 +165,13 @@ pub fn resume(
             bundle.dir.display()
         );
     };
-    let done: Vec<&RawReview> = saved
-        .runs
-        .iter()
-        .filter(|r| r.status == RunStatus::Ok && !r.text.trim().is_empty())
-        .collect();
-    let mut again: Vec<AgentSpec> = Vec::new();
-    for rv in &record.reviewers {
-        if done.iter().any(|r| r.agent == rv.name) {
-            continue;
-        }
-        let spec = agents
-            .iter()
-            .find(|a| a.name == rv.name)
-            .cloned()
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "agent `{}` of run {id} is not in the config any more: add it back to resume",
-                    rv.name
-                )
-            })?;
-        bundle::set_aside(&bundle.dir.join(&rv.dir))?;
-        again.push(spec);
-    }
+    let again = agents_to_run_again(&bundle, &saved, &record, id, agents)?;
     // Its earlier rounds: the reports of the change older than this run.
     let history = crate::rounds::history::in_store(store, &saved.target, Some(&bundle.id));
-    let mut run_dispatch = options.run_dispatch();
-    run_dispatch.keep_checkout = true;
-    // The model APIs that run again get their packed prompts again, from the run's own target.
-    run_dispatch.prompts = super::plan::packed_prompts(
-        &saved.target,
-        &again,
-        options.brief_template.as_deref(),
-        crate::rounds::brief::material(&history, &saved.target),
-    )?
-    .into_iter()
-    .map(|(name, b)| (name, Arc::new(b.text)))
-    .collect();
+    let run_dispatch = resume_dispatch(options, &saved.target, &again, &history)?;
     let before = super::checkout::snapshot(&saved.target.repo, store.dir());
-    let rerun = if again.is_empty() {
-        dispatch::DispatchOutcome {
-            reviews: Vec::new(),
-            cancelled: false,
-            wall_clock_s: 0.0,
-            checkout: None,
-        }
-    } else {
-        super::interrupt::set_resume_hint(format!(
-            "what the agents wrote is kept in {} (`deep-review run --resume {}` finishes it)",
-            bundle.dir.display(),
-            bundle.id
-        ));
-        let _phase = super::interrupt::dispatching(&run_dispatch.cancel);
-        dispatch::dispatch_blocking(
-            &saved.target.repo,
-            &saved.target.head,
-            &saved.brief,
-            &again,
-            &bundle.dir,
-            options.progress,
-            run_dispatch.clone(),
-        )?
-    };
-    // Every reviewer in the run's order: the reused runs and the new ones.
-    let runs: Vec<RawReview> = record
-        .reviewers
-        .iter()
-        .filter_map(|rv| {
-            rerun
-                .reviews
-                .iter()
-                .find(|r| r.agent == rv.name)
-                .or_else(|| saved.runs.iter().find(|r| r.agent == rv.name))
-                .cloned()
-        })
-        .collect();
+    let rerun = run_again(&bundle, &saved, &again, options, &run_dispatch)?;
+    let runs = runs_in_order(&record, &rerun.reviews, &saved.runs);
     let checkout = (!again.is_empty()).then(|| {
         super::checkout::compare(
             &before,
@@ -263,6 +195,111 @@ pub fn resume(
         history,
         &[],
     )
+}
+
+/// The current specs of the run's reviewers that did not finish with a review, in the run's
+/// order; each one's earlier output is set aside. A reviewer no longer in the config is an error.
+fn agents_to_run_again(
+    bundle: &RunBundle,
+    saved: &bundle::SavedRun,
+    record: &RunRecord,
+    id: &str,
+    agents: &[AgentSpec],
+) -> anyhow::Result<Vec<AgentSpec>> {
+    let done: Vec<&RawReview> = saved
+        .runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Ok && !r.text.trim().is_empty())
+        .collect();
+    let mut again: Vec<AgentSpec> = Vec::new();
+    for rv in &record.reviewers {
+        if done.iter().any(|r| r.agent == rv.name) {
+            continue;
+        }
+        let spec = agents
+            .iter()
+            .find(|a| a.name == rv.name)
+            .cloned()
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "agent `{}` of run {id} is not in the config any more: add it back to resume",
+                    rv.name
+                )
+            })?;
+        bundle::set_aside(&bundle.dir.join(&rv.dir))?;
+        again.push(spec);
+    }
+    Ok(again)
+}
+
+/// The dispatch options of a resumed run: the checkout kept for verification, and the model
+/// APIs that run again get their packed prompts again, from the run's own target.
+fn resume_dispatch(
+    options: &RunOptions,
+    target: &Target,
+    again: &[AgentSpec],
+    history: &History,
+) -> anyhow::Result<DispatchOptions> {
+    let mut run_dispatch = options.run_dispatch();
+    run_dispatch.keep_checkout = true;
+    run_dispatch.prompts = super::plan::packed_prompts(
+        target,
+        again,
+        options.brief_template.as_deref(),
+        crate::rounds::brief::material(history, target),
+    )?
+    .into_iter()
+    .map(|(name, b)| (name, Arc::new(b.text)))
+    .collect();
+    Ok(run_dispatch)
+}
+
+/// Dispatches the agents that run again (nothing when there are none).
+fn run_again(
+    bundle: &RunBundle,
+    saved: &bundle::SavedRun,
+    again: &[AgentSpec],
+    options: &RunOptions,
+    run_dispatch: &DispatchOptions,
+) -> anyhow::Result<dispatch::DispatchOutcome> {
+    if again.is_empty() {
+        return Ok(dispatch::DispatchOutcome {
+            reviews: Vec::new(),
+            cancelled: false,
+            wall_clock_s: 0.0,
+            checkout: None,
+        });
+    }
+    super::interrupt::set_resume_hint(format!(
+        "what the agents wrote is kept in {} (`deep-review run --resume {}` finishes it)",
+        bundle.dir.display(),
+        bundle.id
+    ));
+    let _phase = super::interrupt::dispatching(&run_dispatch.cancel);
+    dispatch::dispatch_blocking(
+        &saved.target.repo,
+        &saved.target.head,
+        &saved.brief,
+        again,
+        &bundle.dir,
+        options.progress,
+        run_dispatch.clone(),
+    )
+}
+
+/// Every reviewer in the run's order: the new runs, else the reused ones.
+fn runs_in_order(record: &RunRecord, rerun: &[RawReview], saved: &[RawReview]) -> Vec<RawReview> {
+    record
+        .reviewers
+        .iter()
+        .filter_map(|rv| {
+            rerun
+                .iter()
+                .find(|r| r.agent == rv.name)
+                .or_else(|| saved.iter().find(|r| r.agent == rv.name))
+                .cloned()
+        })
+        .collect()
 }
 
 /// What the agents' stage leaves for the rest of the run.

@@ -288,153 +288,245 @@ impl Closers {
 /// Reads the text line by line: puts a blank line before findings written right after a
 /// paragraph line, and cuts the text into parts (see the module doc).
 pub(super) fn segment(text: &str) -> Prepared<'_> {
+    let mut seg = Segmenter::new(text);
+    for (start, line) in lines_with_offsets(text) {
+        seg.line(start, line);
+    }
+    seg.finish()
+}
+
+/// What `segment` is inside of at a line.
+enum State {
+    Text,
+    /// In a code block whose text starts at `at`.
+    Fence {
+        c: char,
+        run: usize,
+        at: usize,
+    },
+    /// In an HTML block waiting for its end marker; whether the marker comes later.
+    Html {
+        end: &'static str,
+        ends: bool,
+    },
+}
+
+/// The state of `segment`'s one pass over the text.
+struct Segmenter<'t> {
+    text: &'t str,
+    /// Built when a heading inside a code block asks whether the block closes later.
+    closers: Option<Closers>,
+    /// Where each end marker last occurs, found once per marker.
+    last_end: std::collections::HashMap<&'static str, Option<usize>>,
+    state: State,
+    /// Where a blank line goes in, as offsets in `text`.
+    inserts: Vec<usize>,
+    /// Where each part but the last ends, as offsets in `text`, and why.
+    cuts: Vec<(usize, PartEnd)>,
+    part_start: usize,
+    previous_blank: bool,
+    previous_is_text: bool,
+}
+
+impl<'t> Segmenter<'t> {
+    fn new(text: &'t str) -> Self {
+        Segmenter {
+            text,
+            closers: None,
+            last_end: std::collections::HashMap::new(),
+            state: State::Text,
+            inserts: Vec::new(),
+            cuts: Vec::new(),
+            part_start: 0,
+            previous_blank: true,
+            previous_is_text: false,
+        }
+    }
+
+    /// One line: the open block takes it, else it may cut a part, get a blank line before
+    /// it, and open a block.
+    fn line(&mut self, start: usize, line: &str) {
+        let blank = line.trim().is_empty();
+        let heading = atx_heading(line).is_some();
+        let taken = match self.state {
+            State::Fence { c, run, at } => self.in_fence(start, line, blank, heading, (c, run, at)),
+            State::Html { end, ends } => self.in_html(start, line, blank, heading, (end, ends)),
+            State::Text => false,
+        };
+        if taken {
+            return;
+        }
+        self.cut_at_block(start, line, blank, heading);
+        let trimmed = line.trim_start_matches(' ');
+        if self.previous_is_text && starts_finding(line, trimmed) {
+            self.inserts.push(start);
+        }
+        self.previous_blank = blank;
+        self.previous_is_text = !blank && !trimmed.starts_with('#');
+        self.open_block(start, line, trimmed);
+    }
+
+    /// A line inside a code block: whether the block takes it. Its closing fence ends it; a
+    /// heading in a block that never closes cuts the part there and leaves the block.
+    fn in_fence(
+        &mut self,
+        start: usize,
+        line: &str,
+        blank: bool,
+        heading: bool,
+        (c, run, at): (char, usize, usize),
+    ) -> bool {
+        if fence_line(line)
+            .is_some_and(|(lc, lr, rest)| lc == c && lr >= run && rest.trim().is_empty())
+        {
+            self.close_block();
+            return true;
+        }
+        let text = self.text;
+        if !heading
+            || self
+                .closers
+                .get_or_insert_with(|| Closers::new(text))
+                .closes_after(at, c, run)
+        {
+            self.previous_blank = blank;
+            return true;
+        }
+        self.cut(start, PartEnd::OpenFence);
+        self.state = State::Text;
+        false
+    }
+
+    /// A line inside an HTML block: whether the block takes it. Its end marker ends it; in a
+    /// block that never ends, a heading or a line after a blank one cuts the part there.
+    fn in_html(
+        &mut self,
+        start: usize,
+        line: &str,
+        blank: bool,
+        heading: bool,
+        (end, ends): (&'static str, bool),
+    ) -> bool {
+        if contains_ignore_case(line, end) {
+            self.close_block();
+            return true;
+        }
+        if ends || !(heading || (self.previous_blank && !blank)) {
+            self.previous_blank = blank;
+            return true;
+        }
+        self.cut(start, PartEnd::OpenHtml);
+        self.state = State::Text;
+        false
+    }
+
+    fn close_block(&mut self) {
+        self.state = State::Text;
+        self.previous_blank = false;
+        self.previous_is_text = false;
+    }
+
+    /// Cuts the part before a top-level block once it is long enough (see the module doc).
+    fn cut_at_block(&mut self, start: usize, line: &str, blank: bool, heading: bool) {
+        let size = start - self.part_start;
+        let top_level = !blank && !line.starts_with([' ', '\t']);
+        let block_start = top_level && (self.previous_blank || heading);
+        let cut = (size >= PART && block_start && !is_list_item(line))
+            || (size >= PART_LIST && block_start)
+            || (size >= PART_MAX && !blank);
+        if cut {
+            self.cut(start, PartEnd::Block);
+        }
+    }
+
+    fn cut(&mut self, start: usize, end: PartEnd) {
+        self.cuts.push((start, end));
+        self.part_start = start;
+    }
+
+    /// Enters a code block or an HTML block that the line opens.
+    fn open_block(&mut self, start: usize, line: &str, trimmed: &str) {
+        if let Some((c, run)) = fence_opener(line) {
+            self.state = State::Fence {
+                c,
+                run,
+                at: start + line.len(),
+            };
+            self.previous_is_text = false;
+        } else if let Some(end) = html_opener(line)
+            && !contains_ignore_case(&trimmed[4.min(trimmed.len())..], end)
+        {
+            let text = self.text;
+            let last = *self
+                .last_end
+                .entry(end)
+                .or_insert_with(|| last_ignore_case(text, end));
+            let ends = last.is_some_and(|at| at >= start + line.len());
+            self.state = State::Html { end, ends };
+            self.previous_is_text = false;
+        }
+    }
+
+    /// The text with its blank lines put in, and its parts.
+    fn finish(self) -> Prepared<'t> {
+        let inserts = self.inserts;
+        // Offsets in the text with blank lines inserted: each insertion moves what follows it.
+        let shifted = |at: usize| at + inserts.partition_point(|&i| i <= at);
+        let mut parts = Vec::with_capacity(self.cuts.len() + 1);
+        let mut from = 0;
+        for (at, end) in &self.cuts {
+            let to = shifted(*at);
+            if to > from {
+                parts.push(Part {
+                    range: from..to,
+                    end: *end,
+                });
+                from = to;
+            }
+        }
+        let work = with_blank_lines(self.text, &inserts);
+        parts.push(Part {
+            range: from..work.len(),
+            end: PartEnd::Text,
+        });
+        let inserted = inserts
+            .iter()
+            .enumerate()
+            .map(|(k, &at)| (at + k, 1))
+            .collect();
+        Prepared {
+            work,
+            inserted,
+            parts,
+        }
+    }
+}
+
+/// Whether a line starts a finding (`1. **`, `S1. **`, `**S1.`), indented at most three spaces.
+fn starts_finding(line: &str, trimmed: &str) -> bool {
     static FINDING_START: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"^(?:\d{1,4}[.)]\s+\*\*|[A-Z]{1,3}-?\d{1,4}[.:)]\s+\*\*|\*\*[A-Z]{1,3}-?\d{1,4}[.:)])",
         )
         .expect("the finding-start pattern is valid")
     });
-    enum State {
-        Text,
-        /// In a code block whose text starts at `at`.
-        Fence {
-            c: char,
-            run: usize,
-            at: usize,
-        },
-        /// In an HTML block waiting for its end marker; whether the marker comes later.
-        Html {
-            end: &'static str,
-            ends: bool,
-        },
+    line.len() - trimmed.len() <= 3 && FINDING_START.is_match(trimmed)
+}
+
+/// The text with a newline put in at each offset of `inserts` (sorted).
+fn with_blank_lines<'t>(text: &'t str, inserts: &[usize]) -> Cow<'t, str> {
+    if inserts.is_empty() {
+        return Cow::Borrowed(text);
     }
-    // Built when a heading inside a code block asks whether the block closes later.
-    let mut closers: Option<Closers> = None;
-    let mut last_end: std::collections::HashMap<&'static str, Option<usize>> =
-        std::collections::HashMap::new();
-    let mut state = State::Text;
-    let mut inserts: Vec<usize> = Vec::new();
-    let mut cuts: Vec<(usize, PartEnd)> = Vec::new();
-    let mut part_start = 0;
-    let mut previous_blank = true;
-    let mut previous_is_text = false;
-    for (start, line) in lines_with_offsets(text) {
-        let blank = line.trim().is_empty();
-        let heading = atx_heading(line).is_some();
-        match state {
-            State::Fence { c, run, at } => {
-                if fence_line(line)
-                    .is_some_and(|(lc, lr, rest)| lc == c && lr >= run && rest.trim().is_empty())
-                {
-                    state = State::Text;
-                    previous_blank = false;
-                    previous_is_text = false;
-                    continue;
-                }
-                if !heading
-                    || closers
-                        .get_or_insert_with(|| Closers::new(text))
-                        .closes_after(at, c, run)
-                {
-                    previous_blank = blank;
-                    continue;
-                }
-                cuts.push((start, PartEnd::OpenFence));
-                part_start = start;
-                state = State::Text;
-            }
-            State::Html { end, ends } => {
-                if contains_ignore_case(line, end) {
-                    state = State::Text;
-                    previous_blank = false;
-                    previous_is_text = false;
-                    continue;
-                }
-                if ends || !(heading || (previous_blank && !blank)) {
-                    previous_blank = blank;
-                    continue;
-                }
-                cuts.push((start, PartEnd::OpenHtml));
-                part_start = start;
-                state = State::Text;
-            }
-            State::Text => {}
-        }
-        let size = start - part_start;
-        let top_level = !blank && !line.starts_with([' ', '\t']);
-        let cut = (size >= PART && top_level && (previous_blank || heading) && !is_list_item(line))
-            || (size >= PART_LIST && top_level && (previous_blank || heading))
-            || (size >= PART_MAX && !blank);
-        if cut {
-            cuts.push((start, PartEnd::Block));
-            part_start = start;
-        }
-        let trimmed = line.trim_start_matches(' ');
-        if previous_is_text && line.len() - trimmed.len() <= 3 && FINDING_START.is_match(trimmed) {
-            inserts.push(start);
-        }
-        previous_blank = blank;
-        previous_is_text = !blank && !trimmed.starts_with('#');
-        if let Some((c, run)) = fence_opener(line) {
-            state = State::Fence {
-                c,
-                run,
-                at: start + line.len(),
-            };
-            previous_is_text = false;
-        } else if let Some(end) = html_opener(line)
-            && !contains_ignore_case(&trimmed[4.min(trimmed.len())..], end)
-        {
-            // Where each end marker last occurs, found once per marker.
-            let last = *last_end
-                .entry(end)
-                .or_insert_with(|| last_ignore_case(text, end));
-            let ends = last.is_some_and(|at| at >= start + line.len());
-            state = State::Html { end, ends };
-            previous_is_text = false;
-        }
+    let mut out = String::with_capacity(text.len() + inserts.len());
+    let mut last = 0;
+    for &at in inserts {
+        out.push_str(&text[last..at]);
+        out.push('\n');
+        last = at;
     }
-    // Offsets in the text with blank lines inserted: each insertion moves what follows it.
-    let shifted = |at: usize| at + inserts.partition_point(|&i| i <= at);
-    let mut parts = Vec::with_capacity(cuts.len() + 1);
-    let mut from = 0;
-    for (at, end) in &cuts {
-        let to = shifted(*at);
-        if to > from {
-            parts.push(Part {
-                range: from..to,
-                end: *end,
-            });
-            from = to;
-        }
-    }
-    let work: Cow<'_, str> = if inserts.is_empty() {
-        Cow::Borrowed(text)
-    } else {
-        let mut out = String::with_capacity(text.len() + inserts.len());
-        let mut last = 0;
-        for &at in &inserts {
-            out.push_str(&text[last..at]);
-            out.push('\n');
-            last = at;
-        }
-        out.push_str(&text[last..]);
-        Cow::Owned(out)
-    };
-    parts.push(Part {
-        range: from..work.len(),
-        end: PartEnd::Text,
-    });
-    let inserted = inserts
-        .iter()
-        .enumerate()
-        .map(|(k, &at)| (at + k, 1))
-        .collect();
-    Prepared {
-        work,
-        inserted,
-        parts,
-    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
