@@ -135,59 +135,13 @@ impl Checker {
 
         let cited = self.resolve_paths(f, quote.as_ref(), &mut notes)?;
         let lines = check_lines(f, &cited, &mut notes);
-        let mut qc = QuoteCheck::default();
-        if let Some(q) = quote
-            .as_ref()
-            .filter(|_| !cited.ambiguous_quote || !cited.targets.is_empty())
-        {
-            qc = self.check_quote(index, f, q, &cited, lines.opaque_note.clone(), &mut notes)?;
-        } else if cited
-            .targets
-            .iter()
-            .any(|t| f.locations[t.index].start.is_some())
-        {
-            notes.extend(lines.opaque_note.clone());
-        }
-
-        // Correct the location to where the quote is.
-        if let Some(fd) = &qc.found {
-            let loc = &mut f.locations[fd.index];
-            if loc.path != fd.path {
-                loc.path = fd.path.clone();
-            }
-            match loc.start {
-                Some(start) if !qc.in_place => {
-                    let old = line_range(start, loc.end_line().unwrap_or(start));
-                    notes.push(format!(
-                        "lines corrected {old} → {}",
-                        line_range(fd.span.0, fd.span.1)
-                    ));
-                    qc.relocated = true;
-                    loc.start = Some(fd.span.0);
-                    loc.end = Some(fd.span.1);
-                }
-                None => {
-                    loc.start = Some(fd.span.0);
-                    loc.end = Some(fd.span.1);
-                }
-                Some(_) => {}
-            }
-        }
+        let mut qc =
+            self.quote_if_checkable(index, f, quote.as_ref(), &cited, &lines, &mut notes)?;
+        move_to_quote(f, &mut qc, &mut notes);
 
         let path_ok =
             cited.unresolved.is_empty() && (!cited.targets.is_empty() || qc.found.is_some());
-        let status = match qc.ok {
-            Some(true) if qc.relocated => VerificationStatus::Relocated,
-            Some(true) => VerificationStatus::Grounded,
-            Some(false) => VerificationStatus::Ungrounded,
-            None if qc.not_code || cited.ambiguous_quote => VerificationStatus::Unchecked,
-            None if !path_ok => VerificationStatus::Ungrounded,
-            None if lines.opaque_file && (quote.is_some() || !lines.ok) => {
-                VerificationStatus::Unchecked
-            }
-            None if !lines.ok => VerificationStatus::Ungrounded,
-            None => VerificationStatus::Grounded,
-        };
+        let status = status_of(&qc, &cited, &lines, path_ok, quote.is_some());
         let grounded = matches!(
             status,
             VerificationStatus::Grounded | VerificationStatus::Relocated
@@ -208,34 +162,11 @@ impl Checker {
         {
             notes.push(note);
         }
-        let outside_change = self.src.base.is_some()
-            && f.locations.iter().any(|l| self.src.exists_at_head(&l.path))
-            && !f
-                .locations
-                .iter()
-                .any(|l| self.src.is_changed_path(&l.path));
+        let outside_change = self.outside_change(f);
 
         // Step 5: a comment there that marks the issue as known.
-        // A comment the change itself added is the change's author speaking: it does not count.
         let known_issue_comment = match &span {
-            Some((path, (start, end))) => {
-                let added: Vec<(u32, u32)> = self
-                    .src
-                    .changed_file(path)
-                    .map(|c| {
-                        c.hunks
-                            .iter()
-                            .filter(|h| h.new_lines > 0)
-                            .map(|h| (h.new_start, h.new_start + h.new_lines - 1))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let by_change = |line: u32| added.iter().any(|&(a, b)| (a..=b).contains(&line));
-                match &*self.src.content(Side::Head, path)? {
-                    Content::Text(ft) => known_issue::comment_near(ft, *start, *end, by_change),
-                    _ => None,
-                }
-            }
+            Some((path, (start, end))) => self.known_issue_comment(path, *start, *end)?,
             None => None,
         };
 
@@ -249,6 +180,63 @@ impl Checker {
             outside_change,
             known_issue_comment,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
+        })
+    }
+
+    /// Step 3 when there is a quote and something to check it in (a bare name several files
+    /// fit, each holding the quote, is not); without it, the note of a cited binary file or
+    /// submodule when lines were cited in it.
+    fn quote_if_checkable(
+        &mut self,
+        index: usize,
+        f: &mut Finding,
+        quote: Option<&Quote>,
+        cited: &Cited,
+        lines: &Lines,
+        notes: &mut Vec<String>,
+    ) -> Result<QuoteCheck> {
+        if let Some(q) = quote.filter(|_| !cited.ambiguous_quote || !cited.targets.is_empty()) {
+            return self.check_quote(index, f, q, cited, lines.opaque_note.clone(), notes);
+        }
+        if cited
+            .targets
+            .iter()
+            .any(|t| f.locations[t.index].start.is_some())
+        {
+            notes.extend(lines.opaque_note.clone());
+        }
+        Ok(QuoteCheck::default())
+    }
+
+    /// Whether the finding cites only files that exist at head and that the change left alone
+    /// (known only when there is a base to compare with).
+    fn outside_change(&self, f: &Finding) -> bool {
+        self.src.base.is_some()
+            && f.locations.iter().any(|l| self.src.exists_at_head(&l.path))
+            && !f
+                .locations
+                .iter()
+                .any(|l| self.src.is_changed_path(&l.path))
+    }
+
+    /// A comment at or near `start..=end` of `path` at head that marks the issue as known.
+    /// A comment the change itself added is the change's author speaking: it does not count.
+    fn known_issue_comment(&mut self, path: &str, start: u32, end: u32) -> Result<Option<String>> {
+        let added: Vec<(u32, u32)> = self
+            .src
+            .changed_file(path)
+            .map(|c| {
+                c.hunks
+                    .iter()
+                    .filter(|h| h.new_lines > 0)
+                    .map(|h| (h.new_start, h.new_start + h.new_lines - 1))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let by_change = |line: u32| added.iter().any(|&(a, b)| (a..=b).contains(&line));
+        Ok(match &*self.src.content(Side::Head, path)? {
+            Content::Text(ft) => known_issue::comment_near(ft, start, end, by_change),
+            _ => None,
         })
     }
 
@@ -697,6 +685,57 @@ fn check_lines(f: &Finding, cited: &Cited, notes: &mut Vec<String>) -> Lines {
         }
     }
     lines
+}
+
+/// Corrects the location the quote was found for to where it is: its path, and its lines
+/// unless the quote is at the cited ones (a move of cited lines is noted as a relocation).
+fn move_to_quote(f: &mut Finding, qc: &mut QuoteCheck, notes: &mut Vec<String>) {
+    let Some(fd) = &qc.found else {
+        return;
+    };
+    let loc = &mut f.locations[fd.index];
+    if loc.path != fd.path {
+        loc.path = fd.path.clone();
+    }
+    match loc.start {
+        Some(start) if !qc.in_place => {
+            let old = line_range(start, loc.end_line().unwrap_or(start));
+            notes.push(format!(
+                "lines corrected {old} → {}",
+                line_range(fd.span.0, fd.span.1)
+            ));
+            qc.relocated = true;
+            loc.start = Some(fd.span.0);
+            loc.end = Some(fd.span.1);
+        }
+        None => {
+            loc.start = Some(fd.span.0);
+            loc.end = Some(fd.span.1);
+        }
+        Some(_) => {}
+    }
+}
+
+/// The finding's status from what the quote, the paths and the lines gave: the quote decides
+/// when it was checked; else an unreadable or ambiguous quote leaves it unchecked, and the
+/// paths, then the lines (unchecked when they are in a binary file or submodule), decide.
+fn status_of(
+    qc: &QuoteCheck,
+    cited: &Cited,
+    lines: &Lines,
+    path_ok: bool,
+    quoted: bool,
+) -> VerificationStatus {
+    match qc.ok {
+        Some(true) if qc.relocated => VerificationStatus::Relocated,
+        Some(true) => VerificationStatus::Grounded,
+        Some(false) => VerificationStatus::Ungrounded,
+        None if qc.not_code || cited.ambiguous_quote => VerificationStatus::Unchecked,
+        None if !path_ok => VerificationStatus::Ungrounded,
+        None if lines.opaque_file && (quoted || !lines.ok) => VerificationStatus::Unchecked,
+        None if !lines.ok => VerificationStatus::Ungrounded,
+        None => VerificationStatus::Grounded,
+    }
 }
 
 /// The quote in the cited text files: at the cited lines (or anywhere in a file cited without
