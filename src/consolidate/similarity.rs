@@ -738,6 +738,107 @@ fn place_buckets(l: &crate::types::Location) -> Vec<u32> {
     }
 }
 
+/// Per finding: the file name of each location, lower-cased (beside `locations`).
+fn lowered_file_names(profiles: &[FindingProfile]) -> Vec<Vec<String>> {
+    profiles
+        .iter()
+        .map(|p| {
+            p.locations
+                .iter()
+                .map(|l| l.file_name().to_ascii_lowercase())
+                .collect()
+        })
+        .collect()
+}
+
+/// A finding's quoted lines as (id, specificity, df), interned in `quotes_ids` as they come,
+/// sorted by id.
+fn quoted_lines<'a>(
+    p: &'a FindingProfile,
+    quote_df: &FastMap<&str, usize>,
+    quotes_ids: &mut Interner<'a>,
+    agent_count: usize,
+) -> Vec<(u32, f64, usize)> {
+    let mut q: Vec<(u32, f64, usize)> = p
+        .quote_lines
+        .iter()
+        .map(|l| {
+            let df = quote_df[l.as_str()];
+            (quotes_ids.id(l), specificity(df, agent_count), df)
+        })
+        .collect();
+    q.sort_unstable_by_key(|(id, _, _)| *id);
+    q
+}
+
+/// A finding's blocking keys, sorted and without repeats: words other findings share (`words`
+/// as (df, id); the rarest few always, the rest while they are rare enough to pair in full),
+/// the rarest shared identifiers and quoted lines, and the places (file names interned in
+/// `files` as they come).
+fn blocking_key<'a>(
+    words: impl Iterator<Item = (usize, u32)>,
+    ids: &[(u32, f64, usize)],
+    q: &[(u32, f64, usize)],
+    locations: &[Location],
+    names: &'a [String],
+    files: &mut Interner<'a>,
+    limit: usize,
+) -> Vec<u64> {
+    let mut key: Vec<u64> = Vec::new();
+    let rare = shared_by_rarity(words);
+    key.extend(
+        rare.iter()
+            .enumerate()
+            .take_while(|&(k, &(df, _))| k < WORD_KEYS || df <= limit)
+            .map(|(_, &(_, id))| u64::from(id) << 2 | KEY_WORD),
+    );
+    let rare_ids = shared_by_rarity(ids.iter().map(|&(id, _, df)| (df, id)));
+    key.extend(
+        rare_ids
+            .iter()
+            .take(TERM_KEYS)
+            .map(|&(_, id)| u64::from(id) << 2 | KEY_IDENTIFIER),
+    );
+    let rare_q = shared_by_rarity(q.iter().map(|&(id, _, df)| (df, id)));
+    key.extend(
+        rare_q
+            .iter()
+            .take(TERM_KEYS)
+            .map(|&(_, id)| u64::from(id) << 2 | KEY_QUOTE),
+    );
+    for (l, name) in locations.iter().zip(names).take(LOCATION_KEYS) {
+        let file = u64::from(files.id(name));
+        for b in place_buckets(l) {
+            key.push((file << 32 | u64::from(b)) << 2 | KEY_PLACE);
+        }
+    }
+    key.sort_unstable();
+    key.dedup();
+    key
+}
+
+/// A finding's identifiers (id, weight, df) as terms, each with its [`specificity`].
+fn identifier_terms(ids: &[(u32, f64, usize)], agent_count: usize) -> Vec<Term> {
+    ids.iter()
+        .map(|&(id, weight, df)| Term {
+            id,
+            weight,
+            specificity: specificity(df, agent_count),
+        })
+        .collect()
+}
+
+/// A finding's quoted lines (id, specificity, df) as terms weighted by their specificity.
+fn quote_terms(q: &[(u32, f64, usize)]) -> Vec<Term> {
+    q.iter()
+        .map(|&(id, specificity, _)| Term {
+            id,
+            weight: specificity,
+            specificity,
+        })
+        .collect()
+}
+
 impl Corpus {
     /// Prepares the findings `profiles`, whose agents are `agents` (one per profile).
     pub fn new(mut profiles: Vec<FindingProfile>, agents: Vec<usize>) -> Self {
@@ -752,15 +853,7 @@ impl Corpus {
         };
         release_tokens(&mut profiles);
         let quote_df = quote_frequencies(&profiles);
-        let lowered: Vec<Vec<String>> = profiles
-            .iter()
-            .map(|p| {
-                p.locations
-                    .iter()
-                    .map(|l| l.file_name().to_ascii_lowercase())
-                    .collect()
-            })
-            .collect();
+        let lowered = lowered_file_names(&profiles);
         let place_specificity = place_specificity(&profiles, &lowered, agent_count);
 
         // Per finding, in order (quoted lines and file names are interned as they come).
@@ -779,70 +872,20 @@ impl Corpus {
             claims.push(claim_vector(p, &tf, &named_ids[k], &terms.weight, &v));
             vectors.push(v);
             let ids = terms.identifiers(k);
-            let mut q: Vec<(u32, f64, usize)> = p
-                .quote_lines
-                .iter()
-                .map(|l| {
-                    let df = quote_df[l.as_str()];
-                    (quotes_ids.id(l), specificity(df, agent_count), df)
-                })
-                .collect();
-            q.sort_unstable_by_key(|(id, _, _)| *id);
-
-            // Blocking keys: words other findings share (the rarest few always, the rest while
-            // they are rare enough to pair in full), the rarest shared identifiers and quoted
-            // lines, and the places.
-            let mut key: Vec<u64> = Vec::new();
-            let rare = shared_by_rarity(tf.iter().map(|&(id, _)| (terms.df[id as usize], id)));
-            key.extend(
-                rare.iter()
-                    .enumerate()
-                    .take_while(|&(k, &(df, _))| k < WORD_KEYS || df <= limit)
-                    .map(|(_, &(_, id))| u64::from(id) << 2 | KEY_WORD),
-            );
-            let rare_ids = shared_by_rarity(ids.iter().map(|&(id, _, df)| (df, id)));
-            key.extend(
-                rare_ids
-                    .iter()
-                    .take(TERM_KEYS)
-                    .map(|&(_, id)| u64::from(id) << 2 | KEY_IDENTIFIER),
-            );
-            let rare_q = shared_by_rarity(q.iter().map(|&(id, _, df)| (df, id)));
-            key.extend(
-                rare_q
-                    .iter()
-                    .take(TERM_KEYS)
-                    .map(|&(_, id)| u64::from(id) << 2 | KEY_QUOTE),
-            );
-            for (l, name) in p.locations.iter().zip(names).take(LOCATION_KEYS) {
-                let file = u64::from(files.id(name));
-                for b in place_buckets(l) {
-                    key.push((file << 32 | u64::from(b)) << 2 | KEY_PLACE);
-                }
-            }
-            key.sort_unstable();
-            key.dedup();
-            keys.push(key);
-
+            let q = quoted_lines(p, &quote_df, &mut quotes_ids, agent_count);
+            let words = tf.iter().map(|&(id, _)| (terms.df[id as usize], id));
+            keys.push(blocking_key(
+                words,
+                &ids,
+                &q,
+                &p.locations,
+                names,
+                &mut files,
+                limit,
+            ));
             file_names.push(names.iter().map(|n| files.id(n)).collect());
-            identifiers.push(
-                ids.iter()
-                    .map(|&(id, weight, df)| Term {
-                        id,
-                        weight,
-                        specificity: specificity(df, agent_count),
-                    })
-                    .collect(),
-            );
-            quotes.push(
-                q.iter()
-                    .map(|&(id, specificity, _)| Term {
-                        id,
-                        weight: specificity,
-                        specificity,
-                    })
-                    .collect(),
-            );
+            identifiers.push(identifier_terms(&ids, agent_count));
+            quotes.push(quote_terms(&q));
         }
         Corpus {
             profiles,

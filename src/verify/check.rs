@@ -135,59 +135,13 @@ impl Checker {
 
         let cited = self.resolve_paths(f, quote.as_ref(), &mut notes)?;
         let lines = check_lines(f, &cited, &mut notes);
-        let mut qc = QuoteCheck::default();
-        if let Some(q) = quote
-            .as_ref()
-            .filter(|_| !cited.ambiguous_quote || !cited.targets.is_empty())
-        {
-            qc = self.check_quote(index, f, q, &cited, lines.opaque_note.clone(), &mut notes)?;
-        } else if cited
-            .targets
-            .iter()
-            .any(|t| f.locations[t.index].start.is_some())
-        {
-            notes.extend(lines.opaque_note.clone());
-        }
-
-        // Correct the location to where the quote is.
-        if let Some(fd) = &qc.found {
-            let loc = &mut f.locations[fd.index];
-            if loc.path != fd.path {
-                loc.path = fd.path.clone();
-            }
-            match loc.start {
-                Some(start) if !qc.in_place => {
-                    let old = line_range(start, loc.end_line().unwrap_or(start));
-                    notes.push(format!(
-                        "lines corrected {old} → {}",
-                        line_range(fd.span.0, fd.span.1)
-                    ));
-                    qc.relocated = true;
-                    loc.start = Some(fd.span.0);
-                    loc.end = Some(fd.span.1);
-                }
-                None => {
-                    loc.start = Some(fd.span.0);
-                    loc.end = Some(fd.span.1);
-                }
-                Some(_) => {}
-            }
-        }
+        let mut qc =
+            self.quote_if_checkable(index, f, quote.as_ref(), &cited, &lines, &mut notes)?;
+        move_to_quote(f, &mut qc, &mut notes);
 
         let path_ok =
             cited.unresolved.is_empty() && (!cited.targets.is_empty() || qc.found.is_some());
-        let status = match qc.ok {
-            Some(true) if qc.relocated => VerificationStatus::Relocated,
-            Some(true) => VerificationStatus::Grounded,
-            Some(false) => VerificationStatus::Ungrounded,
-            None if qc.not_code || cited.ambiguous_quote => VerificationStatus::Unchecked,
-            None if !path_ok => VerificationStatus::Ungrounded,
-            None if lines.opaque_file && (quote.is_some() || !lines.ok) => {
-                VerificationStatus::Unchecked
-            }
-            None if !lines.ok => VerificationStatus::Ungrounded,
-            None => VerificationStatus::Grounded,
-        };
+        let status = status_of(&qc, &cited, &lines, path_ok, quote.is_some());
         let grounded = matches!(
             status,
             VerificationStatus::Grounded | VerificationStatus::Relocated
@@ -208,34 +162,11 @@ impl Checker {
         {
             notes.push(note);
         }
-        let outside_change = self.src.base.is_some()
-            && f.locations.iter().any(|l| self.src.exists_at_head(&l.path))
-            && !f
-                .locations
-                .iter()
-                .any(|l| self.src.is_changed_path(&l.path));
+        let outside_change = self.outside_change(f);
 
         // Step 5: a comment there that marks the issue as known.
-        // A comment the change itself added is the change's author speaking: it does not count.
         let known_issue_comment = match &span {
-            Some((path, (start, end))) => {
-                let added: Vec<(u32, u32)> = self
-                    .src
-                    .changed_file(path)
-                    .map(|c| {
-                        c.hunks
-                            .iter()
-                            .filter(|h| h.new_lines > 0)
-                            .map(|h| (h.new_start, h.new_start + h.new_lines - 1))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let by_change = |line: u32| added.iter().any(|&(a, b)| (a..=b).contains(&line));
-                match &*self.src.content(Side::Head, path)? {
-                    Content::Text(ft) => known_issue::comment_near(ft, *start, *end, by_change),
-                    _ => None,
-                }
-            }
+            Some((path, (start, end))) => self.known_issue_comment(path, *start, *end)?,
             None => None,
         };
 
@@ -249,6 +180,63 @@ impl Checker {
             outside_change,
             known_issue_comment,
             note: (!notes.is_empty()).then(|| notes.join("; ")),
+        })
+    }
+
+    /// Step 3 when there is a quote and something to check it in (a bare name several files
+    /// fit, each holding the quote, is not); without it, the note of a cited binary file or
+    /// submodule when lines were cited in it.
+    fn quote_if_checkable(
+        &mut self,
+        index: usize,
+        f: &mut Finding,
+        quote: Option<&Quote>,
+        cited: &Cited,
+        lines: &Lines,
+        notes: &mut Vec<String>,
+    ) -> Result<QuoteCheck> {
+        if let Some(q) = quote.filter(|_| !cited.ambiguous_quote || !cited.targets.is_empty()) {
+            return self.check_quote(index, f, q, cited, lines.opaque_note.clone(), notes);
+        }
+        if cited
+            .targets
+            .iter()
+            .any(|t| f.locations[t.index].start.is_some())
+        {
+            notes.extend(lines.opaque_note.clone());
+        }
+        Ok(QuoteCheck::default())
+    }
+
+    /// Whether the finding cites only files that exist at head and that the change left alone
+    /// (known only when there is a base to compare with).
+    fn outside_change(&self, f: &Finding) -> bool {
+        self.src.base.is_some()
+            && f.locations.iter().any(|l| self.src.exists_at_head(&l.path))
+            && !f
+                .locations
+                .iter()
+                .any(|l| self.src.is_changed_path(&l.path))
+    }
+
+    /// A comment at or near `start..=end` of `path` at head that marks the issue as known.
+    /// A comment the change itself added is the change's author speaking: it does not count.
+    fn known_issue_comment(&mut self, path: &str, start: u32, end: u32) -> Result<Option<String>> {
+        let added: Vec<(u32, u32)> = self
+            .src
+            .changed_file(path)
+            .map(|c| {
+                c.hunks
+                    .iter()
+                    .filter(|h| h.new_lines > 0)
+                    .map(|h| (h.new_start, h.new_start + h.new_lines - 1))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let by_change = |line: u32| added.iter().any(|&(a, b)| (a..=b).contains(&line));
+        Ok(match &*self.src.content(Side::Head, path)? {
+            Content::Text(ft) => known_issue::comment_near(ft, start, end, by_change),
+            _ => None,
         })
     }
 
@@ -334,61 +322,12 @@ impl Checker {
         opaque_note: Option<String>,
         notes: &mut Vec<String>,
     ) -> Result<QuoteCheck> {
-        let mut qc = QuoteCheck::default();
         let text_targets: Vec<&CitedFile> = cited
             .targets
             .iter()
             .filter(|t| matches!(&*t.content, Content::Text(_)))
             .collect();
-        let mut relocation: Option<Found> = None;
-        for t in &text_targets {
-            let Content::Text(ft) = &*t.content else {
-                continue;
-            };
-            let spans = q.find_in(ft);
-            if spans.is_empty() {
-                continue;
-            }
-            let loc = &f.locations[t.index];
-            match loc.start {
-                None => {
-                    qc.found.get_or_insert(Found {
-                        index: t.index,
-                        path: t.path.clone(),
-                        span: spans[0],
-                    });
-                    qc.in_place = true;
-                }
-                Some(start) => {
-                    let end = loc.end_line().unwrap_or(start);
-                    if let Some(span) = spans.iter().find(|(s, e)| *s <= end && *e >= start) {
-                        qc.found = Some(Found {
-                            index: t.index,
-                            path: t.path.clone(),
-                            span: *span,
-                        });
-                        qc.in_place = true;
-                    } else if relocation.is_none() {
-                        let nearest = spans
-                            .iter()
-                            .min_by_key(|(s, _)| s.abs_diff(start))
-                            .copied()
-                            .unwrap_or(spans[0]);
-                        relocation = Some(Found {
-                            index: t.index,
-                            path: t.path.clone(),
-                            span: nearest,
-                        });
-                    }
-                }
-            }
-            if qc.in_place && loc.start.is_some() {
-                break;
-            }
-        }
-        if qc.found.is_none() {
-            qc.found = relocation;
-        }
+        let mut qc = quote_in_cited_files(f, q, &text_targets);
         if qc.found.is_some() {
             qc.ok = Some(true);
             return Ok(qc);
@@ -400,33 +339,8 @@ impl Checker {
         }
         // Not in the cited files. When no cited file could be read, look for it in the change
         // (and then the whole tree) to find where the finding belongs.
-        if cited.targets.is_empty()
-            && let Some((path, span)) = self
-                .lookups
-                .quote_places(index, Search::Anywhere, q, &[])
-                .into_iter()
-                .next()
-        {
-            let loc = Location::new(path.clone(), Some(span.0), Some(span.1));
-            let at = match cited.unresolved.first() {
-                Some(&i) => {
-                    notes.push(format!("location corrected {} → {loc}", f.locations[i]));
-                    f.locations[i] = loc;
-                    qc.relocated = true;
-                    i
-                }
-                None => {
-                    notes.push(format!("location from the quoted code: {loc}"));
-                    f.locations.push(loc);
-                    f.locations.len() - 1
-                }
-            };
-            qc.found = Some(Found {
-                index: at,
-                path,
-                span,
-            });
-            qc.in_place = true;
+        if cited.targets.is_empty() {
+            self.quote_anywhere(index, f, q, cited, &mut qc, notes);
         }
         // Reviewers also quote the code a change removed or rewrote: the merge-base version of
         // a changed file.
@@ -439,51 +353,115 @@ impl Checker {
             ));
             qc.from_base = true;
         }
-        // A reviewer may cite the wrong file of the change: a distinctive quote that exactly
-        // one other changed file holds moves the location there.
-        if qc.found.is_none()
-            && !qc.from_base
-            && !text_targets.is_empty()
-            && q.weight() >= MIN_QUOTE_WEIGHT
-            && self.src.base.is_some()
-        {
-            let paths: Vec<String> = text_targets.iter().map(|t| t.path.clone()).collect();
-            let mut holding =
-                self.lookups
-                    .quote_places(index, Search::OtherChangedFiles, q, &paths);
-            if holding.len() == 1
-                && let Some((path, span)) = holding.pop()
-            {
-                let index = text_targets[0].index;
-                let moved = Location::new(path.clone(), Some(span.0), Some(span.1));
-                notes.push(format!(
-                    "quoted code is in {moved}, not in {}",
-                    f.locations[index].path
-                ));
-                f.locations[index] = moved;
-                qc.found = Some(Found { index, path, span });
-                qc.relocated = true;
-                qc.in_place = true;
-            }
+        if qc.found.is_none() && !qc.from_base && !text_targets.is_empty() {
+            self.quote_in_other_changed_file(index, f, q, &text_targets, &mut qc, notes);
         }
         qc.ok = Some(qc.found.is_some() || qc.from_base);
         if qc.found.is_none() && !qc.from_base {
-            let code = f.code.as_ref().map_or("", |c| c.code.as_str());
-            if let Some(what) = self.not_code(code)? {
-                notes.push(format!("quoted text is {what}, not code: not checked"));
-                qc.ok = None;
-                qc.not_code = true;
-                return Ok(qc);
-            }
-            let place = match text_targets.first() {
-                Some(t) if t.side == Side::Base => format!("in {} at the merge-base", t.path),
-                Some(t) => format!("in {} at head", t.path),
-                None if self.src.changed.is_empty() => "in the repository at head".to_string(),
-                None => "in the changed files at head".to_string(),
-            };
-            notes.push(format!("quoted code not found {place}"));
+            self.quote_not_found(f, &text_targets, &mut qc, notes)?;
         }
         Ok(qc)
+    }
+
+    /// No cited file could be read: the first place in the change (then the whole tree) that
+    /// holds the quote becomes the finding's location, replacing the first unresolved one.
+    fn quote_anywhere(
+        &mut self,
+        index: usize,
+        f: &mut Finding,
+        q: &Quote,
+        cited: &Cited,
+        qc: &mut QuoteCheck,
+        notes: &mut Vec<String>,
+    ) {
+        let Some((path, span)) = self
+            .lookups
+            .quote_places(index, Search::Anywhere, q, &[])
+            .into_iter()
+            .next()
+        else {
+            return;
+        };
+        let loc = Location::new(path.clone(), Some(span.0), Some(span.1));
+        let at = match cited.unresolved.first() {
+            Some(&i) => {
+                notes.push(format!("location corrected {} → {loc}", f.locations[i]));
+                f.locations[i] = loc;
+                qc.relocated = true;
+                i
+            }
+            None => {
+                notes.push(format!("location from the quoted code: {loc}"));
+                f.locations.push(loc);
+                f.locations.len() - 1
+            }
+        };
+        qc.found = Some(Found {
+            index: at,
+            path,
+            span,
+        });
+        qc.in_place = true;
+    }
+
+    /// A reviewer may cite the wrong file of the change: a distinctive quote that exactly
+    /// one other changed file holds moves the first cited text file's location there.
+    fn quote_in_other_changed_file(
+        &mut self,
+        index: usize,
+        f: &mut Finding,
+        q: &Quote,
+        text_targets: &[&CitedFile],
+        qc: &mut QuoteCheck,
+        notes: &mut Vec<String>,
+    ) {
+        if q.weight() < MIN_QUOTE_WEIGHT || self.src.base.is_none() {
+            return;
+        }
+        let paths: Vec<String> = text_targets.iter().map(|t| t.path.clone()).collect();
+        let mut holding = self
+            .lookups
+            .quote_places(index, Search::OtherChangedFiles, q, &paths);
+        if holding.len() == 1
+            && let Some((path, span)) = holding.pop()
+        {
+            let index = text_targets[0].index;
+            let moved = Location::new(path.clone(), Some(span.0), Some(span.1));
+            notes.push(format!(
+                "quoted code is in {moved}, not in {}",
+                f.locations[index].path
+            ));
+            f.locations[index] = moved;
+            qc.found = Some(Found { index, path, span });
+            qc.relocated = true;
+            qc.in_place = true;
+        }
+    }
+
+    /// The quote is nowhere: said as not code (unchecked) when it reads as a commit message or
+    /// prose, else as not found in the first cited text file or the change.
+    fn quote_not_found(
+        &mut self,
+        f: &Finding,
+        text_targets: &[&CitedFile],
+        qc: &mut QuoteCheck,
+        notes: &mut Vec<String>,
+    ) -> Result<()> {
+        let code = f.code.as_ref().map_or("", |c| c.code.as_str());
+        if let Some(what) = self.not_code(code)? {
+            notes.push(format!("quoted text is {what}, not code: not checked"));
+            qc.ok = None;
+            qc.not_code = true;
+            return Ok(());
+        }
+        let place = match text_targets.first() {
+            Some(t) if t.side == Side::Base => format!("in {} at the merge-base", t.path),
+            Some(t) => format!("in {} at head", t.path),
+            None if self.src.changed.is_empty() => "in the repository at head".to_string(),
+            None => "in the changed files at head".to_string(),
+        };
+        notes.push(format!("quoted code not found {place}"));
+        Ok(())
     }
 
     /// What a quote found nowhere is when it is not code: "a commit message" (most of its
@@ -707,6 +685,114 @@ fn check_lines(f: &Finding, cited: &Cited, notes: &mut Vec<String>) -> Lines {
         }
     }
     lines
+}
+
+/// Corrects the location the quote was found for to where it is: its path, and its lines
+/// unless the quote is at the cited ones (a move of cited lines is noted as a relocation).
+fn move_to_quote(f: &mut Finding, qc: &mut QuoteCheck, notes: &mut Vec<String>) {
+    let Some(fd) = &qc.found else {
+        return;
+    };
+    let loc = &mut f.locations[fd.index];
+    if loc.path != fd.path {
+        loc.path = fd.path.clone();
+    }
+    match loc.start {
+        Some(start) if !qc.in_place => {
+            let old = line_range(start, loc.end_line().unwrap_or(start));
+            notes.push(format!(
+                "lines corrected {old} → {}",
+                line_range(fd.span.0, fd.span.1)
+            ));
+            qc.relocated = true;
+            loc.start = Some(fd.span.0);
+            loc.end = Some(fd.span.1);
+        }
+        None => {
+            loc.start = Some(fd.span.0);
+            loc.end = Some(fd.span.1);
+        }
+        Some(_) => {}
+    }
+}
+
+/// The finding's status from what the quote, the paths and the lines gave: the quote decides
+/// when it was checked; else an unreadable or ambiguous quote leaves it unchecked, and the
+/// paths, then the lines (unchecked when they are in a binary file or submodule), decide.
+fn status_of(
+    qc: &QuoteCheck,
+    cited: &Cited,
+    lines: &Lines,
+    path_ok: bool,
+    quoted: bool,
+) -> VerificationStatus {
+    match qc.ok {
+        Some(true) if qc.relocated => VerificationStatus::Relocated,
+        Some(true) => VerificationStatus::Grounded,
+        Some(false) => VerificationStatus::Ungrounded,
+        None if qc.not_code || cited.ambiguous_quote => VerificationStatus::Unchecked,
+        None if !path_ok => VerificationStatus::Ungrounded,
+        None if lines.opaque_file && (quoted || !lines.ok) => VerificationStatus::Unchecked,
+        None if !lines.ok => VerificationStatus::Ungrounded,
+        None => VerificationStatus::Grounded,
+    }
+}
+
+/// The quote in the cited text files: at the cited lines (or anywhere in a file cited without
+/// lines), which keeps the lines; else the occurrence nearest the cited lines of the first
+/// file that holds it, a relocation. Stops at the first file where it is at the cited lines.
+fn quote_in_cited_files(f: &Finding, q: &Quote, text_targets: &[&CitedFile]) -> QuoteCheck {
+    let mut qc = QuoteCheck::default();
+    let mut relocation: Option<Found> = None;
+    for t in text_targets {
+        let Content::Text(ft) = &*t.content else {
+            continue;
+        };
+        let spans = q.find_in(ft);
+        if spans.is_empty() {
+            continue;
+        }
+        let loc = &f.locations[t.index];
+        match loc.start {
+            None => {
+                qc.found.get_or_insert(Found {
+                    index: t.index,
+                    path: t.path.clone(),
+                    span: spans[0],
+                });
+                qc.in_place = true;
+            }
+            Some(start) => {
+                let end = loc.end_line().unwrap_or(start);
+                if let Some(span) = spans.iter().find(|(s, e)| *s <= end && *e >= start) {
+                    qc.found = Some(Found {
+                        index: t.index,
+                        path: t.path.clone(),
+                        span: *span,
+                    });
+                    qc.in_place = true;
+                } else if relocation.is_none() {
+                    let nearest = spans
+                        .iter()
+                        .min_by_key(|(s, _)| s.abs_diff(start))
+                        .copied()
+                        .unwrap_or(spans[0]);
+                    relocation = Some(Found {
+                        index: t.index,
+                        path: t.path.clone(),
+                        span: nearest,
+                    });
+                }
+            }
+        }
+        if qc.in_place && loc.start.is_some() {
+            break;
+        }
+    }
+    if qc.found.is_none() {
+        qc.found = relocation;
+    }
+    qc
 }
 
 /// Whether head lines `start..=end` read the same at their merge-base lines.

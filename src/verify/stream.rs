@@ -162,71 +162,15 @@ fn from_git<R: Send>(
     let (answer_tx, answer_rx) = mpsc::channel::<Vec<(usize, Option<R>)>>();
     let (spare_tx, spare_rx) = mpsc::channel::<Batch>();
     let read = std::thread::scope(|scope| -> Result<()> {
-        scope.spawn(move || {
-            let mut requests = Vec::with_capacity(files.len() * 41);
-            for f in files {
-                requests.extend_from_slice(f.oid.as_bytes());
-                requests.push(b'\n');
-            }
-            let mut stdin = stdin;
-            // One write of every request; closing stdin then tells cat-file it has them all.
-            let _ = stdin.write_all(&requests);
-        });
-        // The reader owns the sending end: when it ends, the workers' channel closes. Blobs go
-        // to the workers in batches of about BATCH_BYTES: one hand-over (and one wake-up) per
-        // batch, not per file. Searched batches come back to be filled again.
+        scope.spawn(move || write_requests(stdin, files));
+        // The reader owns the sending end: when it ends, the workers' channel closes.
         let stop_reading = &stop;
-        let reader = scope.spawn(move || -> Result<()> {
-            let stop = stop_reading;
-            let mut reader = BufReader::with_capacity(READ_BUFFER, LetFill::new(stdout));
-            let mut batch = Batch::default();
-            for (i, f) in files.iter().enumerate() {
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
-                let start = batch.bytes.len();
-                let blob = read_blob(&mut reader, f.oid, &mut batch.bytes)?;
-                batch
-                    .blobs
-                    .push((i, blob.then_some(start..batch.bytes.len())));
-                if batch.bytes.len() + 64 * batch.blobs.len() >= BATCH_BYTES
-                    || batch.blobs.len() >= BATCH_FILES
-                {
-                    let mut next = spare_rx.try_recv().unwrap_or_default();
-                    next.clear();
-                    if blob_tx.send(std::mem::replace(&mut batch, next)).is_err() {
-                        return Ok(());
-                    }
-                }
-            }
-            if !batch.blobs.is_empty() {
-                let _ = blob_tx.send(batch);
-            }
-            Ok(())
-        });
+        let reader =
+            scope.spawn(move || read_batches(stdout, files, stop_reading, blob_tx, spare_rx));
         for _ in 0..workers {
             let (answer_tx, spare_tx) = (answer_tx.clone(), spare_tx.clone());
             let (blob_rx, stop) = (&blob_rx, &stop);
-            // A worker takes batches until the reader ends, searching none once stopped: the
-            // reader is never left blocked on a full channel.
-            scope.spawn(move || {
-                loop {
-                    let next = blob_rx.lock().map(|rx| rx.recv());
-                    let Ok(Ok(batch)) = next else { break };
-                    let answers: Vec<(usize, Option<R>)> = batch
-                        .blobs
-                        .iter()
-                        .map(|(i, blob)| match blob {
-                            Some(range) if !stop.load(Ordering::Relaxed) => {
-                                (*i, Some(search(*i, &batch.bytes[range.clone()])))
-                            }
-                            _ => (*i, None),
-                        })
-                        .collect();
-                    let _ = spare_tx.send(batch);
-                    let _ = answer_tx.send(answers);
-                }
-            });
+            scope.spawn(move || search_batches(blob_rx, stop, search, answer_tx, spare_tx));
         }
         drop(answer_tx);
         let mut in_order = InOrder::new();
@@ -252,6 +196,81 @@ fn from_git<R: Send>(
         let _ = c.wait();
     }
     read.context("could not read the files through git cat-file")
+}
+
+/// Asks cat-file for every blob in one write; closing stdin then tells it it has them all.
+fn write_requests(mut stdin: std::process::ChildStdin, files: &[FileRef<'_>]) {
+    let mut requests = Vec::with_capacity(files.len() * 41);
+    for f in files {
+        requests.extend_from_slice(f.oid.as_bytes());
+        requests.push(b'\n');
+    }
+    let _ = stdin.write_all(&requests);
+}
+
+/// Reads the blobs cat-file gives, in file order, and sends them to the workers in batches of
+/// about [`BATCH_BYTES`]: one hand-over (and one wake-up) per batch, not per file. Searched
+/// batches come back on `spare_rx` to be filled again. Ends at the last file, when `stop` is
+/// set, or when the workers are gone.
+fn read_batches(
+    stdout: std::process::ChildStdout,
+    files: &[FileRef<'_>],
+    stop: &AtomicBool,
+    blob_tx: mpsc::SyncSender<Batch>,
+    spare_rx: mpsc::Receiver<Batch>,
+) -> Result<()> {
+    let mut reader = BufReader::with_capacity(READ_BUFFER, LetFill::new(stdout));
+    let mut batch = Batch::default();
+    for (i, f) in files.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let start = batch.bytes.len();
+        let blob = read_blob(&mut reader, f.oid, &mut batch.bytes)?;
+        batch
+            .blobs
+            .push((i, blob.then_some(start..batch.bytes.len())));
+        if batch.bytes.len() + 64 * batch.blobs.len() >= BATCH_BYTES
+            || batch.blobs.len() >= BATCH_FILES
+        {
+            let mut next = spare_rx.try_recv().unwrap_or_default();
+            next.clear();
+            if blob_tx.send(std::mem::replace(&mut batch, next)).is_err() {
+                return Ok(());
+            }
+        }
+    }
+    if !batch.blobs.is_empty() {
+        let _ = blob_tx.send(batch);
+    }
+    Ok(())
+}
+
+/// A worker: takes batches until the reader ends, searching none once stopped (the reader is
+/// never left blocked on a full channel), sends each batch's answers on and the batch back.
+fn search_batches<R>(
+    blob_rx: &Mutex<mpsc::Receiver<Batch>>,
+    stop: &AtomicBool,
+    search: &(impl Fn(usize, &[u8]) -> R + Sync),
+    answer_tx: mpsc::Sender<Vec<(usize, Option<R>)>>,
+    spare_tx: mpsc::Sender<Batch>,
+) {
+    loop {
+        let next = blob_rx.lock().map(|rx| rx.recv());
+        let Ok(Ok(batch)) = next else { break };
+        let answers: Vec<(usize, Option<R>)> = batch
+            .blobs
+            .iter()
+            .map(|(i, blob)| match blob {
+                Some(range) if !stop.load(Ordering::Relaxed) => {
+                    (*i, Some(search(*i, &batch.bytes[range.clone()])))
+                }
+                _ => (*i, None),
+            })
+            .collect();
+        let _ = spare_tx.send(batch);
+        let _ = answer_tx.send(answers);
+    }
 }
 
 /// Files read from the checkout by every worker, each checked against its blob id.
