@@ -159,53 +159,88 @@ pub fn match_profiled(
             touched: HashSet::new(),
         };
     }
-    let mut profiles: Vec<FindingProfile> = priors
-        .iter()
-        .map(|p| FindingProfile::of(&prior_as_finding(p)))
-        .collect();
-    profiles.extend(new_profiles.iter().cloned());
-    // Two sides, like two agents: each names a defect at most once.
-    let sides: Vec<usize> = (0..profiles.len())
-        .map(|i| usize::from(i >= priors.len()))
-        .collect();
-    let corpus = Corpus::new(profiles, sides);
-    let offset = priors.len();
     let prior_stems: Vec<HashSet<String>> = priors.iter().map(|p| title_stems(&p.title)).collect();
-
-    // Candidates share a title word (the score requires it), found through that word's
-    // posting list unless the word is too common to say anything.
-    let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, stems) in prior_stems.iter().enumerate() {
-        for stem in stems {
-            postings.entry(stem.as_str()).or_default().push(i);
-        }
-    }
-    let mut by_fingerprint: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, p) in priors.iter().enumerate() {
-        if !p.fingerprint.is_empty() {
-            by_fingerprint.entry(&p.fingerprint).or_default().push(i);
-        }
-    }
-
+    let index = PriorIndex::new(&priors, &prior_stems, new_profiles);
     let mut out = Matching::default();
     for (n, f) in findings.iter().enumerate() {
-        let me = offset + n;
-        let print = fingerprint_of(&f.locations, f.code.as_ref(), &f.title);
-        let stems = title_stems(&f.title);
-        let mut candidates: HashSet<usize> = HashSet::new();
-        if priors.len() <= MAX_POSTING {
-            candidates.extend(0..priors.len());
-        } else {
-            for stem in &stems {
-                if let Some(list) = postings
-                    .get(stem.as_str())
-                    .filter(|l| l.len() <= MAX_POSTING)
-                {
-                    candidates.extend(list);
-                }
+        let Some((best, close)) = index.closest(priors.len() + n, f) else {
+            out.matches.push(None);
+            continue;
+        };
+        let Some(fate) = index.fate(f, &close) else {
+            out.matches.push(None);
+            continue;
+        };
+        for (_, i) in &close {
+            out.touched.insert(priors[*i].key());
+        }
+        out.matches.push(Some(Match { fate, score: best }));
+    }
+    out
+}
+
+/// The earlier findings a round is matched against, with the lookups that find a new
+/// finding's candidates among them.
+struct PriorIndex<'a> {
+    priors: &'a [&'a PriorFinding],
+    /// Each prior's title stems, by the prior's index.
+    stems: &'a [HashSet<String>],
+    /// The priors first, then the new findings: two sides, like two agents.
+    corpus: Corpus,
+    /// The priors whose title has each stem.
+    postings: HashMap<&'a str, Vec<usize>>,
+    /// The priors with each (non-empty) fingerprint.
+    by_fingerprint: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> PriorIndex<'a> {
+    fn new(
+        priors: &'a [&'a PriorFinding],
+        stems: &'a [HashSet<String>],
+        new_profiles: &[FindingProfile],
+    ) -> Self {
+        let mut profiles: Vec<FindingProfile> = priors
+            .iter()
+            .map(|p| FindingProfile::of(&prior_as_finding(p)))
+            .collect();
+        profiles.extend(new_profiles.iter().cloned());
+        // Two sides, like two agents: each names a defect at most once.
+        let sides: Vec<usize> = (0..profiles.len())
+            .map(|i| usize::from(i >= priors.len()))
+            .collect();
+        let corpus = Corpus::new(profiles, sides);
+        // Candidates share a title word (the score requires it), found through that word's
+        // posting list unless the word is too common to say anything.
+        let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, stems) in stems.iter().enumerate() {
+            for stem in stems {
+                postings.entry(stem.as_str()).or_default().push(i);
             }
         }
-        let same_print: Vec<usize> = by_fingerprint
+        let mut by_fingerprint: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, p) in priors.iter().enumerate() {
+            if !p.fingerprint.is_empty() {
+                by_fingerprint.entry(&p.fingerprint).or_default().push(i);
+            }
+        }
+        PriorIndex {
+            priors,
+            stems,
+            corpus,
+            postings,
+            by_fingerprint,
+        }
+    }
+
+    /// The best score of finding `f` (at `me` in the corpus) against a prior, if any passes
+    /// its prior's bar, and the priors within [`MARGIN`] of it, oldest first and best first
+    /// within a round.
+    fn closest(&self, me: usize, f: &Finding) -> Option<(f64, Vec<(f64, usize)>)> {
+        let print = fingerprint_of(&f.locations, f.code.as_ref(), &f.title);
+        let stems = title_stems(&f.title);
+        let mut candidates = self.sharing_a_stem(&stems);
+        let same_print: Vec<usize> = self
+            .by_fingerprint
             .get(print.as_str())
             .cloned()
             .unwrap_or_default();
@@ -217,30 +252,53 @@ pub fn match_profiled(
                 let score = if same_print.contains(&i) {
                     1.0
                 } else {
-                    cross_round_score(&corpus, i, me, (&prior_stems[i], &stems))
+                    cross_round_score(&self.corpus, i, me, (&self.stems[i], &stems))
                 };
-                (score >= bar(priors[i])).then_some((score, i))
+                (score >= bar(self.priors[i])).then_some((score, i))
             })
             .collect();
-        let Some(best) = scored.iter().map(|(s, _)| *s).reduce(f64::max) else {
-            out.matches.push(None);
-            continue;
-        };
+        let best = scored.iter().map(|(s, _)| *s).reduce(f64::max)?;
         scored.retain(|(s, _)| *s >= best - MARGIN);
         // Oldest first, best first within a round: the last decision is the one that holds.
         scored.sort_by(|a, b| {
-            priors[a.1]
+            self.priors[a.1]
                 .round
-                .cmp(&priors[b.1].round)
+                .cmp(&self.priors[b.1].round)
                 .then(a.0.total_cmp(&b.0))
         });
-        let latest = priors[scored.last().map(|(_, i)| *i).unwrap_or(0)];
-        let decided = scored
+        Some((best, scored))
+    }
+
+    /// The priors worth scoring against a finding with title `stems`: all of them when they
+    /// are few, otherwise those sharing a stem that is not too common.
+    fn sharing_a_stem(&self, stems: &HashSet<String>) -> HashSet<usize> {
+        let mut candidates: HashSet<usize> = HashSet::new();
+        if self.priors.len() <= MAX_POSTING {
+            candidates.extend(0..self.priors.len());
+        } else {
+            for stem in stems {
+                if let Some(list) = self
+                    .postings
+                    .get(stem.as_str())
+                    .filter(|l| l.len() <= MAX_POSTING)
+                {
+                    candidates.extend(list);
+                }
+            }
+        }
+        candidates
+    }
+
+    /// What finding `f` is, given its `close` priors (as [`PriorIndex::closest`] orders them):
+    /// the latest decision on them holds. `None` when it is no match after all.
+    fn fate(&self, f: &Finding, close: &[(f64, usize)]) -> Option<Fate> {
+        let latest = self.priors[close.last().map(|(_, i)| *i).unwrap_or(0)];
+        let decided = close
             .iter()
             .rev()
-            .map(|(_, i)| priors[*i])
+            .map(|(_, i)| self.priors[*i])
             .find(|p| p.action.is_some());
-        let fate = match decided {
+        Some(match decided {
             Some(p) if p.action.as_ref().is_some_and(|a| a.declines()) => {
                 if p.code_changed == Some(true) {
                     Fate::Persisting {
@@ -258,8 +316,7 @@ pub fn match_profiled(
                     .as_ref()
                     .is_some_and(|v| v.status == VerificationStatus::Ungrounded)
                 {
-                    out.matches.push(None);
-                    continue;
+                    return None;
                 }
                 Fate::Regressed { prior: p.key() }
             }
@@ -267,13 +324,8 @@ pub fn match_profiled(
                 prior: latest.key(),
                 declined_but_changed: false,
             },
-        };
-        for (_, i) in &scored {
-            out.touched.insert(priors[*i].key());
-        }
-        out.matches.push(Some(Match { fate, score: best }));
+        })
     }
-    out
 }
 
 /// Pairs beyond this many are not compared by [`pair_up`] (it leaves the rest unpaired).
