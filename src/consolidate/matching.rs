@@ -412,6 +412,9 @@ pub struct Dropped {
     pub text: String,
 }
 
+/// Earlier findings by key: looked up once per finding, not searched.
+type ByKey<'a> = HashMap<(u32, String), &'a PriorFinding>;
+
 /// The "Since round N" lists: `findings` are the kept findings with their final ids.
 pub fn prior_rounds(
     history: &History,
@@ -423,49 +426,47 @@ pub fn prior_rounds(
     let Some(last) = history.last_reviewed() else {
         return PriorRounds::default();
     };
-    // Earlier findings by key, and what this round raised again under each: looked up once per
-    // finding, not searched.
-    let by_key: HashMap<(u32, String), &PriorFinding> =
-        history.findings().map(|p| (p.key(), p)).collect();
-    let find = |key: &(u32, String)| by_key.get(key).copied();
-    let mut again_under: HashMap<&(u32, String), Vec<String>> = HashMap::new();
-    for d in dropped {
-        again_under
-            .entry(&d.prior)
-            .or_default()
-            .push(d.text.clone());
-    }
-    let mut out = PriorRounds {
+    let by_key: ByKey = history.findings().map(|p| (p.key(), p)).collect();
+    let (regressed, persisting) = continued(&by_key, findings, fates_of_kept);
+    PriorRounds {
         since_round: Some(last.round),
-        ..PriorRounds::default()
-    };
+        regressed,
+        persisting,
+        declined: still_declined(history, fates_of_kept, dropped),
+        resolved: resolved(&last.findings, touched),
+    }
+}
 
-    // Kept findings that continue earlier ones.
+/// Kept findings that continue earlier ones: the regressed, then the persisting, each in the
+/// order of `fates_of_kept`.
+fn continued(
+    by_key: &ByKey,
+    findings: &[MergedFinding],
+    fates_of_kept: &[(String, Fate)],
+) -> (Vec<PriorItem>, Vec<PriorItem>) {
+    let (mut regressed, mut persisting) = (Vec::new(), Vec::new());
     for (id, fate) in fates_of_kept {
         let Some(f) = findings.iter().find(|f| &f.id == id) else {
             continue;
         };
         match fate {
             Fate::Regressed { prior } => {
-                if let Some(p) = find(prior) {
-                    let mut item = item_of(p);
-                    item.reason = format!(
+                if let Some(p) = by_key.get(prior) {
+                    let reason = format!(
                         "{} in round {}; raised again as {}",
                         decision(p),
                         p.round,
                         f.id
                     );
-                    item.now = Some(f.id.clone());
-                    out.regressed.push(item);
+                    regressed.push(continued_item(p, reason, &f.id));
                 }
             }
             Fate::Persisting {
                 prior,
                 declined_but_changed,
             } => {
-                if let Some(p) = find(prior) {
-                    let mut item = item_of(p);
-                    item.reason = if *declined_but_changed {
+                if let Some(p) = by_key.get(prior) {
+                    let reason = if *declined_but_changed {
                         format!(
                             "{} in round {}, but its code changed since; raised again as {}",
                             decision(p),
@@ -475,15 +476,37 @@ pub fn prior_rounds(
                     } else {
                         format!("raised again as {}", f.id)
                     };
-                    item.now = Some(f.id.clone());
-                    out.persisting.push(item);
+                    persisting.push(continued_item(p, reason, &f.id));
                 }
             }
             _ => {}
         }
     }
+    (regressed, persisting)
+}
 
-    // Every earlier decline that still holds, once, with what this round raised again under it.
+/// The item of prior `p`, continued by the kept finding `now` for `reason`.
+fn continued_item(p: &PriorFinding, reason: String, now: &str) -> PriorItem {
+    let mut item = item_of(p);
+    item.reason = reason;
+    item.now = Some(now.to_string());
+    item
+}
+
+/// Every earlier decline that still holds, once, with what this round raised again under it
+/// (the `dropped` findings).
+fn still_declined(
+    history: &History,
+    fates_of_kept: &[(String, Fate)],
+    dropped: &[Dropped],
+) -> Vec<PriorItem> {
+    let mut again_under: HashMap<&(u32, String), Vec<String>> = HashMap::new();
+    for d in dropped {
+        again_under
+            .entry(&d.prior)
+            .or_default()
+            .push(d.text.clone());
+    }
     let changed_and_raised: HashSet<(u32, String)> = fates_of_kept
         .iter()
         .filter_map(|(_, fate)| match fate {
@@ -495,6 +518,7 @@ pub fn prior_rounds(
         })
         .collect();
     let mut seen: HashSet<(u32, String)> = HashSet::new();
+    let mut declined = Vec::new();
     for p in history.findings() {
         if !p.action.as_ref().is_some_and(|a| a.declines())
             || changed_and_raised.contains(&p.key())
@@ -505,11 +529,16 @@ pub fn prior_rounds(
         let mut item = item_of(p);
         item.reason = p.reason.clone();
         item.raised_again = again_under.remove(&p.key()).unwrap_or_default();
-        out.declined.push(item);
+        declined.push(item);
     }
+    declined
+}
 
-    // The last round's findings that nobody raised again.
-    for p in &last.findings {
+/// The last round's findings that nobody raised again (shown or decided on, not carried, not
+/// declined).
+fn resolved(last: &[PriorFinding], touched: &HashSet<(u32, String)>) -> Vec<PriorItem> {
+    let mut resolved = Vec::new();
+    for p in last {
         if touched.contains(&p.key())
             || p.carried
             || p.action.as_ref().is_some_and(|a| a.declines())
@@ -523,9 +552,9 @@ pub fn prior_rounds(
             Some(a) => format!("{a}: {}", p.reason),
             None => "not raised again".to_string(),
         };
-        out.resolved.push(item);
+        resolved.push(item);
     }
-    out
+    resolved
 }
 
 fn item_of(p: &PriorFinding) -> PriorItem {
