@@ -159,53 +159,88 @@ pub fn match_profiled(
             touched: HashSet::new(),
         };
     }
-    let mut profiles: Vec<FindingProfile> = priors
-        .iter()
-        .map(|p| FindingProfile::of(&prior_as_finding(p)))
-        .collect();
-    profiles.extend(new_profiles.iter().cloned());
-    // Two sides, like two agents: each names a defect at most once.
-    let sides: Vec<usize> = (0..profiles.len())
-        .map(|i| usize::from(i >= priors.len()))
-        .collect();
-    let corpus = Corpus::new(profiles, sides);
-    let offset = priors.len();
     let prior_stems: Vec<HashSet<String>> = priors.iter().map(|p| title_stems(&p.title)).collect();
-
-    // Candidates share a title word (the score requires it), found through that word's
-    // posting list unless the word is too common to say anything.
-    let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, stems) in prior_stems.iter().enumerate() {
-        for stem in stems {
-            postings.entry(stem.as_str()).or_default().push(i);
-        }
-    }
-    let mut by_fingerprint: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, p) in priors.iter().enumerate() {
-        if !p.fingerprint.is_empty() {
-            by_fingerprint.entry(&p.fingerprint).or_default().push(i);
-        }
-    }
-
+    let index = PriorIndex::new(&priors, &prior_stems, new_profiles);
     let mut out = Matching::default();
     for (n, f) in findings.iter().enumerate() {
-        let me = offset + n;
-        let print = fingerprint_of(&f.locations, f.code.as_ref(), &f.title);
-        let stems = title_stems(&f.title);
-        let mut candidates: HashSet<usize> = HashSet::new();
-        if priors.len() <= MAX_POSTING {
-            candidates.extend(0..priors.len());
-        } else {
-            for stem in &stems {
-                if let Some(list) = postings
-                    .get(stem.as_str())
-                    .filter(|l| l.len() <= MAX_POSTING)
-                {
-                    candidates.extend(list);
-                }
+        let Some((best, close)) = index.closest(priors.len() + n, f) else {
+            out.matches.push(None);
+            continue;
+        };
+        let Some(fate) = index.fate(f, &close) else {
+            out.matches.push(None);
+            continue;
+        };
+        for (_, i) in &close {
+            out.touched.insert(priors[*i].key());
+        }
+        out.matches.push(Some(Match { fate, score: best }));
+    }
+    out
+}
+
+/// The earlier findings a round is matched against, with the lookups that find a new
+/// finding's candidates among them.
+struct PriorIndex<'a> {
+    priors: &'a [&'a PriorFinding],
+    /// Each prior's title stems, by the prior's index.
+    stems: &'a [HashSet<String>],
+    /// The priors first, then the new findings: two sides, like two agents.
+    corpus: Corpus,
+    /// The priors whose title has each stem.
+    postings: HashMap<&'a str, Vec<usize>>,
+    /// The priors with each (non-empty) fingerprint.
+    by_fingerprint: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> PriorIndex<'a> {
+    fn new(
+        priors: &'a [&'a PriorFinding],
+        stems: &'a [HashSet<String>],
+        new_profiles: &[FindingProfile],
+    ) -> Self {
+        let mut profiles: Vec<FindingProfile> = priors
+            .iter()
+            .map(|p| FindingProfile::of(&prior_as_finding(p)))
+            .collect();
+        profiles.extend(new_profiles.iter().cloned());
+        // Two sides, like two agents: each names a defect at most once.
+        let sides: Vec<usize> = (0..profiles.len())
+            .map(|i| usize::from(i >= priors.len()))
+            .collect();
+        let corpus = Corpus::new(profiles, sides);
+        // Candidates share a title word (the score requires it), found through that word's
+        // posting list unless the word is too common to say anything.
+        let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, stems) in stems.iter().enumerate() {
+            for stem in stems {
+                postings.entry(stem.as_str()).or_default().push(i);
             }
         }
-        let same_print: Vec<usize> = by_fingerprint
+        let mut by_fingerprint: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, p) in priors.iter().enumerate() {
+            if !p.fingerprint.is_empty() {
+                by_fingerprint.entry(&p.fingerprint).or_default().push(i);
+            }
+        }
+        PriorIndex {
+            priors,
+            stems,
+            corpus,
+            postings,
+            by_fingerprint,
+        }
+    }
+
+    /// The best score of finding `f` (at `me` in the corpus) against a prior, if any passes
+    /// its prior's bar, and the priors within [`MARGIN`] of it, oldest first and best first
+    /// within a round.
+    fn closest(&self, me: usize, f: &Finding) -> Option<(f64, Vec<(f64, usize)>)> {
+        let print = fingerprint_of(&f.locations, f.code.as_ref(), &f.title);
+        let stems = title_stems(&f.title);
+        let mut candidates = self.sharing_a_stem(&stems);
+        let same_print: Vec<usize> = self
+            .by_fingerprint
             .get(print.as_str())
             .cloned()
             .unwrap_or_default();
@@ -217,30 +252,53 @@ pub fn match_profiled(
                 let score = if same_print.contains(&i) {
                     1.0
                 } else {
-                    cross_round_score(&corpus, i, me, (&prior_stems[i], &stems))
+                    cross_round_score(&self.corpus, i, me, (&self.stems[i], &stems))
                 };
-                (score >= bar(priors[i])).then_some((score, i))
+                (score >= bar(self.priors[i])).then_some((score, i))
             })
             .collect();
-        let Some(best) = scored.iter().map(|(s, _)| *s).reduce(f64::max) else {
-            out.matches.push(None);
-            continue;
-        };
+        let best = scored.iter().map(|(s, _)| *s).reduce(f64::max)?;
         scored.retain(|(s, _)| *s >= best - MARGIN);
         // Oldest first, best first within a round: the last decision is the one that holds.
         scored.sort_by(|a, b| {
-            priors[a.1]
+            self.priors[a.1]
                 .round
-                .cmp(&priors[b.1].round)
+                .cmp(&self.priors[b.1].round)
                 .then(a.0.total_cmp(&b.0))
         });
-        let latest = priors[scored.last().map(|(_, i)| *i).unwrap_or(0)];
-        let decided = scored
+        Some((best, scored))
+    }
+
+    /// The priors worth scoring against a finding with title `stems`: all of them when they
+    /// are few, otherwise those sharing a stem that is not too common.
+    fn sharing_a_stem(&self, stems: &HashSet<String>) -> HashSet<usize> {
+        let mut candidates: HashSet<usize> = HashSet::new();
+        if self.priors.len() <= MAX_POSTING {
+            candidates.extend(0..self.priors.len());
+        } else {
+            for stem in stems {
+                if let Some(list) = self
+                    .postings
+                    .get(stem.as_str())
+                    .filter(|l| l.len() <= MAX_POSTING)
+                {
+                    candidates.extend(list);
+                }
+            }
+        }
+        candidates
+    }
+
+    /// What finding `f` is, given its `close` priors (as [`PriorIndex::closest`] orders them):
+    /// the latest decision on them holds. `None` when it is no match after all.
+    fn fate(&self, f: &Finding, close: &[(f64, usize)]) -> Option<Fate> {
+        let latest = self.priors[close.last().map(|(_, i)| *i).unwrap_or(0)];
+        let decided = close
             .iter()
             .rev()
-            .map(|(_, i)| priors[*i])
+            .map(|(_, i)| self.priors[*i])
             .find(|p| p.action.is_some());
-        let fate = match decided {
+        Some(match decided {
             Some(p) if p.action.as_ref().is_some_and(|a| a.declines()) => {
                 if p.code_changed == Some(true) {
                     Fate::Persisting {
@@ -258,8 +316,7 @@ pub fn match_profiled(
                     .as_ref()
                     .is_some_and(|v| v.status == VerificationStatus::Ungrounded)
                 {
-                    out.matches.push(None);
-                    continue;
+                    return None;
                 }
                 Fate::Regressed { prior: p.key() }
             }
@@ -267,13 +324,8 @@ pub fn match_profiled(
                 prior: latest.key(),
                 declined_but_changed: false,
             },
-        };
-        for (_, i) in &scored {
-            out.touched.insert(priors[*i].key());
-        }
-        out.matches.push(Some(Match { fate, score: best }));
+        })
     }
-    out
 }
 
 /// Pairs beyond this many are not compared by [`pair_up`] (it leaves the rest unpaired).
@@ -360,6 +412,9 @@ pub struct Dropped {
     pub text: String,
 }
 
+/// Earlier findings by key: looked up once per finding, not searched.
+type ByKey<'a> = HashMap<(u32, String), &'a PriorFinding>;
+
 /// The "Since round N" lists: `findings` are the kept findings with their final ids.
 pub fn prior_rounds(
     history: &History,
@@ -371,49 +426,47 @@ pub fn prior_rounds(
     let Some(last) = history.last_reviewed() else {
         return PriorRounds::default();
     };
-    // Earlier findings by key, and what this round raised again under each: looked up once per
-    // finding, not searched.
-    let by_key: HashMap<(u32, String), &PriorFinding> =
-        history.findings().map(|p| (p.key(), p)).collect();
-    let find = |key: &(u32, String)| by_key.get(key).copied();
-    let mut again_under: HashMap<&(u32, String), Vec<String>> = HashMap::new();
-    for d in dropped {
-        again_under
-            .entry(&d.prior)
-            .or_default()
-            .push(d.text.clone());
-    }
-    let mut out = PriorRounds {
+    let by_key: ByKey = history.findings().map(|p| (p.key(), p)).collect();
+    let (regressed, persisting) = continued(&by_key, findings, fates_of_kept);
+    PriorRounds {
         since_round: Some(last.round),
-        ..PriorRounds::default()
-    };
+        regressed,
+        persisting,
+        declined: still_declined(history, fates_of_kept, dropped),
+        resolved: resolved(&last.findings, touched),
+    }
+}
 
-    // Kept findings that continue earlier ones.
+/// Kept findings that continue earlier ones: the regressed, then the persisting, each in the
+/// order of `fates_of_kept`.
+fn continued(
+    by_key: &ByKey,
+    findings: &[MergedFinding],
+    fates_of_kept: &[(String, Fate)],
+) -> (Vec<PriorItem>, Vec<PriorItem>) {
+    let (mut regressed, mut persisting) = (Vec::new(), Vec::new());
     for (id, fate) in fates_of_kept {
         let Some(f) = findings.iter().find(|f| &f.id == id) else {
             continue;
         };
         match fate {
             Fate::Regressed { prior } => {
-                if let Some(p) = find(prior) {
-                    let mut item = item_of(p);
-                    item.reason = format!(
+                if let Some(p) = by_key.get(prior) {
+                    let reason = format!(
                         "{} in round {}; raised again as {}",
                         decision(p),
                         p.round,
                         f.id
                     );
-                    item.now = Some(f.id.clone());
-                    out.regressed.push(item);
+                    regressed.push(continued_item(p, reason, &f.id));
                 }
             }
             Fate::Persisting {
                 prior,
                 declined_but_changed,
             } => {
-                if let Some(p) = find(prior) {
-                    let mut item = item_of(p);
-                    item.reason = if *declined_but_changed {
+                if let Some(p) = by_key.get(prior) {
+                    let reason = if *declined_but_changed {
                         format!(
                             "{} in round {}, but its code changed since; raised again as {}",
                             decision(p),
@@ -423,15 +476,37 @@ pub fn prior_rounds(
                     } else {
                         format!("raised again as {}", f.id)
                     };
-                    item.now = Some(f.id.clone());
-                    out.persisting.push(item);
+                    persisting.push(continued_item(p, reason, &f.id));
                 }
             }
             _ => {}
         }
     }
+    (regressed, persisting)
+}
 
-    // Every earlier decline that still holds, once, with what this round raised again under it.
+/// The item of prior `p`, continued by the kept finding `now` for `reason`.
+fn continued_item(p: &PriorFinding, reason: String, now: &str) -> PriorItem {
+    let mut item = item_of(p);
+    item.reason = reason;
+    item.now = Some(now.to_string());
+    item
+}
+
+/// Every earlier decline that still holds, once, with what this round raised again under it
+/// (the `dropped` findings).
+fn still_declined(
+    history: &History,
+    fates_of_kept: &[(String, Fate)],
+    dropped: &[Dropped],
+) -> Vec<PriorItem> {
+    let mut again_under: HashMap<&(u32, String), Vec<String>> = HashMap::new();
+    for d in dropped {
+        again_under
+            .entry(&d.prior)
+            .or_default()
+            .push(d.text.clone());
+    }
     let changed_and_raised: HashSet<(u32, String)> = fates_of_kept
         .iter()
         .filter_map(|(_, fate)| match fate {
@@ -443,6 +518,7 @@ pub fn prior_rounds(
         })
         .collect();
     let mut seen: HashSet<(u32, String)> = HashSet::new();
+    let mut declined = Vec::new();
     for p in history.findings() {
         if !p.action.as_ref().is_some_and(|a| a.declines())
             || changed_and_raised.contains(&p.key())
@@ -453,11 +529,16 @@ pub fn prior_rounds(
         let mut item = item_of(p);
         item.reason = p.reason.clone();
         item.raised_again = again_under.remove(&p.key()).unwrap_or_default();
-        out.declined.push(item);
+        declined.push(item);
     }
+    declined
+}
 
-    // The last round's findings that nobody raised again.
-    for p in &last.findings {
+/// The last round's findings that nobody raised again (shown or decided on, not carried, not
+/// declined).
+fn resolved(last: &[PriorFinding], touched: &HashSet<(u32, String)>) -> Vec<PriorItem> {
+    let mut resolved = Vec::new();
+    for p in last {
         if touched.contains(&p.key())
             || p.carried
             || p.action.as_ref().is_some_and(|a| a.declines())
@@ -471,9 +552,9 @@ pub fn prior_rounds(
             Some(a) => format!("{a}: {}", p.reason),
             None => "not raised again".to_string(),
         };
-        out.resolved.push(item);
+        resolved.push(item);
     }
-    out
+    resolved
 }
 
 fn item_of(p: &PriorFinding) -> PriorItem {

@@ -54,11 +54,42 @@ pub struct ApiRequest {
     pub fallback: Option<Value>,
 }
 
+/// What every API's body is built from: the same ask in each API's own words.
+struct Ask<'a> {
+    model: String,
+    max_tokens: u32,
+    system: String,
+    prompt: &'a str,
+    structured: bool,
+    effort: Option<&'a String>,
+}
+
 /// The request for `spec` with `prompt`, sending `key` when there is one.
 pub fn request(spec: &AgentSpec, base_url: &str, key: Option<&str>, prompt: &str) -> ApiRequest {
     let base = base_url.trim_end_matches('/');
-    let model = spec.model.clone().unwrap_or_default();
-    let max_tokens = spec.max_output_tokens();
+    let ask = ask(spec, prompt);
+    let mut headers = vec![("content-type", "application/json".to_string())];
+    let (url, mut body) = match spec.kind {
+        AgentKind::Anthropic => anthropic(base, key, &ask, &mut headers),
+        AgentKind::OpenAi => openai(base, key, &ask, &mut headers),
+        AgentKind::GeminiApi => gemini(base, key, &ask, &mut headers),
+        // Chat completions; also what an unexpected kind falls back to.
+        _ => chat_completions(base, key, &ask, &mut headers),
+    };
+    add_temperature(spec, &mut body);
+    let fallback = legacy_json_mode(ask.structured, &body);
+    ApiRequest {
+        url,
+        headers,
+        body,
+        structured: ask.structured,
+        fallback,
+    }
+}
+
+/// The model, token limit, system text and effort for `spec`, and whether the answer is
+/// constrained to the review schema (never for Anthropic, which gets the Markdown layout).
+fn ask<'a>(spec: &'a AgentSpec, prompt: &'a str) -> Ask<'a> {
     let structured = spec
         .http
         .structured_output
@@ -69,106 +100,143 @@ pub fn request(spec: &AgentSpec, base_url: &str, key: Option<&str>, prompt: &str
     } else {
         SYSTEM.to_string()
     };
-    let mut headers = vec![("content-type", "application/json".to_string())];
-    let (url, mut body) = match spec.kind {
-        AgentKind::Anthropic => {
-            headers.push(("anthropic-version", "2023-06-01".into()));
-            if let Some(k) = key {
-                headers.push(("x-api-key", k.to_string()));
-            }
-            // The SDKs' base is the host; a base that already ends in /v1 is taken as meant.
-            let url = if base.ends_with("/v1") {
-                format!("{base}/messages")
-            } else {
-                format!("{base}/v1/messages")
-            };
-            let mut body = json!({
-                "model": model,
-                "max_tokens": max_tokens,
-                "stream": true,
-                "system": system,
-                "messages": [{"role": "user", "content": prompt}],
-            });
-            if let Some(effort) = &spec.effort {
-                body["output_config"] = json!({"effort": effort});
-            }
-            (url, body)
-        }
-        AgentKind::OpenAi => {
-            if let Some(k) = key {
-                headers.push(("authorization", format!("Bearer {k}")));
-            }
-            let mut body = json!({
-                "model": model,
-                "instructions": system,
-                "input": prompt,
-                "max_output_tokens": max_tokens,
-                "stream": true,
-                "store": false,
-            });
-            if let Some(effort) = &spec.effort {
-                body["reasoning"] = json!({"effort": effort});
-            }
-            if structured {
-                body["text"] = json!({"format": {
-                    "type": "json_schema",
-                    "name": "raw_review",
-                    "schema": super::schema::review_schema(),
-                    "strict": false,
-                }});
-            }
-            (format!("{base}/responses"), body)
-        }
-        AgentKind::GeminiApi => {
-            if let Some(k) = key {
-                headers.push(("x-goog-api-key", k.to_string()));
-            }
-            let bare = model.strip_prefix("models/").unwrap_or(&model);
-            let segment = percent_encoding::utf8_percent_encode(bare, PATH_SEGMENT).to_string();
-            let mut config = json!({"maxOutputTokens": max_tokens});
-            if structured {
-                config["responseMimeType"] = json!("application/json");
-                config["responseJsonSchema"] = super::schema::review_schema();
-            }
-            (
-                format!("{base}/models/{segment}:streamGenerateContent?alt=sse"),
-                json!({
-                    "systemInstruction": {"parts": [{"text": system}]},
-                    "contents": [{"role": "user", "parts": [{"text": prompt}]}],
-                    "generationConfig": config,
-                }),
-            )
-        }
-        // Chat completions; also what an unexpected kind falls back to.
-        _ => {
-            if let Some(k) = key {
-                headers.push(("authorization", format!("Bearer {k}")));
-            }
-            let mut body = json!({
-                "model": model,
-                "messages": [
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": prompt},
-                ],
-                "max_tokens": max_tokens,
-                "stream": true,
-                "stream_options": {"include_usage": true},
-            });
-            if let Some(effort) = &spec.effort {
-                body["reasoning_effort"] = json!(effort);
-            }
-            if structured {
-                body["response_format"] = json!({"type": "json_schema", "json_schema": {
-                    "name": "raw_review",
-                    "schema": super::schema::review_schema(),
-                    "strict": false,
-                }});
-            }
-            (format!("{base}/chat/completions"), body)
-        }
+    Ask {
+        model: spec.model.clone().unwrap_or_default(),
+        max_tokens: spec.max_output_tokens(),
+        system,
+        prompt,
+        structured,
+        effort: spec.effort.as_ref(),
+    }
+}
+
+/// Messages: the URL and body, with the version and key headers pushed onto `headers`.
+fn anthropic(
+    base: &str,
+    key: Option<&str>,
+    ask: &Ask,
+    headers: &mut Vec<(&'static str, String)>,
+) -> (String, Value) {
+    headers.push(("anthropic-version", "2023-06-01".into()));
+    if let Some(k) = key {
+        headers.push(("x-api-key", k.to_string()));
+    }
+    // The SDKs' base is the host; a base that already ends in /v1 is taken as meant.
+    let url = if base.ends_with("/v1") {
+        format!("{base}/messages")
+    } else {
+        format!("{base}/v1/messages")
     };
-    // The Messages API has no sampling temperature (its SDK's request type has none): a
-    // temperature in the config is not sent there.
+    let mut body = json!({
+        "model": ask.model,
+        "max_tokens": ask.max_tokens,
+        "stream": true,
+        "system": ask.system,
+        "messages": [{"role": "user", "content": ask.prompt}],
+    });
+    if let Some(effort) = ask.effort {
+        body["output_config"] = json!({"effort": effort});
+    }
+    (url, body)
+}
+
+/// Responses: the URL and body, with the bearer token pushed onto `headers`.
+fn openai(
+    base: &str,
+    key: Option<&str>,
+    ask: &Ask,
+    headers: &mut Vec<(&'static str, String)>,
+) -> (String, Value) {
+    if let Some(k) = key {
+        headers.push(("authorization", format!("Bearer {k}")));
+    }
+    let mut body = json!({
+        "model": ask.model,
+        "instructions": ask.system,
+        "input": ask.prompt,
+        "max_output_tokens": ask.max_tokens,
+        "stream": true,
+        "store": false,
+    });
+    if let Some(effort) = ask.effort {
+        body["reasoning"] = json!({"effort": effort});
+    }
+    if ask.structured {
+        body["text"] = json!({"format": {
+            "type": "json_schema",
+            "name": "raw_review",
+            "schema": super::schema::review_schema(),
+            "strict": false,
+        }});
+    }
+    (format!("{base}/responses"), body)
+}
+
+/// Gemini's streamGenerateContent: the URL (the model percent-encoded into its path) and body,
+/// with the key header pushed onto `headers`.
+fn gemini(
+    base: &str,
+    key: Option<&str>,
+    ask: &Ask,
+    headers: &mut Vec<(&'static str, String)>,
+) -> (String, Value) {
+    if let Some(k) = key {
+        headers.push(("x-goog-api-key", k.to_string()));
+    }
+    let bare = ask.model.strip_prefix("models/").unwrap_or(&ask.model);
+    let segment = percent_encoding::utf8_percent_encode(bare, PATH_SEGMENT).to_string();
+    let mut config = json!({"maxOutputTokens": ask.max_tokens});
+    if ask.structured {
+        config["responseMimeType"] = json!("application/json");
+        config["responseJsonSchema"] = super::schema::review_schema();
+    }
+    (
+        format!("{base}/models/{segment}:streamGenerateContent?alt=sse"),
+        json!({
+            "systemInstruction": {"parts": [{"text": ask.system}]},
+            "contents": [{"role": "user", "parts": [{"text": ask.prompt}]}],
+            "generationConfig": config,
+        }),
+    )
+}
+
+/// Chat completions: the URL and body, with the bearer token (when there is one) pushed onto
+/// `headers`.
+fn chat_completions(
+    base: &str,
+    key: Option<&str>,
+    ask: &Ask,
+    headers: &mut Vec<(&'static str, String)>,
+) -> (String, Value) {
+    if let Some(k) = key {
+        headers.push(("authorization", format!("Bearer {k}")));
+    }
+    let mut body = json!({
+        "model": ask.model,
+        "messages": [
+            {"role": "system", "content": ask.system},
+            {"role": "user", "content": ask.prompt},
+        ],
+        "max_tokens": ask.max_tokens,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if let Some(effort) = ask.effort {
+        body["reasoning_effort"] = json!(effort);
+    }
+    if ask.structured {
+        body["response_format"] = json!({"type": "json_schema", "json_schema": {
+            "name": "raw_review",
+            "schema": super::schema::review_schema(),
+            "strict": false,
+        }});
+    }
+    (format!("{base}/chat/completions"), body)
+}
+
+/// The configured temperature, where the API has one. The Messages API has no sampling
+/// temperature (its SDK's request type has none): a temperature in the config is not sent there.
+fn add_temperature(spec: &AgentSpec, body: &mut Value) {
     if let Some(t) = spec.http.temperature {
         match spec.kind {
             AgentKind::GeminiApi => body["generationConfig"]["temperature"] = json!(t),
@@ -176,19 +244,16 @@ pub fn request(spec: &AgentSpec, base_url: &str, key: Option<&str>, prompt: &str
             _ => body["temperature"] = json!(t),
         }
     }
-    let fallback = (structured && body.get("response_format").is_some()).then(|| {
+}
+
+/// The same body in llama-cpp-python's older JSON mode, for a structured chat-completions body.
+fn legacy_json_mode(structured: bool, body: &Value) -> Option<Value> {
+    (structured && body.get("response_format").is_some()).then(|| {
         let mut legacy = body.clone();
         legacy["response_format"] =
             json!({"type": "json_object", "schema": super::schema::review_schema()});
         legacy
-    });
-    ApiRequest {
-        url,
-        headers,
-        body,
-        structured,
-        fallback,
-    }
+    })
 }
 
 /// The names of headers that carry a key: never written anywhere.

@@ -339,41 +339,40 @@ impl HttpSession {
         output_cut: &mut Option<u64>,
         refused: &mut String,
     ) -> Result<(), Failure> {
+        let response = self.send().await?;
+        if !response.status().is_success() {
+            return Err(refusal(response, raw, refused).await);
+        }
+        if !is_event_stream(&response) {
+            // A server that ignored `stream: true`: one JSON body.
+            return read_json_body(response, shared.output_limit, decoder, raw).await;
+        }
+        self.read_event_stream(shared, spec, response, decoder, raw, output_cut)
+            .await
+    }
+
+    /// Posts the request's body with its headers.
+    async fn send(&self) -> Result<reqwest::Response, Failure> {
         let mut builder = self.client.post(&self.request.url).json(&self.request.body);
         for (name, value) in &self.request.headers {
             builder = builder.header(*name, value);
         }
-        let response = builder.send().await.map_err(network)?;
-        let status = response.status();
-        if !status.is_success() {
-            let retry_after = retry_after(response.headers());
-            let body = read_some(response, ERROR_BODY_LIMIT).await;
-            let _ = raw.write_all(crate::redact::redact(&body).as_bytes());
-            let failure = http_failure(status.as_u16(), retry_after, &body);
-            *refused = body;
-            return Err(failure);
-        }
-        let is_sse = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        let limit = shared.output_limit;
-        if !is_sse {
-            // A server that ignored `stream: true`: one JSON body.
-            let body = read_some(response, usize::try_from(limit).unwrap_or(usize::MAX)).await;
-            let _ = raw.write_all(crate::redact::redact(&body).as_bytes());
-            return match serde_json::from_str::<serde_json::Value>(&body) {
-                Ok(value) => {
-                    decoder.body(&value);
-                    Ok(())
-                }
-                Err(_) => Err(Failure::Reported {
-                    cause: "the server answered with neither an event stream nor JSON".into(),
-                }),
-            };
-        }
+        builder.send().await.map_err(network)
+    }
 
+    /// Reads the event stream into `decoder` (the raw bytes, redacted, into `raw`), reporting
+    /// tokens and cost as it goes; stops at the output limit, at an error event, or at a
+    /// stream that is not server-sent events.
+    async fn read_event_stream(
+        &self,
+        shared: &Shared,
+        spec: &AgentSpec,
+        response: reqwest::Response,
+        decoder: &mut Decoder,
+        raw: &mut std::fs::File,
+        output_cut: &mut Option<u64>,
+    ) -> Result<(), Failure> {
+        let limit = shared.output_limit;
         let received = AtomicU64::new(0);
         // Chunks are cut anywhere: a secret split between two is still found.
         let mut raw = crate::redact::RedactingWriter::new(raw);
@@ -392,48 +391,45 @@ impl HttpSession {
         while let Some(item) = events.next().await {
             match item {
                 Ok(event) => {
-                    decoder.event(&event.event, &event.data).map_err(|cause| {
-                        Failure::Reported {
-                            cause: one_sentence(&cause),
-                        }
-                    })?;
-                    seen += 1;
-                    if seen.is_multiple_of(REPORT_EVERY) {
-                        let usage = decoder.usage(self.prompt_bytes);
-                        shared.events.agent(
-                            &spec.name,
-                            EventKind::Tokens {
-                                total: usage.input + usage.output,
-                            },
-                        );
-                        self.report_cost(&usage);
-                    }
+                    self.take_event(shared, spec, decoder, &event, &mut seen)?;
                     if decoder.error.is_some() {
                         break;
                     }
                 }
-                Err(EventStreamError::Transport(Stop::OverLimit)) => {
-                    *output_cut = Some(received.load(Ordering::Relaxed).saturating_sub(limit));
-                    shared
-                        .events
-                        .agent(&spec.name, EventKind::OutputCut { limit_bytes: limit });
-                    return Err(Failure::OutputOverLimit { limit_bytes: limit });
-                }
-                Err(EventStreamError::Transport(Stop::Transport(err))) => {
-                    return Err(network(err));
-                }
-                Err(EventStreamError::Utf8(_)) => {
-                    return Err(Failure::Reported {
-                        cause: "the server sent a malformed stream: it is not UTF-8".into(),
-                    });
-                }
-                Err(EventStreamError::Parser(_)) => {
-                    return Err(Failure::Reported {
-                        cause: "the server sent a malformed stream: it is not server-sent events"
-                            .into(),
-                    });
+                Err(err) => {
+                    let received = received.load(Ordering::Relaxed);
+                    return Err(stream_failure(err, shared, spec, received, output_cut));
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Feeds one event to `decoder`; every [`REPORT_EVERY`] events, reports the tokens and
+    /// cost so far.
+    fn take_event(
+        &self,
+        shared: &Shared,
+        spec: &AgentSpec,
+        decoder: &mut Decoder,
+        event: &eventsource_stream::Event,
+        seen: &mut u64,
+    ) -> Result<(), Failure> {
+        decoder
+            .event(&event.event, &event.data)
+            .map_err(|cause| Failure::Reported {
+                cause: one_sentence(&cause),
+            })?;
+        *seen += 1;
+        if seen.is_multiple_of(REPORT_EVERY) {
+            let usage = decoder.usage(self.prompt_bytes);
+            shared.events.agent(
+                &spec.name,
+                EventKind::Tokens {
+                    total: usage.input + usage.output,
+                },
+            );
+            self.report_cost(&usage);
         }
         Ok(())
     }
@@ -448,6 +444,80 @@ impl HttpSession {
             self.meter
                 .record(&self.meter_key, p.price.cost(usage.input, usage.output));
         }
+    }
+}
+
+/// The failure an error answer stands for; its body goes (redacted) into `raw` and (as it
+/// is) into `refused`.
+async fn refusal(
+    response: reqwest::Response,
+    raw: &mut std::fs::File,
+    refused: &mut String,
+) -> Failure {
+    let status = response.status();
+    let retry_after = retry_after(response.headers());
+    let body = read_some(response, ERROR_BODY_LIMIT).await;
+    let _ = raw.write_all(crate::redact::redact(&body).as_bytes());
+    let failure = http_failure(status.as_u16(), retry_after, &body);
+    *refused = body;
+    failure
+}
+
+/// Whether the answer is an event stream, by its content type.
+fn is_event_stream(response: &reqwest::Response) -> bool {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"))
+}
+
+/// Reads an answer that is one JSON body (up to `limit` bytes) into `decoder`, the raw bytes
+/// (redacted) into `raw`.
+async fn read_json_body(
+    response: reqwest::Response,
+    limit: u64,
+    decoder: &mut Decoder,
+    raw: &mut std::fs::File,
+) -> Result<(), Failure> {
+    let body = read_some(response, usize::try_from(limit).unwrap_or(usize::MAX)).await;
+    let _ = raw.write_all(crate::redact::redact(&body).as_bytes());
+    match serde_json::from_str::<serde_json::Value>(&body) {
+        Ok(value) => {
+            decoder.body(&value);
+            Ok(())
+        }
+        Err(_) => Err(Failure::Reported {
+            cause: "the server answered with neither an event stream nor JSON".into(),
+        }),
+    }
+}
+
+/// The failure a broken event stream stands for. Past the output limit, the bytes cut go into
+/// `output_cut` and the run's events are told.
+fn stream_failure(
+    err: EventStreamError<Stop>,
+    shared: &Shared,
+    spec: &AgentSpec,
+    received: u64,
+    output_cut: &mut Option<u64>,
+) -> Failure {
+    let limit = shared.output_limit;
+    match err {
+        EventStreamError::Transport(Stop::OverLimit) => {
+            *output_cut = Some(received.saturating_sub(limit));
+            shared
+                .events
+                .agent(&spec.name, EventKind::OutputCut { limit_bytes: limit });
+            Failure::OutputOverLimit { limit_bytes: limit }
+        }
+        EventStreamError::Transport(Stop::Transport(err)) => network(err),
+        EventStreamError::Utf8(_) => Failure::Reported {
+            cause: "the server sent a malformed stream: it is not UTF-8".into(),
+        },
+        EventStreamError::Parser(_) => Failure::Reported {
+            cause: "the server sent a malformed stream: it is not server-sent events".into(),
+        },
     }
 }
 
