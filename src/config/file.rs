@@ -437,7 +437,11 @@ fn agent_layer(agent: RawAgent, dir: &Path, loc: &Located<'_>) -> anyhow::Result
     let request_timeout = checked(agent.request_timeout, |t| parse_timeout(t), loc)?;
     let display = checked(agent.display, |d| display_name(d), loc)?;
     let limits = super::limits::LimitsLayer {
-        processes: checked(agent.max_processes, |n| super::limits::parse_processes(*n), loc)?,
+        processes: checked(
+            agent.max_processes,
+            |n| super::limits::parse_processes(*n),
+            loc,
+        )?,
         memory_bytes: checked(agent.max_memory, |m| super::limits::parse_memory(m), loc)?,
         cpu: checked(agent.max_cpu_time, |c| super::limits::parse_cpu(c), loc)?,
     };
