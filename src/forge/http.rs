@@ -98,6 +98,44 @@ pub fn same_origin(a: &Url, b: &Url) -> bool {
         && a.port_or_known_default() == b.port_or_known_default()
 }
 
+/// Refuses `url` unless it is at the origin of one of `apis` (the forge's REST base first): a
+/// forge's token goes to its own API alone, whatever builds an address later.
+pub fn admit_origin(url: &Url, apis: &[&Url], forge: &str, what: &str) -> anyhow::Result<()> {
+    if apis.iter().any(|api| same_origin(url, api)) {
+        return Ok(());
+    }
+    let api = apis
+        .first()
+        .map_or_else(|| "?".to_string(), |api| origin_of(api));
+    anyhow::bail!(
+        "{what} would go to {}, not the {forge} API at {api}: not sent",
+        origin_of(url)
+    )
+}
+
+/// A redirect answer, refused in one sentence: the token is not carried to wherever it points,
+/// and `setting` names what gives the API's own address. `None` for any other answer.
+pub fn redirect_refused(
+    answer: &transport::Answer,
+    forge: &str,
+    what: &str,
+    setting: &str,
+) -> Option<anyhow::Error> {
+    if !answer.status.is_redirection() {
+        return None;
+    }
+    let to = answer
+        .headers
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("?");
+    Some(anyhow::anyhow!(
+        "{forge} answered {what} with a redirect to {} ({}): not followed with the token; set {setting} to the API's own address",
+        crate::text::printable_line(to),
+        answer.status.as_u16()
+    ))
+}
+
 /// `scheme://host[:port]`, for messages.
 pub fn origin_of(url: &Url) -> String {
     match url.port() {

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::location::{Credentials, Location, Token};
 pub use crate::forge::http::transport::ForgeApi;
 use crate::forge::http::transport::{Answer, Request, Transport};
-use crate::forge::http::{decode, origin_of, same_origin};
+use crate::forge::http::{admit_origin, decode, redirect_refused, same_origin};
 
 /// The server, as messages name it.
 const BITBUCKET: &str = "Bitbucket";
@@ -231,31 +231,15 @@ impl ForgeApi for Client {
 
     /// The API's own origin only: no other gets the credentials.
     fn admit(&self, url: &Url, what: &str) -> anyhow::Result<()> {
-        if !same_origin(url, &self.location.api) {
-            anyhow::bail!(
-                "{what} would go to {}, not the Bitbucket API at {}: not sent",
-                origin_of(url),
-                origin_of(&self.location.api)
-            );
-        }
-        Ok(())
+        admit_origin(url, &[&self.location.api], "Bitbucket", what)
     }
 
     /// A redirect elsewhere is refused (the credentials are not carried along); any other
     /// refusal keeps its status, which callers decide on.
     fn refused(&self, request: &Request, answer: &Answer) -> anyhow::Error {
         let what = request.what;
-        if answer.status.is_redirection() {
-            let to = answer
-                .headers
-                .get("location")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("?");
-            return anyhow::anyhow!(
-                "Bitbucket answered {what} with a redirect to {} ({}): not followed with the token; set BITBUCKET_API_URL to the API's own address",
-                crate::text::printable_line(to),
-                answer.status.as_u16()
-            );
+        if let Some(refused) = redirect_refused(answer, "Bitbucket", what, "BITBUCKET_API_URL") {
+            return refused;
         }
         self.status_error(answer.status, &answer.body, what).into()
     }

@@ -16,7 +16,7 @@ use crate::forge::http::pages::{next_link_on_api, read_pages};
 pub use crate::forge::http::transport::Answer;
 pub use crate::forge::http::transport::ForgeApi;
 use crate::forge::http::transport::{Request, Transport};
-use crate::forge::http::{decode, origin_of, same_origin};
+use crate::forge::http::{admit_origin, decode};
 
 /// The server, as messages name it.
 const GITHUB: &str = "GitHub";
@@ -254,15 +254,12 @@ impl ForgeApi for Client {
     /// Every address is built from the location's REST or GraphQL base (which may be two
     /// origins); this holds it there whatever builds one later, so the token never leaves them.
     fn admit(&self, url: &Url, what: &str) -> anyhow::Result<()> {
-        let api = &self.location.api;
-        if !same_origin(url, api) && !same_origin(url, &self.location.graphql) {
-            anyhow::bail!(
-                "{what} would go to {}, not the GitHub API at {}: not sent",
-                origin_of(url),
-                origin_of(api)
-            );
-        }
-        Ok(())
+        admit_origin(
+            url,
+            &[&self.location.api, &self.location.graphql],
+            "GitHub",
+            what,
+        )
     }
 
     /// One sentence for a refused request, kept with its status (a 422 is decided on).

@@ -18,7 +18,7 @@ use crate::forge::http::pages::{next_link_on_api, read_pages};
 pub use crate::forge::http::transport::Answer;
 pub use crate::forge::http::transport::ForgeApi;
 use crate::forge::http::transport::{Request, Transport};
-use crate::forge::http::{origin_of, same_origin};
+use crate::forge::http::{admit_origin, redirect_refused};
 
 /// The server, as messages name it.
 const GITLAB: &str = "GitLab";
@@ -221,31 +221,15 @@ impl ForgeApi for Client {
 
     /// The API's own origin only: no other gets the token.
     fn admit(&self, url: &Url, what: &str) -> anyhow::Result<()> {
-        if !same_origin(url, &self.location.api) {
-            anyhow::bail!(
-                "{what} would go to {}, not the GitLab API at {}: not sent",
-                origin_of(url),
-                origin_of(&self.location.api)
-            );
-        }
-        Ok(())
+        admit_origin(url, &[&self.location.api], "GitLab", what)
     }
 
     /// A redirect is refused (the token is not carried along); any other refusal keeps its
     /// status, which callers decide on.
     fn refused(&self, request: &Request, answer: &Answer) -> anyhow::Error {
         let what = request.what;
-        if answer.status.is_redirection() {
-            let to = answer
-                .headers
-                .get("location")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("?");
-            return anyhow::anyhow!(
-                "GitLab answered {what} with a redirect to {} ({}): not followed with the token; set CI_API_V4_URL to the API's own address",
-                crate::text::printable_line(to),
-                answer.status.as_u16()
-            );
+        if let Some(refused) = redirect_refused(answer, "GitLab", what, "CI_API_V4_URL") {
+            return refused;
         }
         self.status_error(answer.status, &answer.body, what, &request.url)
             .into()
