@@ -29,6 +29,8 @@ Examples:
   deep-review run 236 --post               review GitHub pull request #236 and post the review (GITHUB_TOKEN)
   deep-review run !42 --post --format codequality
                                            review GitLab merge request !42 and post (GITLAB_TOKEN)
+  deep-review run https://bitbucket.org/ws/repo/pull-requests/7 --post
+                                           review a Bitbucket Cloud pull request and post (BITBUCKET_ACCESS_TOKEN)
   deep-review run --uncommitted            review what is not committed yet
   deep-review run --dry-run                print the brief and each agent's command; run nothing
   deep-review list                         the reports in the store, newest first

@@ -17,8 +17,9 @@ use crate::text::printable_line;
 pub struct RunArgs {
     /// What to review: a branch, `BASE..HEAD`, a GitHub pull request (`236`, `#236` or its URL;
     /// needs GITHUB_TOKEN), a GitLab merge request (`!42` or its URL, or a number in GitLab CI;
-    /// needs GITLAB_TOKEN), or nothing for the current branch against its upstream's
-    /// merge-base (else the default branch's).
+    /// needs GITLAB_TOKEN), a Bitbucket Cloud pull request (its URL, or a number in a
+    /// bitbucket.org clone or in Bitbucket Pipelines; needs BITBUCKET_ACCESS_TOKEN), or nothing
+    /// for the current branch against its upstream's merge-base (else the default branch's).
     #[arg(value_name = "TARGET")]
     pub target: Option<String>,
 
