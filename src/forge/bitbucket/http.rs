@@ -231,14 +231,14 @@ impl ForgeApi for Client {
 
     /// The API's own origin only: no other gets the credentials.
     fn admit(&self, url: &Url, what: &str) -> anyhow::Result<()> {
-        admit_origin(url, &[&self.location.api], "Bitbucket", what)
+        admit_origin(url, &[&self.location.api], Self::NAME, what)
     }
 
     /// A redirect elsewhere is refused (the credentials are not carried along); any other
     /// refusal keeps its status, which callers decide on.
     fn refused(&self, request: &Request, answer: &Answer) -> anyhow::Error {
         let what = request.what;
-        if let Some(refused) = redirect_refused(answer, "Bitbucket", what, "BITBUCKET_API_URL") {
+        if let Some(refused) = redirect_refused(answer, Self::NAME, what, Self::API_VARIABLE) {
             return refused;
         }
         self.status_error(answer.status, &answer.body, what).into()

@@ -257,7 +257,7 @@ impl ForgeApi for Client {
         admit_origin(
             url,
             &[&self.location.api, &self.location.graphql],
-            "GitHub",
+            Self::NAME,
             what,
         )
     }

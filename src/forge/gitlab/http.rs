@@ -221,14 +221,14 @@ impl ForgeApi for Client {
 
     /// The API's own origin only: no other gets the token.
     fn admit(&self, url: &Url, what: &str) -> anyhow::Result<()> {
-        admit_origin(url, &[&self.location.api], "GitLab", what)
+        admit_origin(url, &[&self.location.api], Self::NAME, what)
     }
 
     /// A redirect is refused (the token is not carried along); any other refusal keeps its
     /// status, which callers decide on.
     fn refused(&self, request: &Request, answer: &Answer) -> anyhow::Error {
         let what = request.what;
-        if let Some(refused) = redirect_refused(answer, "GitLab", what, "CI_API_V4_URL") {
+        if let Some(refused) = redirect_refused(answer, Self::NAME, what, Self::API_VARIABLE) {
             return refused;
         }
         self.status_error(answer.status, &answer.body, what, &request.url)
